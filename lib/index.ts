@@ -1,0 +1,2 @@
+export { DockgateError } from './errors/dockgate-error.js';
+export * from './scope/index.js';
