@@ -1,0 +1,124 @@
+import bcrypt from 'bcryptjs';
+import { readFileSync, statSync, type Stats } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { parseHtpasswd, type HtpasswdTable } from './parse-htpasswd.js';
+import type { Authenticator } from './types.js';
+
+/** Where the htpasswd table comes from: a file (re-read when it changes) or fixed text. */
+export type HtpasswdSource = { file: string } | { content: string };
+
+/** Options of {@link htpasswdAuthenticator}. */
+export interface HtpasswdOptions {
+  /**
+   * Called when re-reading a changed file fails (unreadable, deleted, or a bad line). The table
+   * loaded before stays in use, and each change is reported once, not once per request. The error
+   * message names the line, never a hash. Defaults to `process.emitWarning`.
+   */
+  onError?: (error: Error) => void;
+}
+
+interface LoadedTable extends HtpasswdTable {
+  /** A hash of the table's typical cost that matches no password, compared for unknown users. */
+  dummyHash: string;
+}
+
+function withDummy(table: HtpasswdTable): LoadedTable {
+  // Any 31 characters after a real salt form a well-formed hash; comparing against it costs the
+  // same as a real user's hash but can never succeed.
+  return { ...table, dummyHash: bcrypt.genSaltSync(table.typicalCost) + 'x'.repeat(31) };
+}
+
+function fileStamp(stats: Stats): string {
+  return `${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}`;
+}
+
+function checkSource(source: unknown): HtpasswdSource {
+  if (typeof source !== 'object' || source === null) {
+    throw new TypeError('htpasswd source must be { file } or { content }');
+  }
+  const { file, content } = source as { file?: unknown; content?: unknown };
+  if (file !== undefined && content !== undefined) {
+    throw new TypeError('htpasswd source must have "file" or "content", not both');
+  }
+  if (file !== undefined) {
+    if (typeof file !== 'string' || file.length === 0) throw new TypeError('"file" must be a non-empty path');
+    return { file };
+  }
+  if (typeof content !== 'string') throw new TypeError('htpasswd source must be { file } or { content }');
+  return { content };
+}
+
+/**
+ * An {@link Authenticator} backed by an htpasswd table of bcrypt hashes (`htpasswd -B`, or
+ * {@link htpasswdLine}). The identity's `subject` is the user name.
+ *
+ * The table is read and validated at construction, so a bad file stops start-up. With `{ file }`
+ * the file's inode, size and times are checked (one `stat`) on each authentication and the file is
+ * re-read when they changed, so users can be added without a restart. A stat per request was
+ * chosen over `fs.watch` because watchers miss editors' write-and-rename, do not fire on many
+ * bind-mounted or network files (a common way to hand the file to a container), and need closing.
+ * Replace the file by renaming a complete new one into place: a half-written file is read as it is.
+ *
+ * Unknown users still pay for one bcrypt comparison (against a dummy hash of the most common cost
+ * in the table), so response time does not tell which user names exist.
+ *
+ * @throws {HtpasswdFormatError} at construction when a line is not a bcrypt `user:hash`.
+ * @throws {TypeError} when the source or an option is malformed.
+ * @example
+ * const authenticate = htpasswdAuthenticator({ file: '/etc/dockgate/htpasswd' }, {
+ *   onError: (err) => logger.warn(err.message),
+ * });
+ * await authenticate({ username: 'alice', password: 's3cret', service: 'registry.local' });
+ * // → { subject: 'alice' } or null
+ */
+export function htpasswdAuthenticator(source: HtpasswdSource, options: HtpasswdOptions = {}): Authenticator {
+  const checked = checkSource(source);
+  if (typeof options !== 'object' || options === null) throw new TypeError('htpasswd options must be an object');
+  const onError = options.onError ?? ((error: Error) => process.emitWarning(error));
+  if (typeof onError !== 'function') throw new TypeError('"onError" must be a function');
+
+  if ('content' in checked) {
+    const table = withDummy(parseHtpasswd(checked.content, 'htpasswd'));
+    return (request) => verify(table, request.username, request.password);
+  }
+
+  const file = checked.file;
+  const origin = `htpasswd file ${file}`;
+  // Stamp before reading: a change in between then shows up as a new stamp and is re-read.
+  let stamp = fileStamp(statSync(file));
+  let table = withDummy(parseHtpasswd(readFileSync(file, 'utf8'), origin));
+  let refreshing: Promise<void> | undefined;
+
+  async function refresh(): Promise<void> {
+    let current: string;
+    try {
+      current = fileStamp(await stat(file));
+    } catch (err) {
+      if (stamp !== 'unreadable') onError(new Error(`${origin}: cannot stat, keeping the previous users`, { cause: err }));
+      stamp = 'unreadable';
+      return;
+    }
+    if (current === stamp) return;
+    stamp = current;
+    try {
+      table = withDummy(parseHtpasswd(await readFile(file, 'utf8'), origin));
+    } catch (err) {
+      onError(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
+  return async (request) => {
+    refreshing ??= refresh().finally(() => {
+      refreshing = undefined;
+    });
+    await refreshing;
+    return verify(table, request.username, request.password);
+  };
+}
+
+async function verify(table: LoadedTable, username: unknown, password: unknown): Promise<{ subject: string } | null> {
+  const hash = typeof username === 'string' ? table.users.get(username) : undefined;
+  const candidate = typeof password === 'string' ? password : '';
+  const matches = await bcrypt.compare(candidate, hash ?? table.dummyHash);
+  return matches && hash !== undefined && typeof password === 'string' ? { subject: username as string } : null;
+}

@@ -1,0 +1,5 @@
+export type { AuthenticationRequest, Identity, Authenticator } from './types.js';
+export { htpasswdAuthenticator } from './htpasswd-authenticator.js';
+export type { HtpasswdSource, HtpasswdOptions } from './htpasswd-authenticator.js';
+export { hashPassword, htpasswdLine } from './htpasswd-line.js';
+export { HtpasswdFormatError } from './htpasswd-format-error.js';

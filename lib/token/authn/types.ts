@@ -1,0 +1,41 @@
+/**
+ * What the token service knows about a caller at authentication time.
+ *
+ * @example
+ * const request: AuthenticationRequest = { username: 'alice', password: 's3cret', service: 'registry.local' };
+ */
+export interface AuthenticationRequest {
+  /** User name from Basic auth or the POST form's `username`. */
+  username: string;
+  /** Password from Basic auth or the POST form's `password`. Never log it. */
+  password: string;
+  /** The client's `client_id` parameter (`docker`, `containerd-client`…), when sent. */
+  clientId?: string;
+  /** Remote address as Express reports it (may be IPv4-mapped IPv6, e.g. `::ffff:127.0.0.1`). */
+  ip?: string;
+  /** The `service` parameter: which registry the token is for. */
+  service: string;
+}
+
+/**
+ * The verified identity; `subject` becomes the JWT `sub`. Extra labels may be used by authorizers.
+ *
+ * @example
+ * const identity: Identity = { subject: 'alice', labels: { group: ['admins'] } };
+ */
+export interface Identity {
+  /** Account name, written into the JWT `sub` claim and passed to the authorizer as `account`. */
+  subject: string;
+  /** Free-form attributes (groups, teams…) an ACL can match with `match.labels` or `${labels:key}`. */
+  labels?: Record<string, string[]>;
+}
+
+/**
+ * Host hook: resolve to an Identity when the credentials are right, to null when they are wrong.
+ * Throw only for infrastructure failures.
+ *
+ * @example
+ * const authenticate: Authenticator = async ({ username, password }) =>
+ *   username === 'ci' && password === process.env.CI_TOKEN ? { subject: 'ci' } : null;
+ */
+export type Authenticator = (request: AuthenticationRequest) => Promise<Identity | null>;
