@@ -1,2 +1,4 @@
 export { DockgateError } from './errors/dockgate-error.js';
 export * from './scope/index.js';
+export * from './keys/index.js';
+export * from './token/index.js';

@@ -1,0 +1,27 @@
+/**
+ * What the audit hook is told after each decision of the token endpoint: who got what, for
+ * which service and client. It never carries a password or a token.
+ */
+export interface AuditEvent {
+  /** `token.issued`, `login.failed`, `login.throttled`, `refresh.refused`, `refresh_token.revoked`. */
+  type: 'token.issued' | 'login.failed' | 'login.throttled' | 'refresh.refused' | 'refresh_token.revoked';
+  /** `password`, `refresh_token`, `basic` (GET with Basic credentials) or `anonymous`. */
+  grant?: 'password' | 'refresh_token' | 'basic' | 'anonymous';
+  /** The account: the authenticated subject, or the username that failed. */
+  account: string;
+  service?: string;
+  clientId?: string;
+  /** Client address as Express sees it (`req.ip`; set `trust proxy` behind a proxy). */
+  ip?: string;
+  /** Scopes asked for, space-separated. */
+  requested?: string;
+  /** Scopes granted, space-separated. */
+  granted?: string;
+  /** Whether a refresh token was issued (never the token itself). */
+  refreshTokenIssued?: boolean;
+  /** Why a request was refused, in the words sent to the client. */
+  reason?: string;
+}
+
+/** Host hook receiving {@link AuditEvent}s. It must not throw; if it does, the error is reported through `onError`. */
+export type AuditHook = (event: AuditEvent) => void;

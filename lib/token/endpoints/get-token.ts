@@ -1,0 +1,54 @@
+import type { Request, RequestHandler, Response } from 'express';
+import type { Identity } from '../authn/types.js';
+import { parseBasicCredentials } from '../basic-credentials.js';
+import { issueTokens } from '../issue-tokens.js';
+import { login, quote } from '../grants/login.js';
+import { OAuthError } from '../oauth-error.js';
+import type { ResolvedTokenOptions } from '../token-options.js';
+import { checkService, scopesOf } from './post-token.js';
+
+/**
+ * `GET /token`, the Docker token protocol (distribution docs/spec/auth/token.md), what
+ * `docker login`, skopeo and containerd's fallback use: Basic credentials or anonymous,
+ * repeated `scope`, `offline_token=true` for a refresh token.
+ */
+export function getTokenHandler(options: ResolvedTokenOptions): RequestHandler {
+  return async (req: Request, res: Response) => {
+    const query = req.query as Record<string, string | string[] | undefined>;
+    const service = query.service as string;
+    const clientId = (query.client_id as string | undefined) ?? '';
+    const ip = req.ip ?? '';
+    checkService(options, service);
+    const requested = scopesOf(query.scope);
+    const challenge = { 'WWW-Authenticate': `Basic realm=${quote(options.basicRealm)}` };
+    const credentials = parseBasicCredentials(req.get('authorization'));
+    if (credentials === null) throw new OAuthError('invalid_client', 'the Authorization header must hold Basic credentials', { headers: challenge });
+    let identity: Identity;
+    if (credentials === undefined) {
+      if (!options.allowAnonymous) throw new OAuthError('invalid_client', 'authentication required', { headers: challenge });
+      identity = { subject: '' };
+    } else {
+      // `account` is what the client says it acts as (docker sends the login name): it must be
+      // the authenticated user, or one account's credentials could be passed off as another's.
+      const account = query.account as string | undefined;
+      if (account !== undefined && account !== '' && account !== credentials.username) {
+        throw new OAuthError('invalid_request', '"account" does not match the authenticated user');
+      }
+      identity = await login(options, { grant: 'basic', ...credentials, service, clientId, ip });
+    }
+    const anonymous = credentials === undefined;
+    const tokens = await issueTokens(options, {
+      grant: anonymous ? 'anonymous' : 'basic', subject: identity.subject, ...(identity.labels ? { labels: identity.labels } : {}),
+      service, clientId, ip, requested,
+      // The spec: a refresh token only for offline_token=true, and only to an authenticated caller.
+      issueRefreshToken: query.offline_token === 'true' && !anonymous,
+    });
+    res.status(200).json({
+      token: tokens.accessToken,
+      access_token: tokens.accessToken,
+      expires_in: tokens.expiresIn,
+      issued_at: tokens.issuedAt.toISOString(),
+      ...(tokens.refreshToken ? { refresh_token: tokens.refreshToken } : {}),
+    });
+  };
+}

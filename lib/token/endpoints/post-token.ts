@@ -1,0 +1,72 @@
+import type { Request, RequestHandler, Response } from 'express';
+import { parseScopeList, ScopeSyntaxError, type ResourceScope } from '../../scope/index.js';
+import { issueTokens, type IssuedTokens } from '../issue-tokens.js';
+import { login } from '../grants/login.js';
+import { redeemRefreshToken } from '../grants/refresh-token-grant.js';
+import { OAuthError } from '../oauth-error.js';
+import type { ResolvedTokenOptions } from '../token-options.js';
+
+/** Parses a scope parameter; a grammar error is RFC 6749 `invalid_scope`. */
+export function scopesOf(value: unknown): ResourceScope[] {
+  try {
+    return parseScopeList(value as string | string[] | undefined);
+  } catch (err) {
+    if (err instanceof ScopeSyntaxError) throw new OAuthError('invalid_scope', `the requested scope is malformed: ${err.message}`);
+    throw err;
+  }
+}
+
+/** Rejects a service this token server does not issue for. */
+export function checkService(options: ResolvedTokenOptions, service: string): void {
+  if (!options.services.has(service)) throw new OAuthError('invalid_request', 'tokens are not issued for this service');
+}
+
+function send(res: Response, tokens: IssuedTokens): void {
+  res.status(200).json({
+    access_token: tokens.accessToken,
+    token_type: 'Bearer',
+    expires_in: tokens.expiresIn,
+    issued_at: tokens.issuedAt.toISOString(),
+    scope: tokens.scope,
+    ...(tokens.refreshToken ? { refresh_token: tokens.refreshToken } : {}),
+  });
+}
+
+/**
+ * `POST /token`, the OAuth 2.0 form of the token protocol (distribution docs/spec/auth/oauth.md):
+ * the password and refresh_token grants; `authorization_code` is reserved by the spec and
+ * answered `unsupported_grant_type`.
+ */
+export function postTokenHandler(options: ResolvedTokenOptions): RequestHandler {
+  return async (req: Request, res: Response) => {
+    const body = req.body as Record<string, string | undefined>;
+    const service = body.service as string;
+    const clientId = body.client_id as string;
+    const offline = body.access_type === 'offline';
+    const ip = req.ip ?? '';
+    const grantType = body.grant_type;
+    if (grantType !== 'password' && grantType !== 'refresh_token') {
+      throw new OAuthError('unsupported_grant_type', 'grant_type must be "password" or "refresh_token"');
+    }
+    checkService(options, service);
+    const requested = scopesOf(body.scope);
+    if (grantType === 'password') {
+      if (!body.username || body.password === undefined) throw new OAuthError('invalid_request', '"username" and "password" are required for the password grant');
+      const identity = await login(options, { grant: 'password', username: body.username, password: body.password, service, clientId, ip });
+      send(res, await issueTokens(options, {
+        grant: 'password', subject: identity.subject, ...(identity.labels ? { labels: identity.labels } : {}),
+        service, clientId, ip, requested, issueRefreshToken: offline,
+      }));
+      return;
+    }
+    const token = body.refresh_token;
+    if (!token) throw new OAuthError('invalid_request', '"refresh_token" is required for the refresh_token grant');
+    const record = await redeemRefreshToken(options, token, service, clientId);
+    // The spec: with access_type=offline the refresh grant "will only return the same refresh
+    // token and not a new one" — Docker discards rotated tokens anyway (static credential store).
+    send(res, await issueTokens(options, {
+      grant: 'refresh_token', subject: record.subject, ...(record.labels ? { labels: record.labels } : {}),
+      service, clientId, ip, requested, issueRefreshToken: false, ...(offline ? { repeatRefreshToken: token } : {}),
+    }));
+  };
+}

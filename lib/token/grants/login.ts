@@ -1,0 +1,62 @@
+import type { Identity } from '../authn/types.js';
+import type { AuditEvent } from '../audit.js';
+import { OAuthError } from '../oauth-error.js';
+import type { ResolvedTokenOptions } from '../token-options.js';
+
+/** One password login attempt, from the POST password grant or GET with Basic credentials. */
+export interface LoginAttempt {
+  grant: 'password' | 'basic';
+  username: string;
+  password: string;
+  service: string;
+  clientId: string;
+  ip: string;
+}
+
+export const BAD_CREDENTIALS = 'invalid username or password';
+
+/**
+ * Checks credentials behind the brute-force throttle (RFC 6749 §4.3.2). A throttled caller gets
+ * 429 with Retry-After before its password is even looked at. Wrong credentials are
+ * `invalid_grant` (400) on the POST grant, as RFC 6749 §5.2 says, and 401 with a Basic challenge
+ * when they came in an Authorization header, as the GET token protocol and RFC 6749 §5.2 require.
+ */
+export async function login(options: ResolvedTokenOptions, attempt: LoginAttempt): Promise<Identity> {
+  const audit = (type: AuditEvent['type'], reason: string) => options.audit?.({
+    type, grant: attempt.grant, account: attempt.username, service: attempt.service, clientId: attempt.clientId, ip: attempt.ip, reason,
+  });
+  const wait = options.throttle?.retryAfter(attempt.username, attempt.ip) ?? 0;
+  if (wait > 0) {
+    const reason = 'too many failed logins; retry later';
+    audit('login.throttled', reason);
+    throw new OAuthError('slow_down', reason, { headers: { 'Retry-After': String(wait) } });
+  }
+  if (!options.authenticate) {
+    throw new OAuthError('invalid_request', 'this token service accepts no credentials');
+  }
+  const identity = await options.authenticate({
+    username: attempt.username,
+    password: attempt.password,
+    service: attempt.service,
+    clientId: attempt.clientId,
+    ip: attempt.ip,
+  });
+  if (!identity) {
+    options.throttle?.fail(attempt.username, attempt.ip);
+    audit('login.failed', BAD_CREDENTIALS);
+    if (attempt.grant === 'basic') {
+      throw new OAuthError('invalid_client', BAD_CREDENTIALS, { headers: { 'WWW-Authenticate': `Basic realm=${quote(options.basicRealm)}` } });
+    }
+    throw new OAuthError('invalid_grant', BAD_CREDENTIALS);
+  }
+  if (typeof identity.subject !== 'string' || identity.subject.length === 0) {
+    throw new TypeError('authenticate() resolved to an identity without a subject');
+  }
+  options.throttle?.succeed(attempt.username, attempt.ip);
+  return identity;
+}
+
+/** RFC 7230 quoted-string. */
+export function quote(value: string): string {
+  return `"${value.replace(/[\\"]/g, (c) => `\\${c}`).replace(/[\x00-\x1F\x7F]/g, '')}"`;
+}

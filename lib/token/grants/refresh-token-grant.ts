@@ -1,0 +1,27 @@
+import type { RefreshTokenRecord } from '../refresh/index.js';
+import { refreshTokenId } from '../refresh/index.js';
+import { OAuthError } from '../oauth-error.js';
+import { callStore } from '../store-call.js';
+import type { ResolvedTokenOptions } from '../token-options.js';
+
+const INVALID = 'the refresh token is invalid, expired or revoked';
+
+/**
+ * Redeems a refresh token: it must be known, alive, and issued for this `service` (the spec's
+ * "only good for this service"). Every refusal is the same `invalid_grant`, so a caller cannot
+ * tell a revoked token from one issued for another service.
+ */
+export async function redeemRefreshToken(
+  options: ResolvedTokenOptions,
+  token: string,
+  service: string,
+  clientId: string,
+): Promise<RefreshTokenRecord> {
+  const record = await callStore(() => options.refresh.store.use(refreshTokenId(token), Date.now(), options.refresh.idleTtlMs));
+  const reason = !record ? 'unknown' : record.service !== service ? 'service' : options.refresh.bindClientId && record.clientId !== clientId ? 'client_id' : undefined;
+  if (!record || reason) {
+    options.audit?.({ type: 'refresh.refused', grant: 'refresh_token', account: record?.subject ?? '', service, clientId, reason: INVALID });
+    throw new OAuthError('invalid_grant', INVALID);
+  }
+  return record;
+}

@@ -1,0 +1,42 @@
+import type { ErrorRequestHandler } from 'express';
+import { OAuthError } from '../oauth-error.js';
+import { writeOAuthError } from '../write-oauth-error.js';
+
+/** body-parser's error types and the status RFC 6749 clients should see for them. */
+const BODY_ERRORS: Record<string, [number, string]> = {
+  'entity.too.large': [413, 'the request body is too large'],
+  'parameters.too.many': [413, 'the request has too many parameters'],
+  'entity.parse.failed': [400, 'the request body cannot be parsed'],
+  'entity.verify.failed': [400, 'the request body cannot be parsed'],
+  'request.aborted': [400, 'the request body was not received in full'],
+  'request.size.invalid': [400, 'the request body does not match its Content-Length'],
+  'charset.unsupported': [415, 'the request body charset is not supported'],
+  'encoding.unsupported': [415, 'the request body encoding is not supported'],
+};
+
+/**
+ * The token router's only error handler: OAuth errors are written as they are, body-parser
+ * failures become `invalid_request` with their status, and anything else is logged through
+ * `onError` and answered `server_error` without detail (node-oidc-provider's `expose` rule).
+ */
+export function tokenErrorHandler(onError: (err: unknown, req: Parameters<ErrorRequestHandler>[1]) => void): ErrorRequestHandler {
+  return (err, req, res, next) => {
+    if (res.headersSent) {
+      next(err);
+      return;
+    }
+    if (err instanceof OAuthError) {
+      if (err.status >= 500) onError(err.cause ?? err, req);
+      writeOAuthError(res, err);
+      return;
+    }
+    const type = (err as { type?: unknown })?.type;
+    const bodyError = typeof type === 'string' ? BODY_ERRORS[type] : undefined;
+    if (bodyError) {
+      writeOAuthError(res, new OAuthError('invalid_request', bodyError[1], { status: bodyError[0] }));
+      return;
+    }
+    onError(err, req);
+    writeOAuthError(res, new OAuthError('server_error', 'the token service failed; retry later'));
+  };
+}

@@ -1,0 +1,84 @@
+import type { RefreshTokenRecord, RefreshTokenStore } from './refresh-token-store.js';
+
+/** Options of {@link MemoryRefreshTokenStore}. */
+export interface MemoryRefreshTokenStoreOptions {
+  /** Most records kept; when full, expired records are swept and then the oldest is dropped. Defaults to 100000. */
+  maxRecords?: number;
+}
+
+/**
+ * The default refresh-token store: a Map in this process. Tokens die with the process and are
+ * not shared between instances; use the Redis store for either.
+ *
+ * @example
+ * tokenRouter({ ..., refreshTokens: { store: new MemoryRefreshTokenStore() } })
+ */
+export class MemoryRefreshTokenStore implements RefreshTokenStore {
+  readonly #records = new Map<string, RefreshTokenRecord>();
+  readonly #bySubject = new Map<string, Set<string>>();
+  readonly #max: number;
+
+  constructor(options: MemoryRefreshTokenStoreOptions = {}) {
+    const max = options.maxRecords ?? 100_000;
+    if (!Number.isInteger(max) || max < 1) throw new TypeError('"maxRecords" must be a positive integer');
+    this.#max = max;
+  }
+
+  /** Number of records held (live or not yet swept). */
+  get size(): number {
+    return this.#records.size;
+  }
+
+  async save(record: RefreshTokenRecord): Promise<void> {
+    if (this.#records.size >= this.#max) this.#makeRoom(Date.now());
+    this.#records.set(record.id, { ...record });
+    let ids = this.#bySubject.get(record.subject);
+    if (!ids) this.#bySubject.set(record.subject, (ids = new Set()));
+    ids.add(record.id);
+  }
+
+  async use(id: string, now: number, idleTtlMs: number): Promise<RefreshTokenRecord | null> {
+    const record = this.#records.get(id);
+    if (!record) return null;
+    if (now >= record.expiresAt || now >= record.idleExpiresAt) {
+      this.#delete(record);
+      return null;
+    }
+    record.idleExpiresAt = Math.min(now + idleTtlMs, record.expiresAt);
+    return { ...record };
+  }
+
+  async revoke(id: string): Promise<boolean> {
+    const record = this.#records.get(id);
+    if (!record) return false;
+    this.#delete(record);
+    return true;
+  }
+
+  async revokeSubject(subject: string): Promise<number> {
+    const ids = this.#bySubject.get(subject);
+    if (!ids) return 0;
+    const count = ids.size;
+    for (const id of ids) this.#records.delete(id);
+    this.#bySubject.delete(subject);
+    return count;
+  }
+
+  #delete(record: RefreshTokenRecord): void {
+    this.#records.delete(record.id);
+    const ids = this.#bySubject.get(record.subject);
+    ids?.delete(record.id);
+    if (ids?.size === 0) this.#bySubject.delete(record.subject);
+  }
+
+  #makeRoom(now: number): void {
+    for (const record of this.#records.values()) {
+      if (now >= record.expiresAt || now >= record.idleExpiresAt) this.#delete(record);
+    }
+    if (this.#records.size >= this.#max) {
+      // Map keeps insertion order: the first entry is the oldest token.
+      const oldest = this.#records.values().next().value as RefreshTokenRecord;
+      this.#delete(oldest);
+    }
+  }
+}

@@ -1,0 +1,14 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/** Prefix that makes dockgate refresh tokens recognisable to secret scanners. */
+const PREFIX = 'dgr_';
+
+/** A new opaque refresh token: 256 random bits, base64url, with a recognisable prefix. */
+export function generateRefreshToken(): string {
+  return PREFIX + randomBytes(32).toString('base64url');
+}
+
+/** The id a refresh token is stored under: hex SHA-256 of the token. */
+export function refreshTokenId(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}

@@ -1,0 +1,161 @@
+import type { Request } from 'express';
+import { loadKeyRing, type KeyRing, type SigningKeyInput } from '../keys/index.js';
+import type { AuditHook } from './audit.js';
+import type { Authenticator } from './authn/types.js';
+import type { Authorizer } from './authz/types.js';
+import { MemoryRefreshTokenStore, type RefreshTokenStore } from './refresh/index.js';
+import { LoginThrottle, type ThrottleOptions } from './throttle/login-throttle.js';
+
+/** Refresh-token policy. */
+export interface RefreshTokenOptions {
+  /** Where refresh tokens are kept. Defaults to a new {@link MemoryRefreshTokenStore}. */
+  store?: RefreshTokenStore;
+  /** Seconds a refresh token lives without being used (RFC 9700 §4.14.2). Defaults to 2592000 (30 days). */
+  idleTtl?: number;
+  /** Seconds a refresh token lives at most, however often used. Defaults to 7776000 (90 days). */
+  absoluteTtl?: number;
+  /**
+   * Refuse a refresh token presented with another `client_id` than the one it was issued to.
+   * Off by default because `docker login` stores its token in ~/.docker/config.json, where
+   * skopeo (`containers/image`) and containerd read it and send their own client ids.
+   * Defaults to false.
+   */
+  bindClientId?: boolean;
+}
+
+/** Options of {@link tokenRouter}. */
+export interface TokenOptions {
+  /** The `iss` claim; must equal the registry's `auth.token.issuer`. Required. */
+  issuer: string;
+  /** The service name(s) tokens may be issued for (the `aud` claim; the registry's `auth.token.service`). Required. */
+  service: string | readonly string[];
+  /** Signing key(s). The first signs; all are published in the JWKS and verify (for rotation). Required. */
+  keys: SigningKeyInput | readonly SigningKeyInput[];
+  /** Checks a username and password. Required unless only anonymous access is served. */
+  authenticate?: Authenticator;
+  /** Decides what an account may do. Defaults to denying everything (tokens with empty `access`). */
+  authorize?: Authorizer;
+  /** Serve GET requests without credentials, with subject `""`. Defaults to false. */
+  allowAnonymous?: boolean;
+  /** Access-token lifetime in seconds, at least 60 (clients treat less as 60). Defaults to 300. */
+  accessTokenTtl?: number;
+  /** Refresh-token policy. Defaults as documented on each field. */
+  refreshTokens?: RefreshTokenOptions;
+  /** Brute-force throttle for password logins, or false to turn it off. Defaults to the documented limits. */
+  throttle?: ThrottleOptions | false;
+  /** Called with every decision, never with a secret. Defaults to none. */
+  audit?: AuditHook;
+  /**
+   * Called with errors not meant for the client (store failures, hook exceptions); the client
+   * gets `server_error` or `temporarily_unavailable`. Defaults to writing name, code and message
+   * to stderr.
+   */
+  onError?: (err: unknown, req: Request) => void;
+  /** Realm of the `WWW-Authenticate: Basic` challenge on bad credentials. Defaults to the issuer. */
+  basicRealm?: string;
+  /** Path of the token endpoint inside the router. Defaults to `/token`. */
+  tokenPath?: string;
+  /** Path of the JWKS document inside the router. Defaults to `/jwks`. */
+  jwksPath?: string;
+  /** Largest accepted form body, in bytes. Defaults to 16384. */
+  maxBodyBytes?: number;
+}
+
+/** Options after defaults and validation: what the handlers read. */
+export interface ResolvedTokenOptions {
+  issuer: string;
+  services: ReadonlySet<string>;
+  keyRing: KeyRing;
+  authenticate?: Authenticator;
+  authorize: Authorizer;
+  allowAnonymous: boolean;
+  accessTokenTtl: number;
+  refresh: { store: RefreshTokenStore; idleTtlMs: number; absoluteTtlMs: number; bindClientId: boolean };
+  throttle?: LoginThrottle;
+  audit?: AuditHook;
+  onError: (err: unknown, req: Request) => void;
+  basicRealm: string;
+  tokenPath: string;
+  jwksPath: string;
+  maxBodyBytes: number;
+}
+
+const denyAll: Authorizer = () => [];
+
+function defaultOnError(err: unknown): void {
+  // Only name, code and message: hook errors could otherwise drag request data into the log.
+  const e = err as { name?: string; code?: string; message?: string };
+  console.error(`[dockgate] token service error: ${e?.name ?? 'Error'}${e?.code ? ` (${e.code})` : ''}: ${e?.message ?? String(err)}`);
+}
+
+function nonEmptyString(value: unknown, name: string): string {
+  if (typeof value !== 'string' || value.length === 0) throw new TypeError(`"${name}" must be a non-empty string`);
+  return value;
+}
+
+function seconds(value: unknown, name: string, min: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
+    throw new TypeError(`"${name}" must be an integer number of seconds, at least ${min}`);
+  }
+  return value;
+}
+
+function routePath(value: unknown, name: string): string {
+  const path = nonEmptyString(value, name);
+  if (!/^\/[A-Za-z0-9._~/-]*$/.test(path)) throw new TypeError(`"${name}" must be a plain path starting with "/"`);
+  return path;
+}
+
+function hook<T>(value: T | undefined, name: string): T | undefined {
+  if (value !== undefined && typeof value !== 'function') throw new TypeError(`"${name}" must be a function`);
+  return value;
+}
+
+/**
+ * Applies defaults and validates every option once, at construction: a misconfiguration is a
+ * TypeError naming the option (or a KeyConfigurationError for an unusable key), never a
+ * per-request failure.
+ */
+export function resolveTokenOptions(options: TokenOptions): ResolvedTokenOptions {
+  if (options === null || typeof options !== 'object') throw new TypeError('tokenRouter options must be an object');
+  const issuer = nonEmptyString(options.issuer, 'issuer');
+  const serviceList = typeof options.service === 'string' ? [options.service] : options.service;
+  if (!Array.isArray(serviceList) || serviceList.length === 0) throw new TypeError('"service" must be a non-empty string or a non-empty list of them');
+  for (const s of serviceList) nonEmptyString(s, 'service');
+  if (options.keys === undefined || options.keys === null) throw new TypeError('"keys" is required: at least one signing key');
+  const keyInputs = (Array.isArray(options.keys) ? options.keys : [options.keys]) as SigningKeyInput[];
+  const keyRing = loadKeyRing(keyInputs);
+  const authenticate = hook(options.authenticate, 'authenticate');
+  const allowAnonymous = options.allowAnonymous ?? false;
+  if (typeof allowAnonymous !== 'boolean') throw new TypeError('"allowAnonymous" must be a boolean');
+  if (!authenticate && !allowAnonymous) throw new TypeError('"authenticate" is required unless "allowAnonymous" is true');
+  const refresh = options.refreshTokens ?? {};
+  const idleTtl = seconds(refresh.idleTtl ?? 30 * 86400, 'refreshTokens.idleTtl', 60);
+  const absoluteTtl = seconds(refresh.absoluteTtl ?? 90 * 86400, 'refreshTokens.absoluteTtl', 60);
+  if (idleTtl > absoluteTtl) throw new TypeError('"refreshTokens.idleTtl" must not exceed "refreshTokens.absoluteTtl"');
+  const store = refresh.store ?? new MemoryRefreshTokenStore();
+  for (const method of ['save', 'use', 'revoke', 'revokeSubject'] as const) {
+    if (typeof store[method] !== 'function') throw new TypeError(`"refreshTokens.store" must implement ${method}()`);
+  }
+  const maxBodyBytes = options.maxBodyBytes ?? 16384;
+  if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1024) throw new TypeError('"maxBodyBytes" must be an integer of at least 1024');
+  const resolved: ResolvedTokenOptions = {
+    issuer,
+    services: new Set(serviceList),
+    keyRing,
+    authorize: hook(options.authorize, 'authorize') ?? denyAll,
+    allowAnonymous,
+    accessTokenTtl: seconds(options.accessTokenTtl ?? 300, 'accessTokenTtl', 60),
+    refresh: { store, idleTtlMs: idleTtl * 1000, absoluteTtlMs: absoluteTtl * 1000, bindClientId: refresh.bindClientId ?? false },
+    onError: hook(options.onError, 'onError') ?? defaultOnError,
+    basicRealm: nonEmptyString(options.basicRealm ?? issuer, 'basicRealm'),
+    tokenPath: routePath(options.tokenPath ?? '/token', 'tokenPath'),
+    jwksPath: routePath(options.jwksPath ?? '/jwks', 'jwksPath'),
+    maxBodyBytes,
+  };
+  if (authenticate) resolved.authenticate = authenticate;
+  if (options.throttle !== false) resolved.throttle = new LoginThrottle(options.throttle ?? {});
+  const audit = hook(options.audit, 'audit');
+  if (audit) resolved.audit = audit;
+  return resolved;
+}
