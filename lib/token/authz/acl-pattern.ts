@@ -136,9 +136,7 @@ export function labelValues(labels: AclVariables['labels'], key: string): readon
 
 function variableSource(part: Exclude<Part, { source: string }>, variables: AclVariables): string {
   if ('variable' in part) return escapeRegExp(variables[part.variable]);
-  const values = labelValues(variables.labels, part.label);
-  // No value: the pattern cannot match, as a missing label never satisfies a condition.
-  return values.length === 0 ? '(?!)' : `(?:${values.map(escapeRegExp).join('|')})`;
+  return `(?:${labelValues(variables.labels, part.label).map(escapeRegExp).join('|')})`;
 }
 
 /**
@@ -174,5 +172,13 @@ export function compileAclPattern(pattern: string): AclPattern {
     throw new Error(`is not a valid regular expression (${(err as Error).message})`);
   }
   if (!hasVariables) return { matches: (value) => fixed.test(value) };
-  return { matches: (value, variables) => build(variables).test(value) };
+  const labelKeys = parts.flatMap((part) => ('label' in part ? [part.label] : []));
+  return {
+    matches(value, variables) {
+      // A pattern naming a label the identity lacks matches nothing, even where the variable
+      // sits in an optional part of a regex: a missing label never satisfies a condition.
+      if (labelKeys.some((key) => labelValues(variables.labels, key).length === 0)) return false;
+      return build(variables).test(value);
+    },
+  };
 }

@@ -11,7 +11,8 @@
  *
  * Patterns may hold `${account}`, `${name}`, `${service}`, `${type}` and `${labels:KEY}`, replaced
  * by the request's values. A substituted value always matches literally — an account named `a*` is
- * not a wildcard — and `${labels:KEY}` matches any one of the label's values (none if it is absent).
+ * not a wildcard — and `${labels:KEY}` matches any one of the label's values (a pattern naming a
+ * label the identity lacks matches nothing).
  *
  * @example
  * const match: AclMatch = { account: '/.+/', type: 'repository', name: '${account}/*' };
