@@ -11,6 +11,8 @@ export type OAuthErrorCode =
   | 'server_error'
   /** RFC 6749 §4.1.2.1 code, used with 503 when the refresh-token store is unreachable. */
   | 'temporarily_unavailable'
+  /** RFC 7009 §2.2.1: the server does not revoke this type of token. */
+  | 'unsupported_token_type'
   /** RFC 8628 §3.5 code ("slow down"), used with 429 when failed logins are throttled. */
   | 'slow_down';
 
@@ -24,6 +26,7 @@ const STATUS: Record<OAuthErrorCode, number> = {
   server_error: 500,
   temporarily_unavailable: 503,
   slow_down: 429,
+  unsupported_token_type: 400,
 };
 
 /**

@@ -57,6 +57,8 @@ export interface TokenOptions {
   tokenPath?: string;
   /** Path of the JWKS document inside the router. Defaults to `/jwks`. */
   jwksPath?: string;
+  /** Path of the RFC 7009 revocation endpoint inside the router. Defaults to `/revoke`. */
+  revokePath?: string;
   /** Largest accepted form body, in bytes. Defaults to 16384. */
   maxBodyBytes?: number;
 }
@@ -77,6 +79,7 @@ export interface ResolvedTokenOptions {
   basicRealm: string;
   tokenPath: string;
   jwksPath: string;
+  revokePath: string;
   maxBodyBytes: number;
 }
 
@@ -151,6 +154,7 @@ export function resolveTokenOptions(options: TokenOptions): ResolvedTokenOptions
     basicRealm: nonEmptyString(options.basicRealm ?? issuer, 'basicRealm'),
     tokenPath: routePath(options.tokenPath ?? '/token', 'tokenPath'),
     jwksPath: routePath(options.jwksPath ?? '/jwks', 'jwksPath'),
+    revokePath: routePath(options.revokePath ?? '/revoke', 'revokePath'),
     maxBodyBytes,
   };
   if (authenticate) resolved.authenticate = authenticate;

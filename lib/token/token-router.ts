@@ -3,6 +3,7 @@ import type { KeyRing } from '../keys/index.js';
 import { getTokenHandler } from './endpoints/get-token.js';
 import { jwksHandler } from './endpoints/jwks.js';
 import { postTokenHandler } from './endpoints/post-token.js';
+import { revokeHandler } from './endpoints/revoke.js';
 import { noStore } from './middleware/no-store.js';
 import { parseForm } from './middleware/parse-form.js';
 import { rejectDuplicates } from './middleware/reject-duplicates.js';
@@ -32,13 +33,13 @@ export type TokenRouter = Router & { readonly tokenService: TokenService };
 const methodNotAllowed = (allow: string): RequestHandler => (_req, res, next) => {
   res.set('Allow', allow);
   // 405 (not 403): containerd falls back from POST to GET on 404/405 only.
-  next(new OAuthError('invalid_request', 'method not allowed on the token endpoint', { status: 405 }));
+  next(new OAuthError('invalid_request', 'method not allowed here', { status: 405 }));
 };
 
 /**
  * The registry token service: `POST` (OAuth 2.0 password and refresh_token grants) and `GET`
- * (Docker token protocol, Basic or anonymous) on `tokenPath`, and the public JWKS on
- * `jwksPath`. Options are validated and keys imported here, once.
+ * (Docker token protocol, Basic or anonymous) on `tokenPath`, the public JWKS on `jwksPath`
+ * and RFC 7009 revocation on `revokePath`. Options are validated and keys imported here, once.
  *
  * @example
  * app.use(tokenRouter({
@@ -55,6 +56,8 @@ export function tokenRouter(options: TokenOptions): TokenRouter {
   router.get(resolved.tokenPath, noStore, rejectDuplicates('query', ['scope']), ...validateGetParams(), getTokenHandler(resolved));
   router.all(resolved.tokenPath, noStore, methodNotAllowed('GET, POST'));
   router.get(resolved.jwksPath, jwksHandler(resolved.keyRing));
+  router.post(resolved.revokePath, noStore, ...parseForm(resolved.maxBodyBytes), rejectDuplicates('body'), revokeHandler(resolved));
+  router.all(resolved.revokePath, noStore, methodNotAllowed('POST'));
   router.use(tokenErrorHandler(resolved.onError));
   const store = resolved.refresh.store;
   const tokenService: TokenService = {

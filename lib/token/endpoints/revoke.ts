@@ -1,0 +1,30 @@
+import type { Request, RequestHandler, Response } from 'express';
+import { OAuthError } from '../oauth-error.js';
+import { refreshTokenId } from '../refresh/index.js';
+import { callStore } from '../store-call.js';
+import type { ResolvedTokenOptions } from '../token-options.js';
+
+/**
+ * `POST /revoke`, RFC 7009. Possession of a refresh token is enough to revoke it (Docker's
+ * clients are public clients, RFC 6749 §2.1). Unknown tokens still get 200 (§2.2: "invalid
+ * tokens do not cause an error response"). Access tokens are JWTs that registries verify
+ * offline, so asking to revoke one is `unsupported_token_type` (§2.2.1); they expire quickly.
+ */
+export function revokeHandler(options: ResolvedTokenOptions): RequestHandler {
+  return async (req: Request, res: Response) => {
+    const body = req.body as Record<string, string | undefined>;
+    const token = body.token;
+    if (typeof token !== 'string' || token.length === 0) throw new OAuthError('invalid_request', '"token" is required');
+    if (token.length > 4096) throw new OAuthError('invalid_request', '"token" must be at most 4096 characters');
+    const hint = body.token_type_hint;
+    if (hint !== undefined && hint !== 'refresh_token' && hint !== 'access_token') {
+      throw new OAuthError('invalid_request', '"token_type_hint" must be "access_token" or "refresh_token"');
+    }
+    if (hint === 'access_token') {
+      throw new OAuthError('unsupported_token_type', 'access tokens cannot be revoked; they expire on their own');
+    }
+    const revoked = await callStore(() => options.refresh.store.revoke(refreshTokenId(token)));
+    if (revoked) options.audit?.({ type: 'refresh_token.revoked', account: '', ...(req.ip ? { ip: req.ip } : {}) });
+    res.status(200).end();
+  };
+}
