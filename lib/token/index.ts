@@ -7,8 +7,6 @@ export type { OAuthErrorCode } from './oauth-error.js';
 export { signAccessToken } from './access-token.js';
 export type { AccessTokenGrant, SignedAccessToken } from './access-token.js';
 export { MemoryRefreshTokenStore, generateRefreshToken, refreshTokenId } from './refresh/index.js';
-export { resolveTokenOptions } from './token-options.js';
-export type { ResolvedTokenOptions } from './token-options.js';
 export type { RefreshTokenRecord, RefreshTokenStore, MemoryRefreshTokenStoreOptions } from './refresh/index.js';
 export type { ThrottleOptions } from './throttle/login-throttle.js';
 export * from './authn/index.js';
