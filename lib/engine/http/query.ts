@@ -1,0 +1,107 @@
+import { EngineError } from '../errors/engine-error.js';
+
+/**
+ * dockerd's `httputils.BoolValue`: "", "0", "no", "false" and "none" (trimmed, any case) are
+ * false, anything else is true; an absent parameter is false.
+ *
+ * @example
+ * boolValue('1'); // true
+ * boolValue('None'); // false
+ */
+export function boolValue(value: unknown): boolean {
+  if (value === undefined || value === null) return false;
+  const text = (Array.isArray(value) ? String(value[0] ?? '') : String(value)).trim().toLowerCase();
+  return !(text === '' || text === '0' || text === 'no' || text === 'false' || text === 'none');
+}
+
+/**
+ * A single query value as a string, or undefined. Repeated parameters keep the first value,
+ * as Go's `url.Values.Get` does.
+ *
+ * @example
+ * queryString(req.query.name);
+ */
+export function queryString(value: unknown): string | undefined {
+  if (Array.isArray(value)) return value.length > 0 ? String(value[0]) : undefined;
+  if (value === undefined || value === null || typeof value === 'object') return undefined;
+  return String(value);
+}
+
+/**
+ * The logs `tail` parameter: a non-negative line count, or undefined for "all". Like dockerd,
+ * a value that is not an integer (such as "all") means all lines.
+ *
+ * @example
+ * parseTail('10'); // 10
+ * parseTail('all'); // undefined
+ */
+export function parseTail(value: string | undefined): number | undefined {
+  if (value === undefined || !/^\d+$/.test(value.trim())) return undefined;
+  return Number(value.trim());
+}
+
+/**
+ * A `since`/`until` timestamp in milliseconds since the epoch. Accepts what the Go client sends
+ * ("<seconds>.<nanoseconds>"), plain seconds, and RFC 3339. Malformed values are a 400.
+ *
+ * @example
+ * parseTimestamp('1700000000.500000000', 'since'); // 1700000000500
+ */
+export function parseTimestamp(value: string | undefined, name: string): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const text = value.trim();
+  const unix = /^(-?\d+)(?:\.(\d{1,9}))?$/.exec(text);
+  if (unix) {
+    const fraction = (unix[2] ?? '').padEnd(9, '0');
+    return Number(unix[1]) * 1000 + Math.trunc(Number(fraction) / 1e6) * (text.startsWith('-') ? -1 : 1);
+  }
+  const parsed = Date.parse(text);
+  if (Number.isNaN(parsed)) throw EngineError.invalidParameter(`failed to parse value as time or duration: "${text}" (${name})`);
+  return parsed;
+}
+
+/**
+ * A non-negative integer query parameter (e.g. `limit`); absent is undefined, malformed a 400.
+ *
+ * @example
+ * parseInteger('5', 'limit'); // 5
+ */
+export function parseInteger(value: string | undefined, name: string): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (!/^-?\d+$/.test(value)) throw EngineError.invalidParameter(`invalid value for ${name}: ${JSON.stringify(value)}`);
+  return Number(value);
+}
+
+/** Parsed `filters` JSON: filter name → accepted values. */
+export type EngineFilters = ReadonlyMap<string, ReadonlySet<string>>;
+
+/**
+ * The `filters` query parameter: JSON `{"name": {"value": true}}`, or the pre-1.22 form
+ * `{"name": ["value"]}`. Names outside `accepted` are a 400 "Invalid filter 'x'", as in dockerd.
+ *
+ * @example
+ * parseFilters('{"container":{"abc":true}}', ['container', 'type']); // Map { container => Set { 'abc' } }
+ */
+export function parseFilters(value: string | undefined, accepted: readonly string[]): EngineFilters {
+  const filters = new Map<string, Set<string>>();
+  if (value === undefined || value.trim() === '') return filters;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(value);
+  } catch (error) {
+    throw EngineError.invalidParameter(`invalid filters: ${(error as Error).message}`);
+  }
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw EngineError.invalidParameter('invalid filters: expected a JSON object');
+  }
+  for (const [name, values] of Object.entries(raw as Record<string, unknown>)) {
+    if (!accepted.includes(name)) throw EngineError.invalidParameter(`Invalid filter '${name}'`);
+    const set = new Set<string>();
+    if (Array.isArray(values)) values.forEach((v) => set.add(String(v)));
+    else if (values !== null && typeof values === 'object') {
+      for (const [v, on] of Object.entries(values as Record<string, unknown>)) if (on === true) set.add(v);
+    } else throw EngineError.invalidParameter(`invalid filters: values of '${name}' must be an object or array`);
+    filters.set(name, set);
+  }
+  return filters;
+}

@@ -1,0 +1,31 @@
+/**
+ * The versioned Docker Engine API: `engineRouter` in front of a `ContainerRuntime`, the
+ * runtimes, the pure protocol pieces (version gate, stdcopy framing, query parsing) and the
+ * serving helpers.
+ */
+export { engineRouter } from './router/engine-router.js';
+export type { EngineRouterOptions } from './router/options.js';
+export { listenEngine, type ListenEngineOptions, type EngineListener } from './listen/listen-engine.js';
+export { handleEngineUpgrades } from './listen/handle-upgrades.js';
+
+export { EngineError, ENGINE_ERROR_STATUS, type EngineErrorKind } from './errors/engine-error.js';
+export { writeEngineError, writeEngineJson } from './errors/write-engine-error.js';
+
+export { compareApiVersions, apiVersionLessThan, apiVersionAtLeast, isApiVersion, minApiVersion } from './version/api-version.js';
+export { ENGINE_RELEASES } from './version/engine-releases.js';
+export { resolveVersionRange, DEFAULT_VERSION_RANGE, type VersionRange, type VersionRangeInput } from './version/version-range.js';
+export { gateApiVersion } from './version/version-gate.js';
+
+export { boolValue, queryString, parseTail, parseTimestamp, parseInteger, parseFilters, type EngineFilters } from './http/query.js';
+export {
+  encodeFrame, frameHeader, FrameDecoder, demultiplex, STREAM_STDIN, STREAM_STDOUT, STREAM_STDERR, STREAM_SYSTEMERR,
+  type Frame, type StreamType,
+} from './stream/stdcopy.js';
+
+export type {
+  ContainerRuntime, ContainerCreateBody, CreateRequest, WaitCondition, WaitResult, WaitHandle, LogsOptions, OutputStream,
+  AttachOptions, AttachSession, EngineEvent, EventsOptions, ListOptions, RemoveOptions,
+} from './runtime/types.js';
+export { processRuntime, type ProcessRuntimeOptions, type ProcessImage } from './runtime/process/process-runtime.js';
+export { scriptedRuntime, type ScriptedRuntimeOptions, type ScriptedImage, type ScriptRun, type ScriptResult } from './runtime/scripted/scripted-runtime.js';
+export { familiarImageRef } from './runtime/local/image-ref.js';

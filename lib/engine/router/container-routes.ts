@@ -1,0 +1,170 @@
+import type { Request, Response, Router } from 'express';
+import { pipeline } from 'node:stream/promises';
+import { engineRoute, type EngineContext } from './context.js';
+import { readJsonBody } from './read-json-body.js';
+import { EngineError } from '../errors/engine-error.js';
+import { writeEngineJson } from '../errors/write-engine-error.js';
+import { boolValue, parseFilters, parseInteger, parseTail, parseTimestamp, queryString } from '../http/query.js';
+import { encodeFrame, STREAM_SYSTEMERR } from '../stream/stdcopy.js';
+import type { ContainerCreateBody, OutputStream, WaitCondition } from '../runtime/types.js';
+import { apiVersionAtLeast, apiVersionLessThan } from '../version/api-version.js';
+
+/** swagger's container name pattern; dockerd's message for anything else (daemon/names.go). */
+const CONTAINER_NAME = /^\/?[a-zA-Z0-9][a-zA-Z0-9_.-]+$/;
+const WAIT_CONDITIONS: readonly WaitCondition[] = ['not-running', 'next-exit', 'removed'];
+/** Filters dockerd's `GET /containers/json` accepts (daemon/list.go). */
+const LIST_FILTERS = ['ancestor', 'before', 'expose', 'exited', 'health', 'id', 'isolation', 'is-task', 'label', 'name', 'network', 'publish', 'since', 'status', 'volume'];
+
+/** `/containers/…`: create, start, wait, logs, inspect, list, remove. */
+export function registerContainerRoutes(api: Router, ctx: EngineContext): void {
+  const { runtime } = ctx;
+
+  api.post(
+    '/containers/create',
+    engineRoute(ctx, async (req, res, version) => {
+      const body = await readJsonBody(req, ctx.settings.maxBodyBytes);
+      if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
+        throw EngineError.invalidParameter('Config cannot be empty in order to create a container');
+      }
+      const config = body as ContainerCreateBody;
+      if (typeof config.Image !== 'string' || config.Image.trim() === '') {
+        throw EngineError.invalidParameter('Config cannot be empty in order to create a container');
+      }
+      const name = queryString(req.query.name);
+      if (name !== undefined && name !== '' && !CONTAINER_NAME.test(name)) {
+        throw EngineError.invalidParameter(`Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`);
+      }
+      // AutoRemove arrived in API 1.25; older requests never get it (container_routes.go).
+      if (apiVersionLessThan(version, '1.25') && config.HostConfig && typeof config.HostConfig === 'object') {
+        config.HostConfig = { ...config.HostConfig, AutoRemove: false };
+      }
+      const created = await runtime.create({ ...(name ? { name: name.replace(/^\//, '') } : {}), body: config, apiVersion: version });
+      writeEngineJson(res.status(201), { Id: created.id, Warnings: created.warnings.length > 0 ? created.warnings : null });
+    }),
+  );
+
+  api.post(
+    '/containers/:id/start',
+    engineRoute(ctx, async (req, res, version) => {
+      // HostConfig on start was removed in API 1.24; dockerd rejects any body longer than "null" plus slack.
+      if (apiVersionAtLeast(version, '1.24') && (Number(req.headers['content-length'] ?? 0) > 7 || req.headers['transfer-encoding'] === 'chunked')) {
+        throw EngineError.invalidParameter('starting container with non-empty request body was deprecated since API v1.22 and removed in v1.24');
+      }
+      req.resume();
+      await runtime.start(req.params.id as string);
+      res.status(204).end();
+    }),
+  );
+
+  api.post(
+    '/containers/:id/wait',
+    engineRoute(ctx, async (req, res, version) => {
+      const condition = waitCondition(queryString(req.query.condition), version);
+      const abort = abortOnClose(req, res);
+      const handle = await runtime.wait(req.params.id as string, condition, abort.signal);
+      if (apiVersionLessThan(version, '1.30')) {
+        writeEngineJson(res.status(200), await handle.result);
+        return;
+      }
+      // From 1.30 the Go client reads the response before it starts the container: headers go now.
+      res.status(200).setHeader('Content-Type', 'application/json');
+      res.flushHeaders();
+      const result = await handle.result;
+      res.end(`${JSON.stringify(result)}\n`);
+    }),
+  );
+
+  api.get(
+    '/containers/json',
+    engineRoute(ctx, async (req, res) => {
+      const rows = await runtime.list({
+        all: boolValue(req.query.all),
+        limit: parseInteger(queryString(req.query.limit), 'limit'),
+        filters: parseFilters(queryString(req.query.filters), LIST_FILTERS),
+      });
+      writeEngineJson(res.status(200), rows);
+    }),
+  );
+
+  api.get(
+    '/containers/:id/json',
+    engineRoute(ctx, async (req, res) => {
+      writeEngineJson(res.status(200), await runtime.inspect(req.params.id as string));
+    }),
+  );
+
+  api.get(
+    '/containers/:id/logs',
+    engineRoute(ctx, async (req, res, version) => {
+      const stdout = boolValue(req.query.stdout);
+      const stderr = boolValue(req.query.stderr);
+      if (!stdout && !stderr) throw EngineError.invalidParameter('Bad parameters: you must choose at least one stream');
+      const follow = boolValue(req.query.follow);
+      const abort = abortOnClose(req, res);
+      const output = await runtime.logs(req.params.id as string, {
+        stdout,
+        stderr,
+        follow,
+        timestamps: boolValue(req.query.timestamps),
+        tail: parseTail(queryString(req.query.tail)),
+        since: parseTimestamp(queryString(req.query.since), 'since'),
+        // `until` arrived in API 1.35.
+        until: apiVersionAtLeast(version, '1.35') ? parseTimestamp(queryString(req.query.until), 'until') : undefined,
+        signal: abort.signal,
+      });
+      res.status(200);
+      const contentType = streamContentType(output, version);
+      if (contentType) res.setHeader('Content-Type', contentType);
+      if (follow) res.flushHeaders();
+      await sendOutput(output, res);
+    }),
+  );
+
+  api.delete(
+    '/containers/:id',
+    engineRoute(ctx, async (req, res) => {
+      await runtime.remove(req.params.id as string, { force: boolValue(req.query.force), volumes: boolValue(req.query.v) });
+      res.status(204).end();
+    }),
+  );
+}
+
+/** `condition` counts from API 1.30; an unknown one is ignored before 1.42 and a 400 from then on. */
+function waitCondition(value: string | undefined, version: string): WaitCondition {
+  if (apiVersionLessThan(version, '1.30') || value === undefined || value === '') return 'not-running';
+  if ((WAIT_CONDITIONS as readonly string[]).includes(value)) return value as WaitCondition;
+  if (apiVersionAtLeast(version, '1.42')) throw EngineError.invalidParameter(`invalid condition: ${JSON.stringify(value)}`);
+  return 'not-running';
+}
+
+/** From API 1.42 dockerd labels output streams; before, logs had no Content-Type. */
+export function streamContentType(output: OutputStream, version: string): string | undefined {
+  if (apiVersionLessThan(version, '1.42')) return undefined;
+  return output.multiplexed ? 'application/vnd.docker.multiplexed-stream' : 'application/vnd.docker.raw-stream';
+}
+
+/**
+ * Pipes an output stream to the response with back-pressure. A failure after the status line
+ * went out is reported in-band as dockerd does (a systemerr frame "Error grabbing logs: …")
+ * when the stream is multiplexed, otherwise by cutting the connection.
+ */
+export async function sendOutput(output: OutputStream, res: Response): Promise<void> {
+  try {
+    await pipeline(output.stream, res, { end: false });
+    res.end();
+  } catch (error) {
+    if (res.destroyed || res.writableEnded) return;
+    if (output.multiplexed) res.end(encodeFrame(STREAM_SYSTEMERR, Buffer.from(`Error grabbing logs: ${(error as Error).message}\n`)));
+    else res.destroy();
+  }
+}
+
+/** An AbortSignal that fires when the client goes away before the answer is complete. */
+export function abortOnClose(req: Request, res: Response): AbortController {
+  const abort = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  req.on('aborted', () => abort.abort());
+  return abort;
+}

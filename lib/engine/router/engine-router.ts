@@ -1,0 +1,80 @@
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import type { ContainerRuntime } from '../runtime/types.js';
+import { resolveVersionRange, type VersionRangeInput } from '../version/version-range.js';
+import { EngineError } from '../errors/engine-error.js';
+import { writeEngineError } from '../errors/write-engine-error.js';
+import { engineLocals, type EngineContext } from './context.js';
+import { engineHeaders } from './engine-headers.js';
+import { resolveEngineOptions, type EngineRouterOptions } from './options.js';
+import { registerSystemRoutes } from './system-routes.js';
+import { registerContainerRoutes } from './container-routes.js';
+import { registerAttachRoute } from './attach-route.js';
+import { registerEventsRoute } from './events-route.js';
+
+/**
+ * dockerd's `versionMatcher` (`/v{version:[0-9.]+}`): digits and dots only, so `/vabc/…` or
+ * `/1.41/…` match no route and get 404 `page not found`.
+ */
+const VERSION_PREFIX = /^\/v([0-9.]+)(?=\/|$)/;
+
+const RUNTIME_METHODS = ['create', 'start', 'wait', 'logs', 'attach', 'inspect', 'list', 'remove', 'events'] as const;
+
+/**
+ * The Docker Engine API as an Express router: `/_ping`, `/version`, `/events` and the
+ * container routes, served at every version of `versionRange` (path prefix `/v1.28/…`, or none
+ * for the newest) in front of a {@link ContainerRuntime}. It answers every path under its mount
+ * point (unknown ones with 404 `page not found`, as dockerd), so mount it last or on its own
+ * server. HTTP upgrades (`docker run`'s attach) also need `handleEngineUpgrades(server, app)`,
+ * which `listenEngine` does for you.
+ *
+ * @param versionRange - Defaults to API 1.12–1.28 (`{ release: '17.04' }`).
+ * @throws TypeError at construction for a bad runtime, range or option.
+ * @example
+ * const app = express();
+ * app.use(engineRouter(processRuntime({ images: { busybox: { program: '/bin/busybox' } } }), { release: '17.04' }));
+ * await listenEngine(app, { socket: '/run/dockgate.sock' });
+ */
+export function engineRouter(runtime: ContainerRuntime, versionRange?: VersionRangeInput, options?: EngineRouterOptions): Router {
+  if (typeof runtime !== 'object' || runtime === null) throw new TypeError('engineRouter "runtime" must be a ContainerRuntime');
+  for (const method of RUNTIME_METHODS) {
+    if (typeof runtime[method] !== 'function') throw new TypeError(`engineRouter "runtime" lacks the ContainerRuntime method ${method}()`);
+  }
+  const ctx: EngineContext = { runtime, range: resolveVersionRange(versionRange), settings: resolveEngineOptions(options) };
+
+  const api = express.Router();
+  registerSystemRoutes(api, ctx);
+  registerContainerRoutes(api, ctx);
+  registerAttachRoute(api, ctx);
+  registerEventsRoute(api, ctx);
+
+  const router = express.Router();
+  router.use(engineHeaders(ctx));
+  router.use(
+    VERSION_PREFIX,
+    (req: Request, res: Response, next: NextFunction) => {
+      engineLocals(res).requested = (req.params as Record<string, string>)[0];
+      next();
+    },
+    api,
+  );
+  router.use((req: Request, res: Response, next: NextFunction) => {
+    // A versioned path that matched no route must not be retried as an unversioned one.
+    if (VERSION_PREFIX.test(req.path)) {
+      pageNotFound(req, res);
+      return;
+    }
+    engineLocals(res).requested = undefined;
+    next();
+  }, api);
+  router.use(pageNotFound);
+  router.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    ctx.settings.onError?.(error, req);
+    writeEngineError(res, error instanceof EngineError ? error : EngineError.system('internal server error'));
+  });
+  return router;
+}
+
+/** dockerd answers unknown paths and wrong methods alike with 404 `page not found`, always JSON. */
+function pageNotFound(_req: Request, res: Response): void {
+  writeEngineError(res, EngineError.notFound('page not found'));
+}

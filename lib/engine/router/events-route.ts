@@ -1,0 +1,36 @@
+import type { Router } from 'express';
+import { engineRoute, type EngineContext } from './context.js';
+import { parseFilters, parseTimestamp, queryString } from '../http/query.js';
+import { abortOnClose } from './container-routes.js';
+import type { EngineEvent } from '../runtime/types.js';
+
+/** Filters dockerd's `GET /events` accepts (daemon/events/filter.go). */
+const EVENT_FILTERS = ['config', 'container', 'daemon', 'event', 'image', 'label', 'network', 'node', 'plugin', 'scope', 'secret', 'service', 'type', 'volume'];
+
+/**
+ * `GET /events`: a JSON stream, one event per line. The subscription is in place before the
+ * status line goes out: the Go client's `Events()` returns only after the headers arrive, and
+ * below API 1.30 the CLI starts a container right after subscribing and waits for its `die`.
+ */
+export function registerEventsRoute(api: Router, ctx: EngineContext): void {
+  api.get(
+    '/events',
+    engineRoute(ctx, async (req, res) => {
+      const filters = parseFilters(queryString(req.query.filters), EVENT_FILTERS);
+      const since = parseTimestamp(queryString(req.query.since), 'since');
+      const until = parseTimestamp(queryString(req.query.until), 'until');
+      const abort = abortOnClose(req, res);
+      const events = await ctx.runtime.events({ filters, signal: abort.signal, ...(since !== undefined ? { since } : {}), ...(until !== undefined ? { until } : {}) });
+      res.status(200).setHeader('Content-Type', 'application/json');
+      res.flushHeaders();
+      try {
+        for await (const event of events as AsyncIterable<EngineEvent>) {
+          if (!res.write(`${JSON.stringify(event)}\n`)) await new Promise((resolve) => res.once('drain', resolve));
+        }
+        res.end();
+      } catch {
+        res.destroy();
+      }
+    }),
+  );
+}

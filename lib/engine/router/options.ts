@@ -1,0 +1,51 @@
+import type { Request } from 'express';
+
+/** Options of {@link engineRouter}; each is validated once, at construction. */
+export interface EngineRouterOptions {
+  /** Engine version reported by `/version` (`Version`) and in the `Server` header. Defaults to `"dockgate"`'s own version, `0.1.0`. */
+  engineVersion?: string;
+  /** `Ostype` header and `Os` of `/version`. Defaults to `"linux"` (Docker's name for the host OS; `"windows"` on win32). */
+  os?: string;
+  /** `Docker-Experimental` header and `Experimental` of `/version`. Defaults to `false`. */
+  experimental?: boolean;
+  /** Largest `POST /containers/create` body accepted, in bytes. Defaults to 1 MiB. */
+  maxBodyBytes?: number;
+  /** Receives errors that are answered as a bare 500 (never sent to the client). Defaults to none. */
+  onError?: (error: unknown, req: Request) => void;
+}
+
+/** Resolved options. */
+export interface EngineSettings {
+  engineVersion: string;
+  os: string;
+  experimental: boolean;
+  maxBodyBytes: number;
+  onError?: (error: unknown, req: Request) => void;
+  serverHeader: string;
+}
+
+export const DEFAULT_ENGINE_VERSION = '0.1.0';
+
+/** Applies defaults and validates; a bad option throws a TypeError naming it. */
+export function resolveEngineOptions(options: EngineRouterOptions = {}): EngineSettings {
+  if (typeof options !== 'object' || options === null) throw new TypeError('engineRouter options must be an object');
+  const engineVersion = options.engineVersion ?? DEFAULT_ENGINE_VERSION;
+  if (typeof engineVersion !== 'string' || !/^[\w.+~-]{1,64}$/.test(engineVersion)) {
+    throw new TypeError('engineRouter option "engineVersion" must be a short version string such as "0.1.0"');
+  }
+  const os = options.os ?? (process.platform === 'win32' ? 'windows' : 'linux');
+  if (typeof os !== 'string' || !/^[a-z0-9]{1,32}$/.test(os)) throw new TypeError('engineRouter option "os" must be a lower-case OS name such as "linux"');
+  const experimental = options.experimental ?? false;
+  if (typeof experimental !== 'boolean') throw new TypeError('engineRouter option "experimental" must be a boolean');
+  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 1024) throw new TypeError('engineRouter option "maxBodyBytes" must be an integer >= 1024');
+  if (options.onError !== undefined && typeof options.onError !== 'function') throw new TypeError('engineRouter option "onError" must be a function');
+  return {
+    engineVersion,
+    os,
+    experimental,
+    maxBodyBytes,
+    ...(options.onError ? { onError: options.onError } : {}),
+    serverHeader: `Dockgate/${engineVersion} (${os})`,
+  };
+}

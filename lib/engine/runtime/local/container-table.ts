@@ -1,0 +1,48 @@
+import { EngineError } from '../../errors/engine-error.js';
+import type { LocalContainer } from './local-container.js';
+
+/**
+ * Containers by id and name, resolved the way dockerd resolves a reference
+ * (daemon.GetContainer): full id, then name (with or without the leading "/"), then a unique
+ * id prefix. An ambiguous prefix is a 400, anything else unknown a 404 `No such container: x`.
+ */
+export class ContainerTable {
+  private byId = new Map<string, LocalContainer>();
+  private byName = new Map<string, LocalContainer>();
+
+  add(c: LocalContainer): void {
+    const holder = this.byName.get(c.name);
+    if (holder) {
+      throw EngineError.conflict(
+        `Conflict. The container name "/${c.name}" is already in use by container "${holder.id}". You have to remove (or rename) that container to be able to reuse that name.`,
+      );
+    }
+    this.byId.set(c.id, c);
+    this.byName.set(c.name, c);
+  }
+
+  has(id: string): boolean {
+    return this.byId.has(id);
+  }
+
+  delete(c: LocalContainer): void {
+    this.byId.delete(c.id);
+    if (this.byName.get(c.name) === c) this.byName.delete(c.name);
+  }
+
+  all(): LocalContainer[] {
+    return [...this.byId.values()];
+  }
+
+  resolve(ref: string): LocalContainer {
+    if (ref === '') throw EngineError.invalidParameter('invalid name or ID supplied: ""');
+    const exact = this.byId.get(ref) ?? this.byName.get(ref.replace(/^\//, ''));
+    if (exact) return exact;
+    if (/^[0-9a-f]+$/.test(ref)) {
+      const matches = [...this.byId.values()].filter((c) => c.id.startsWith(ref));
+      if (matches.length > 1) throw EngineError.invalidParameter(`multiple IDs found with provided prefix: ${ref}`);
+      if (matches[0]) return matches[0];
+    }
+    throw EngineError.notFound(`No such container: ${ref}`);
+  }
+}

@@ -1,0 +1,87 @@
+import { Readable } from 'node:stream';
+import type { EngineEvent, EventsOptions } from '../types.js';
+import type { EngineFilters } from '../../http/query.js';
+import { nowMs } from './output-log.js';
+
+/** Filters `GET /events` accepts for a local runtime. */
+export const EVENT_FILTERS = ['container', 'type', 'event', 'image', 'label'] as const;
+
+/**
+ * Lifecycle events of a local runtime, with a bounded history so `since` can replay recent
+ * ones (the Docker CLI below API 1.30 waits for a container's exit through `/events`).
+ */
+export class EventBus {
+  private history: EngineEvent[] = [];
+  private subscribers = new Set<(event: EngineEvent) => void>();
+
+  constructor(private readonly historySize = 256) {}
+
+  publish(action: string, container: { id: string; name: string; image: string; labels: Record<string, string> }, extra: Record<string, string> = {}): void {
+    const ms = nowMs();
+    const event: EngineEvent = {
+      status: action,
+      id: container.id,
+      from: container.image,
+      Type: 'container',
+      Action: action,
+      Actor: { ID: container.id, Attributes: { ...container.labels, ...extra, image: container.image, name: container.name } },
+      scope: 'local',
+      time: Math.floor(ms / 1000),
+      timeNano: Math.floor(ms * 1e6),
+    };
+    this.history.push(event);
+    if (this.history.length > this.historySize) this.history.shift();
+    for (const deliver of this.subscribers) deliver(event);
+  }
+
+  /** An object-mode stream of matching events; subscribed before this returns. */
+  subscribe(options: EventsOptions): Readable {
+    const { since, until, filters, signal } = options;
+    const stream = new Readable({ objectMode: true, read() {} });
+    const accept = (e: EngineEvent): boolean => matches(e, filters) && (until === undefined || e.timeNano / 1e6 <= until);
+    if (since !== undefined) for (const e of this.history) if (e.timeNano / 1e6 >= since && accept(e)) stream.push(e);
+    const deliver = (e: EngineEvent): void => {
+      if (accept(e)) stream.push(e);
+    };
+    const stop = (): void => {
+      this.subscribers.delete(deliver);
+      clearTimeout(timer);
+      stream.push(null);
+    };
+    this.subscribers.add(deliver);
+    const timer = until === undefined ? undefined : setTimeout(stop, Math.max(0, until - nowMs()));
+    signal.addEventListener('abort', () => {
+      this.subscribers.delete(deliver);
+      clearTimeout(timer);
+      stream.destroy();
+    });
+    return stream;
+  }
+}
+
+function matches(e: EngineEvent, filters: EngineFilters): boolean {
+  const want = (name: string, ...values: (string | undefined)[]): boolean => {
+    const set = filters.get(name);
+    return set === undefined || set.size === 0 || values.some((v) => v !== undefined && set.has(v));
+  };
+  const attrs = e.Actor.Attributes;
+  const labels = filters.get('label');
+  const labelOk =
+    labels === undefined ||
+    [...labels].every((l) => {
+      const [k, v] = splitOnce(l, '=');
+      return v === undefined ? k in attrs : attrs[k] === v;
+    });
+  return (
+    want('type', e.Type) &&
+    want('event', e.Action) &&
+    want('container', e.Actor.ID, attrs.name) &&
+    want('image', attrs.image) &&
+    labelOk
+  );
+}
+
+function splitOnce(text: string, sep: string): [string, string | undefined] {
+  const i = text.indexOf(sep);
+  return i === -1 ? [text, undefined] : [text.slice(0, i), text.slice(i + 1)];
+}

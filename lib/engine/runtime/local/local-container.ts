@@ -1,0 +1,68 @@
+import type { PassThrough, Writable } from 'node:stream';
+import type { ContainerCreateBody, WaitResult } from '../types.js';
+import type { OutputLog } from './output-log.js';
+
+/** An image a local runtime can run. */
+export interface LocalImage {
+  /** Familiar reference, e.g. `busybox:latest`. */
+  ref: string;
+  /** `sha256:…` identifier shown as ImageID. */
+  id: string;
+  entrypoint?: string[];
+  cmd?: string[];
+  env?: string[];
+}
+
+/** A started container process, as an executor reports it. */
+export interface LocalProcess {
+  pid: number;
+  stdin?: Writable;
+  /** Exit code (128 + signal number when killed), once all output has been delivered. */
+  exited: Promise<number>;
+  /** Stop reading output (back-pressure); the child blocks once its pipe is full. */
+  pause(): void;
+  resume(): void;
+  kill(signal?: NodeJS.Signals): void;
+}
+
+/** What runs containers for a local runtime: the process executor or a script. */
+export interface LocalExecutor {
+  /** The image for a familiar reference, or undefined when it is not allowed/known. */
+  image(ref: string): LocalImage | undefined;
+  /** Starts the command; rejects when it cannot start. */
+  start(run: {
+    argv: string[];
+    env: string[];
+    image: LocalImage;
+    openStdin: boolean;
+    output: (stream: 1 | 2, data: Buffer) => void;
+  }): Promise<LocalProcess>;
+}
+
+export type LocalStatus = 'created' | 'running' | 'exited' | 'removing';
+
+/** Everything a local runtime keeps about one container. */
+export interface LocalContainer {
+  id: string;
+  name: string;
+  created: Date;
+  image: LocalImage;
+  body: ContainerCreateBody;
+  argv: string[];
+  env: string[];
+  tty: boolean;
+  openStdin: boolean;
+  autoRemove: boolean;
+  labels: Record<string, string>;
+  status: LocalStatus;
+  pid: number;
+  exitCode: number;
+  error: string;
+  startedAt?: Date;
+  finishedAt?: Date;
+  log: OutputLog;
+  stdin?: PassThrough;
+  process?: LocalProcess;
+  exitWaiters: Set<(result: WaitResult) => void>;
+  removeWaiters: Set<(result: WaitResult) => void>;
+}

@@ -1,0 +1,251 @@
+import { randomBytes } from 'node:crypto';
+import { PassThrough, type Readable } from 'node:stream';
+import { EngineError } from '../../errors/engine-error.js';
+import type {
+  AttachOptions, AttachSession, ContainerRuntime, CreateRequest, EventsOptions, ListOptions,
+  LogsOptions, OutputStream, RemoveOptions, WaitCondition, WaitHandle, WaitResult,
+} from '../types.js';
+import { inspectView, summaryView } from './container-views.js';
+import { EventBus } from './event-bus.js';
+import { familiarImageRef } from './image-ref.js';
+import type { LocalContainer, LocalExecutor } from './local-container.js';
+import { LogReader } from './log-reader.js';
+import { OutputLog } from './output-log.js';
+import { ContainerTable } from './container-table.js';
+
+/** Filters `GET /containers/json` accepts for a local runtime. */
+export const LIST_FILTERS = ['id', 'name', 'status', 'label', 'ancestor'];
+
+/**
+ * The container lifecycle shared by the process and scripted runtimes: an in-memory table of
+ * containers, each with a bounded {@link OutputLog}, lifecycle events, and waits. What actually
+ * runs is the executor's business.
+ */
+export class LocalRuntime implements ContainerRuntime {
+  private readonly table = new ContainerTable();
+  private readonly bus = new EventBus();
+
+  constructor(
+    private readonly executor: LocalExecutor,
+    private readonly maxLogBytes: number,
+  ) {}
+
+  async create({ name, body }: CreateRequest): Promise<{ id: string; warnings: string[] }> {
+    const ref = familiarImageRef(body.Image);
+    const image = this.executor.image(ref);
+    if (!image) throw EngineError.notFound(`No such image: ${ref}`);
+    const argv = [...(asList(body.Entrypoint) ?? image.entrypoint ?? []), ...(asList(body.Cmd) ?? image.cmd ?? [])];
+    if (argv.length === 0) throw EngineError.invalidParameter('No command specified');
+    const id = randomBytes(32).toString('hex');
+    const container: LocalContainer = {
+      id,
+      name: name ?? `dockgate_${id.slice(0, 12)}`,
+      created: new Date(),
+      image,
+      body,
+      argv,
+      env: [...(image.env ?? []), ...(body.Env ?? [])],
+      tty: body.Tty === true,
+      openStdin: body.OpenStdin === true,
+      autoRemove: body.HostConfig?.AutoRemove === true,
+      labels: { ...(body.Labels ?? {}) },
+      status: 'created',
+      pid: 0,
+      exitCode: 0,
+      error: '',
+      log: new OutputLog(this.maxLogBytes),
+      stdin: body.OpenStdin === true ? new PassThrough() : undefined,
+      exitWaiters: new Set(),
+      removeWaiters: new Set(),
+    };
+    this.table.add(container);
+    this.bus.publish('create', eventActor(container));
+    return { id, warnings: [] };
+  }
+
+  async start(ref: string): Promise<void> {
+    const c = this.table.resolve(ref);
+    if (c.status === 'running') throw EngineError.notModified('Container is already started');
+    if (c.status === 'removing') throw EngineError.conflict('container is marked for removal and cannot be started');
+    c.status = 'running';
+    c.startedAt = new Date();
+    c.error = '';
+    c.log.beginRun();
+    let proc;
+    try {
+      proc = await this.executor.start({
+        argv: c.argv,
+        env: c.env,
+        image: c.image,
+        openStdin: c.openStdin,
+        output: (stream, data) => {
+          c.log.append(c.tty ? 1 : stream, data);
+          if (c.log.full) c.process?.pause();
+        },
+      });
+    } catch (error) {
+      c.status = 'exited';
+      c.exitCode = 127;
+      c.error = (error as Error).message;
+      c.finishedAt = new Date();
+      c.log.endRun();
+      throw EngineError.system(`failed to start container ${c.id}: ${(error as Error).message}`, error);
+    }
+    c.process = proc;
+    c.pid = proc.pid;
+    const resume = (): void => proc.resume();
+    c.log.on('drain', resume);
+    if (c.log.full) proc.pause();
+    if (c.stdin && proc.stdin) c.stdin.pipe(proc.stdin).on('error', () => undefined);
+    this.bus.publish('start', eventActor(c));
+    void proc.exited.then((code) => this.exited(c, code, resume));
+  }
+
+  private exited(c: LocalContainer, code: number, resume: () => void): void {
+    c.log.off('drain', resume);
+    c.status = 'exited';
+    c.exitCode = code;
+    c.finishedAt = new Date();
+    c.process = undefined;
+    c.log.endRun();
+    this.bus.publish('die', eventActor(c), { exitCode: String(code) });
+    const result: WaitResult = { StatusCode: code, Error: null };
+    for (const notify of c.exitWaiters) notify(result);
+    c.exitWaiters.clear();
+    if (c.autoRemove) this.destroy(c);
+  }
+
+  async wait(ref: string, condition: WaitCondition, signal?: AbortSignal): Promise<WaitHandle> {
+    const c = this.table.resolve(ref);
+    if (condition === 'not-running' && c.status !== 'running') {
+      return { result: Promise.resolve({ StatusCode: c.exitCode, Error: null }) };
+    }
+    const waiters = condition === 'removed' ? c.removeWaiters : c.exitWaiters;
+    const result = new Promise<WaitResult>((resolve) => {
+      waiters.add(resolve);
+      signal?.addEventListener('abort', () => waiters.delete(resolve));
+    });
+    return { result };
+  }
+
+  async logs(ref: string, options: LogsOptions): Promise<OutputStream> {
+    const c = this.table.resolve(ref);
+    const log = c.log;
+    const from = options.tail === undefined ? log.start : log.offsetForTail(options.tail);
+    const stream = new LogReader(log, {
+      from,
+      ...(options.follow ? { untilRunsEnded: this.runToFollow(c) } : { stopAt: log.end }),
+      multiplexed: !c.tty,
+      stdout: options.stdout,
+      stderr: options.stderr,
+      timestamps: options.timestamps,
+      since: options.since,
+      until: options.until,
+    });
+    return { stream, multiplexed: !c.tty };
+  }
+
+  async attach(ref: string, options: AttachOptions): Promise<AttachSession> {
+    const c = this.table.resolve(ref);
+    const log = c.log;
+    const stream = new LogReader(log, {
+      from: options.logs ? log.start : log.end,
+      ...(options.stream ? { untilRunsEnded: this.runToFollow(c) } : { stopAt: log.end }),
+      multiplexed: !c.tty,
+      stdout: options.stdout,
+      stderr: options.stderr,
+      timestamps: false,
+    });
+    return { stream, multiplexed: !c.tty, ...(options.stdin && c.stdin ? { stdin: c.stdin } : {}) };
+  }
+
+  /** A follower of a running container ends with this run; of a created one, with its first run. */
+  private runToFollow(c: LocalContainer): number {
+    if (c.status === 'running') return c.log.runsStarted;
+    if (c.status === 'created') return c.log.runsStarted + 1;
+    return c.log.runsEnded;
+  }
+
+  async inspect(ref: string): Promise<Record<string, unknown>> {
+    return inspectView(this.table.resolve(ref));
+  }
+
+  async list({ all, limit, filters }: ListOptions): Promise<Record<string, unknown>[]> {
+    const now = Date.now();
+    const pick = (name: string): ReadonlySet<string> | undefined => {
+      const set = filters.get(name);
+      return set && set.size > 0 ? set : undefined;
+    };
+    const ids = pick('id');
+    const names = pick('name');
+    const statuses = pick('status');
+    const labels = pick('label');
+    const ancestors = pick('ancestor');
+    let rows = this.table
+      .all()
+      .filter((c) => all || statuses !== undefined || c.status === 'running')
+      .filter((c) => !ids || [...ids].some((p) => c.id.startsWith(p)))
+      .filter((c) => !names || [...names].some((n) => c.name.includes(n.replace(/^\//, ''))))
+      .filter((c) => !statuses || statuses.has(c.status))
+      .filter((c) => !ancestors || [...ancestors].some((a) => familiarImageRef(a) === c.image.ref))
+      .filter((c) => !labels || [...labels].every((l) => labelMatches(c.labels, l)))
+      .sort((a, b) => b.created.getTime() - a.created.getTime());
+    if (limit !== undefined && limit > 0) rows = rows.slice(0, limit);
+    return rows.map((c) => summaryView(c, now));
+  }
+
+  async remove(ref: string, { force }: RemoveOptions): Promise<void> {
+    const c = this.table.resolve(ref);
+    if (c.status === 'running') {
+      if (!force) {
+        throw EngineError.conflict(
+          `You cannot remove a running container ${c.id}. Stop the container before attempting removal or force remove`,
+        );
+      }
+      const proc = c.process;
+      c.autoRemove = true;
+      proc?.kill('SIGKILL');
+      await proc?.exited;
+      await new Promise((resolve) => setImmediate(resolve));
+      return;
+    }
+    if (c.status === 'removing') return;
+    this.destroy(c);
+  }
+
+  private destroy(c: LocalContainer): void {
+    if (!this.table.has(c.id)) return;
+    c.status = 'removing';
+    this.table.delete(c);
+    c.log.close();
+    c.stdin?.end();
+    this.bus.publish('destroy', eventActor(c));
+    const result: WaitResult = { StatusCode: c.exitCode, Error: null };
+    for (const notify of c.removeWaiters) notify(result);
+    c.removeWaiters.clear();
+  }
+
+  async events(options: EventsOptions): Promise<Readable> {
+    return this.bus.subscribe(options);
+  }
+
+  async close(): Promise<void> {
+    const running = this.table.all().filter((c) => c.status === 'running');
+    for (const c of running) c.process?.kill('SIGKILL');
+    await Promise.all(running.map((c) => c.process?.exited));
+  }
+}
+
+function asList(value: string[] | string | null | undefined): string[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  return Array.isArray(value) ? value.map(String) : [String(value)];
+}
+
+function eventActor(c: LocalContainer): { id: string; name: string; image: string; labels: Record<string, string> } {
+  return { id: c.id, name: c.name, image: c.body.Image, labels: c.labels };
+}
+
+function labelMatches(labels: Record<string, string>, filter: string): boolean {
+  const i = filter.indexOf('=');
+  return i === -1 ? filter in labels : labels[filter.slice(0, i)] === filter.slice(i + 1);
+}

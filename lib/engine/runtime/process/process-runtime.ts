@@ -1,0 +1,146 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { constants, tmpdir } from 'node:os';
+import { isAbsolute } from 'node:path';
+import type { ContainerRuntime } from '../types.js';
+import { familiarImageRef } from '../local/image-ref.js';
+import type { LocalExecutor, LocalImage, LocalProcess } from '../local/local-container.js';
+import { LocalRuntime } from '../local/local-runtime.js';
+
+/** How one allow-listed image runs on the host. */
+export interface ProcessImage {
+  /**
+   * Absolute path of the host executable every container of this image runs. The container's
+   * Entrypoint + Cmd supply only its argv: the first element becomes argv[0] (so a multi-call
+   * binary such as busybox picks the applet from it), the rest the arguments. A client can
+   * never name another host program.
+   */
+  program: string;
+  /** Image default Entrypoint. Defaults to none. */
+  entrypoint?: string[];
+  /** Image default Cmd, used when the request has none. Defaults to none. */
+  cmd?: string[];
+  /** Environment entries (`KEY=value`) before the request's Env. Defaults to `PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`. */
+  env?: string[];
+}
+
+/** Options of {@link processRuntime}. */
+export interface ProcessRuntimeOptions {
+  /**
+   * The allow-list: image reference → how to run it. References are compared in Docker's
+   * familiar form, so `busybox`, `busybox:latest` and `docker.io/library/busybox` are one
+   * image. Any other image is `No such image` (404). Required, at least one entry.
+   */
+  images: Record<string, ProcessImage>;
+  /**
+   * Bytes of output kept per container (both streams together). Older output is dropped beyond
+   * it, like a rotated log; output a connected reader has not consumed yet is kept and the child
+   * is paused instead (its pipe fills and its writes block). Defaults to 1 MiB.
+   */
+  maxLogBytes?: number;
+  /** Working directory of every child. The request's WorkingDir is a path inside an image and is not used on the host. Defaults to `os.tmpdir()`. */
+  cwd?: string;
+}
+
+const DEFAULT_ENV = ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'];
+
+/**
+ * The embedded runtime: each container is a child process started without a shell, from an
+ * image allow-list the host configures. The environment holds only the image's and the
+ * request's entries (nothing of dockgate's own). No TTY is allocated: with `Tty: true` both
+ * streams are delivered raw on one stream.
+ *
+ * @example
+ * const runtime = processRuntime({ images: { 'busybox:latest': { program: '/bin/busybox' } } });
+ * app.use(engineRouter(runtime));
+ */
+export function processRuntime(options: ProcessRuntimeOptions): ContainerRuntime {
+  const images = validate(options);
+  const cwd = options.cwd ?? tmpdir();
+  const executor: LocalExecutor = {
+    image: (ref) => images.get(ref)?.image,
+    start: ({ argv, env, image, openStdin, output }) => {
+      const spec = images.get(image.ref)!;
+      const child = spawn(spec.program, argv.slice(1), {
+        argv0: argv[0],
+        cwd,
+        env: Object.fromEntries(env.map((e) => splitEnv(e))),
+        stdio: [openStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+        shell: false,
+      });
+      const stdout = child.stdout!;
+      const stderr = child.stderr!;
+      stdout.on('data', (d: Buffer) => output(1, d));
+      stderr.on('data', (d: Buffer) => output(2, d));
+      const exited = new Promise<number>((resolve) => {
+        child.on('close', (code, signal) => resolve(code ?? 128 + signalNumber(signal)));
+      });
+      return new Promise<LocalProcess>((resolve, reject) => {
+        child.once('error', reject);
+        child.once('spawn', () => {
+          child.off('error', reject);
+          child.on('error', () => undefined);
+          resolve({
+            pid: child.pid ?? 0,
+            ...(child.stdin ? { stdin: child.stdin } : {}),
+            exited,
+            pause: () => {
+              stdout.pause();
+              stderr.pause();
+            },
+            resume: () => {
+              stdout.resume();
+              stderr.resume();
+            },
+            kill: (sig = 'SIGTERM') => {
+              child.kill(sig);
+            },
+          });
+        });
+      });
+    },
+  };
+  return new LocalRuntime(executor, options.maxLogBytes ?? 1024 * 1024);
+}
+
+function validate(options: ProcessRuntimeOptions): Map<string, { image: LocalImage; program: string }> {
+  if (typeof options !== 'object' || options === null) throw new TypeError('processRuntime options must be an object');
+  const { images, maxLogBytes, cwd } = options;
+  if (typeof images !== 'object' || images === null || Object.keys(images).length === 0) {
+    throw new TypeError('processRuntime option "images" must map at least one image reference to { program }');
+  }
+  if (maxLogBytes !== undefined && (!Number.isSafeInteger(maxLogBytes) || maxLogBytes < 1024)) {
+    throw new TypeError('processRuntime option "maxLogBytes" must be an integer >= 1024');
+  }
+  if (cwd !== undefined && (typeof cwd !== 'string' || !isAbsolute(cwd))) {
+    throw new TypeError('processRuntime option "cwd" must be an absolute path');
+  }
+  const out = new Map<string, { image: LocalImage; program: string }>();
+  for (const [name, spec] of Object.entries(images)) {
+    if (typeof spec?.program !== 'string' || !isAbsolute(spec.program)) {
+      throw new TypeError(`processRuntime option "images['${name}'].program" must be an absolute path`);
+    }
+    const ref = familiarImageRef(name);
+    out.set(ref, {
+      program: spec.program,
+      image: {
+        ref,
+        id: `sha256:${createHash('sha256').update(`${ref}\0${spec.program}`).digest('hex')}`,
+        ...(spec.entrypoint ? { entrypoint: [...spec.entrypoint] } : {}),
+        ...(spec.cmd ? { cmd: [...spec.cmd] } : {}),
+        env: spec.env ? [...spec.env] : DEFAULT_ENV,
+      },
+    });
+  }
+  return out;
+}
+
+function splitEnv(entry: string): [string, string] {
+  const i = entry.indexOf('=');
+  return i === -1 ? [entry, ''] : [entry.slice(0, i), entry.slice(i + 1)];
+}
+
+/** dockerd reports a container killed by signal N as exit code 128 + N. */
+function signalNumber(signal: NodeJS.Signals | null): number {
+  return signal ? (constants.signals[signal] ?? 0) : 0;
+}

@@ -1,0 +1,87 @@
+import { createHash } from 'node:crypto';
+import type { ContainerRuntime } from '../types.js';
+import { familiarImageRef } from '../local/image-ref.js';
+import type { LocalExecutor, LocalImage } from '../local/local-container.js';
+import { LocalRuntime } from '../local/local-runtime.js';
+
+/** What a scripted container sees. */
+export interface ScriptRun {
+  /** Entrypoint + Cmd of the container. */
+  argv: string[];
+  env: string[];
+  /** Writes output as the container would (stream 1 stdout, 2 stderr). */
+  write(stream: 1 | 2, data: string | Buffer): void;
+  /** Aborted when the container is killed (forced removal). */
+  signal: AbortSignal;
+}
+
+/** The outcome of a scripted container; output may also be written with `run.write` before. */
+export interface ScriptResult {
+  stdout?: string | Buffer;
+  stderr?: string | Buffer;
+  /** Defaults to 0. */
+  exitCode?: number;
+}
+
+/** A scripted image: called once per container start. */
+export type ScriptedImage = (run: ScriptRun) => ScriptResult | void | Promise<ScriptResult | void>;
+
+/** Options of {@link scriptedRuntime}. */
+export interface ScriptedRuntimeOptions {
+  /** Image reference (familiar form compared) → script. Required, at least one entry. */
+  images: Record<string, ScriptedImage>;
+  /** Bytes of output kept per container. Defaults to 1 MiB. */
+  maxLogBytes?: number;
+}
+
+/**
+ * An in-memory runtime for hosts' own tests: containers run a function instead of a process,
+ * with the same lifecycle, logs, waits and events as the process runtime.
+ *
+ * @example
+ * const runtime = scriptedRuntime({ images: { 'busybox:latest': ({ argv }) => ({ stdout: `${argv.slice(1).join(' ')}\n` }) } });
+ */
+export function scriptedRuntime(options: ScriptedRuntimeOptions): ContainerRuntime {
+  if (typeof options?.images !== 'object' || options.images === null || Object.keys(options.images).length === 0) {
+    throw new TypeError('scriptedRuntime option "images" must map at least one image reference to a function');
+  }
+  const scripts = new Map<string, { image: LocalImage; script: ScriptedImage }>();
+  for (const [name, script] of Object.entries(options.images)) {
+    if (typeof script !== 'function') throw new TypeError(`scriptedRuntime option "images['${name}']" must be a function`);
+    const ref = familiarImageRef(name);
+    scripts.set(ref, { image: { ref, id: `sha256:${createHash('sha256').update(ref).digest('hex')}`, cmd: ['run'] }, script });
+  }
+  let pids = 1000;
+  const executor: LocalExecutor = {
+    image: (ref) => scripts.get(ref)?.image,
+    start: async ({ argv, env, image, output }) => {
+      const { script } = scripts.get(image.ref)!;
+      const abort = new AbortController();
+      const write = (stream: 1 | 2, data: string | Buffer): void => output(stream, Buffer.isBuffer(data) ? data : Buffer.from(data));
+      const exited = (async () => {
+        // A tick first, so `start` answers before the script's output and exit, as a real process would.
+        await new Promise((resolve) => setImmediate(resolve));
+        try {
+          const result = (await script({ argv, env, write, signal: abort.signal })) ?? {};
+          if (abort.signal.aborted) return 137;
+          if (result.stdout !== undefined) write(1, result.stdout);
+          if (result.stderr !== undefined) write(2, result.stderr);
+          return result.exitCode ?? 0;
+        } catch (error) {
+          if (abort.signal.aborted) return 137;
+          write(2, `${(error as Error).message}\n`);
+          return 1;
+        }
+      })();
+      const killed = new Promise<number>((resolve) => abort.signal.addEventListener('abort', () => resolve(137)));
+      return {
+        pid: ++pids,
+        exited: Promise.race([exited, killed]),
+        pause: () => undefined,
+        resume: () => undefined,
+        kill: () => abort.abort(),
+      };
+    },
+  };
+  return new LocalRuntime(executor, options.maxLogBytes ?? 1024 * 1024);
+}

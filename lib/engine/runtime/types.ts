@@ -1,0 +1,162 @@
+import type { Readable, Writable } from 'node:stream';
+import type { EngineFilters } from '../http/query.js';
+
+/**
+ * The body of `POST /containers/create`: a ContainerConfig plus `HostConfig` and
+ * `NetworkingConfig`, kept as sent so a forwarding runtime passes every field through.
+ */
+export interface ContainerCreateBody {
+  Image: string;
+  Cmd?: string[] | string | null;
+  Entrypoint?: string[] | string | null;
+  Env?: string[] | null;
+  Tty?: boolean;
+  OpenStdin?: boolean;
+  StdinOnce?: boolean;
+  AttachStdin?: boolean;
+  AttachStdout?: boolean;
+  AttachStderr?: boolean;
+  Labels?: Record<string, string> | null;
+  WorkingDir?: string;
+  User?: string;
+  HostConfig?: { AutoRemove?: boolean; NetworkMode?: string; [field: string]: unknown } | null;
+  [field: string]: unknown;
+}
+
+/** What the router hands a runtime to create a container. */
+export interface CreateRequest {
+  /** The `name` query parameter, already validated; undefined lets the runtime pick one. */
+  name?: string;
+  body: ContainerCreateBody;
+  /** The API version the request is served at (for version-dependent shims). */
+  apiVersion: string;
+}
+
+/** `POST /containers/{id}/wait` conditions (API ≥ 1.30; older requests use `not-running`). */
+export type WaitCondition = 'not-running' | 'next-exit' | 'removed';
+
+/** The wait answer, as dockerd writes it. */
+export interface WaitResult {
+  StatusCode: number;
+  Error: { Message: string } | null;
+}
+
+/**
+ * A registered wait. The runtime resolves the outer promise once the container is found and the
+ * wait is in place (so the router can send 200 before the container is even started, which the
+ * Go client needs from API 1.30), then `result` when the condition is met.
+ */
+export interface WaitHandle {
+  result: Promise<WaitResult>;
+}
+
+/** Options of `GET /containers/{id}/logs` (already parsed and validated by the router). */
+export interface LogsOptions {
+  stdout: boolean;
+  stderr: boolean;
+  follow: boolean;
+  timestamps: boolean;
+  /** Lines from the end; undefined means all. */
+  tail?: number;
+  /** Milliseconds since the epoch. */
+  since?: number;
+  /** Milliseconds since the epoch. */
+  until?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * A container output stream. Bytes are already in wire form: stdcopy frames when
+ * `multiplexed` (no TTY), raw bytes otherwise. It is a plain Readable, so a slow client slows
+ * the source down (back-pressure) instead of growing a buffer.
+ */
+export interface OutputStream {
+  stream: Readable;
+  multiplexed: boolean;
+}
+
+/** Options of `POST /containers/{id}/attach`. */
+export interface AttachOptions {
+  stdin: boolean;
+  stdout: boolean;
+  stderr: boolean;
+  /** `logs=1`: replay earlier output before the live stream. */
+  logs: boolean;
+  /** `stream=1`: keep following live output. */
+  stream: boolean;
+}
+
+/** An attach session: output to the client and, when requested and open, the container's stdin. */
+export interface AttachSession extends OutputStream {
+  stdin?: Writable;
+}
+
+/** A lifecycle event in dockerd's `/events` shape (events.Message). */
+export interface EngineEvent {
+  status?: string;
+  id?: string;
+  from?: string;
+  Type: string;
+  Action: string;
+  Actor: { ID: string; Attributes: Record<string, string> };
+  scope?: string;
+  time: number;
+  timeNano: number;
+}
+
+/** Options of `GET /events`. */
+export interface EventsOptions {
+  /** Milliseconds since the epoch: replay kept events from then. */
+  since?: number;
+  /** Milliseconds since the epoch: stop at this time. */
+  until?: number;
+  filters: EngineFilters;
+  signal: AbortSignal;
+}
+
+/** Options of `GET /containers/json`. */
+export interface ListOptions {
+  all: boolean;
+  limit?: number;
+  filters: EngineFilters;
+}
+
+/** Options of `DELETE /containers/{id}`. */
+export interface RemoveOptions {
+  force: boolean;
+  volumes: boolean;
+}
+
+/**
+ * What `engineRouter` drives. Every method takes the id, unique id prefix or name the client
+ * sent and resolves it itself; failures are thrown as `EngineError` (NotFound → 404 and so on).
+ * Inspect and list return dockerd's JSON shapes, which the router sends as they are.
+ *
+ * Implementations: `processRuntime` (child processes of allow-listed images), `dockerRuntime`
+ * (a real engine behind a socket), `scriptedRuntime` (in memory, for tests).
+ *
+ * @example
+ * const runtime: ContainerRuntime = scriptedRuntime({ images: { 'busybox:latest': () => ({ stdout: 'hi\n' }) } });
+ */
+export interface ContainerRuntime {
+  /** Creates a container; unknown image → 404 `No such image: <ref>`, name in use → 409. */
+  create(request: CreateRequest): Promise<{ id: string; warnings: string[] }>;
+  /** Starts it; already running → NotModified (304). */
+  start(id: string): Promise<void>;
+  /** Registers a wait (see {@link WaitHandle}). */
+  wait(id: string, condition: WaitCondition, signal?: AbortSignal): Promise<WaitHandle>;
+  /** The container's output as a stream with back-pressure. */
+  logs(id: string, options: LogsOptions): Promise<OutputStream>;
+  /** Attaches to live output (and stdin). */
+  attach(id: string, options: AttachOptions): Promise<AttachSession>;
+  /** `GET /containers/{id}/json` body. */
+  inspect(id: string): Promise<Record<string, unknown>>;
+  /** `GET /containers/json` body. */
+  list(options: ListOptions): Promise<Record<string, unknown>[]>;
+  /** Removes it; running without `force` → 409. */
+  remove(id: string, options: RemoveOptions): Promise<void>;
+  /** Lifecycle events (object-mode Readable of {@link EngineEvent}), subscribed before it resolves. */
+  events(options: EventsOptions): Promise<Readable>;
+  /** Releases resources (kills children, closes sockets). */
+  close?(): Promise<void>;
+}
