@@ -1,0 +1,199 @@
+import { Readable } from 'node:stream';
+import { EngineError } from '../../errors/engine-error.js';
+import { apiVersionAtLeast, isApiVersion } from '../../version/api-version.js';
+import type {
+  AttachOptions, AttachSession, ContainerRuntime, CreateRequest, EngineEvent, EventsOptions, ListOptions,
+  LogsOptions, OutputStream, RemoveOptions, WaitCondition, WaitHandle, WaitResult,
+} from '../types.js';
+import type { EngineFilters } from '../../http/query.js';
+import { EngineHttp, readAll } from './engine-http.js';
+
+/** Options of {@link dockerRuntime}. */
+export interface DockerRuntimeOptions {
+  /** The engine's Unix socket. Defaults to `/var/run/docker.sock`. */
+  socketPath?: string;
+  /**
+   * API version dockgate speaks to the engine, whatever version its own client asked for
+   * (the router adapts answers to that one). Defaults to the engine's own, read from `/_ping`
+   * on first use.
+   */
+  apiVersion?: string;
+}
+
+/**
+ * Forwards to a real engine (dockerd or Podman) over its socket, making dockgate a
+ * version-gated, authenticated front for it. Output, attach and event streams are piped
+ * straight through (the engine's bytes are already framed), so back-pressure reaches the engine.
+ * The engine's errors come back with its status and message.
+ *
+ * @example
+ * app.use(engineRouter(dockerRuntime({ socketPath: '/var/run/docker.sock' }), '1.12-1.41'));
+ */
+export function dockerRuntime(options: DockerRuntimeOptions = {}): ContainerRuntime {
+  const socketPath = options.socketPath ?? '/var/run/docker.sock';
+  if (typeof socketPath !== 'string' || socketPath === '') throw new TypeError('dockerRuntime option "socketPath" must be a path');
+  if (options.apiVersion !== undefined && !isApiVersion(options.apiVersion)) throw new TypeError('dockerRuntime option "apiVersion" must look like "1.41"');
+  return new DockerRuntime(new EngineHttp(socketPath), options.apiVersion);
+}
+
+class DockerRuntime implements ContainerRuntime {
+  private version?: Promise<string>;
+
+  constructor(
+    private readonly http: EngineHttp,
+    pinned?: string,
+  ) {
+    if (pinned) this.version = Promise.resolve(pinned);
+  }
+
+  /** `/v<version>` prefix; the engine's own version is learnt once from `/_ping`. */
+  private async prefix(): Promise<string> {
+    this.version ??= this.http.send({ method: 'GET', path: '/_ping' }).then((res) => {
+      res.resume();
+      const v = res.headers['api-version'];
+      return typeof v === 'string' && isApiVersion(v) ? v : '1.24';
+    });
+    this.version.catch(() => (this.version = undefined));
+    return `/v${await this.version}`;
+  }
+
+  private id(ref: string): string {
+    if (ref === '') throw EngineError.invalidParameter('invalid name or ID supplied: ""');
+    return encodeURIComponent(ref);
+  }
+
+  async create({ name, body }: CreateRequest): Promise<{ id: string; warnings: string[] }> {
+    const created = await this.http.json<{ Id: string; Warnings?: string[] | null }>({
+      method: 'POST',
+      path: `${await this.prefix()}/containers/create`,
+      query: { name },
+      body,
+    });
+    return { id: created.Id, warnings: created.Warnings ?? [] };
+  }
+
+  async start(ref: string): Promise<void> {
+    const res = await this.http.send({ method: 'POST', path: `${await this.prefix()}/containers/${this.id(ref)}/start` }).catch((error: unknown) => {
+      // The agent turns 304 into an error like any status >= 300; it is "already started".
+      if (error instanceof EngineError && error.status === 304) throw EngineError.notModified('Container is already started');
+      throw error;
+    });
+    res.resume();
+  }
+
+  async wait(ref: string, condition: WaitCondition, signal?: AbortSignal): Promise<WaitHandle> {
+    const prefix = await this.prefix();
+    const res = await this.http.send({
+      method: 'POST',
+      path: `${prefix}/containers/${this.id(ref)}/wait`,
+      query: { condition: apiVersionAtLeast(prefix.slice(2), '1.30') ? condition : undefined },
+      ...(signal ? { signal } : {}),
+    });
+    // dockerd sends the status line once the wait is registered, the body at exit.
+    const result = readAll(res).then((b) => JSON.parse(b.toString('utf8')) as WaitResult);
+    result.catch(() => undefined);
+    return { result };
+  }
+
+  async logs(ref: string, options: LogsOptions): Promise<OutputStream> {
+    const prefix = await this.prefix();
+    const bool = (b: boolean): string | undefined => (b ? '1' : undefined);
+    const [res, multiplexed] = await Promise.all([
+      this.http.send({
+        method: 'GET',
+        path: `${prefix}/containers/${this.id(ref)}/logs`,
+        query: {
+          stdout: bool(options.stdout),
+          stderr: bool(options.stderr),
+          follow: bool(options.follow),
+          timestamps: bool(options.timestamps),
+          tail: options.tail === undefined ? undefined : String(options.tail),
+          since: seconds(options.since),
+          until: seconds(options.until),
+        },
+        ...(options.signal ? { signal: options.signal } : {}),
+      }),
+      this.multiplexed(prefix, ref),
+    ]);
+    return { stream: res, multiplexed };
+  }
+
+  /** Whether output is framed: the container has no TTY. */
+  private async multiplexed(prefix: string, ref: string): Promise<boolean> {
+    const info = await this.http.json<{ Config?: { Tty?: boolean } }>({ method: 'GET', path: `${prefix}/containers/${this.id(ref)}/json` });
+    return info.Config?.Tty !== true;
+  }
+
+  async attach(ref: string, options: AttachOptions): Promise<AttachSession> {
+    const prefix = await this.prefix();
+    const bool = (b: boolean): string | undefined => (b ? '1' : undefined);
+    const multiplexed = await this.multiplexed(prefix, ref);
+    const socket = await this.http.upgrade({
+      method: 'POST',
+      path: `${prefix}/containers/${this.id(ref)}/attach`,
+      query: { stdin: bool(options.stdin), stdout: bool(options.stdout), stderr: bool(options.stderr), logs: bool(options.logs), stream: bool(options.stream) },
+    });
+    return { stream: socket, multiplexed, ...(options.stdin ? { stdin: socket } : {}) };
+  }
+
+  async inspect(ref: string): Promise<Record<string, unknown>> {
+    return this.http.json({ method: 'GET', path: `${await this.prefix()}/containers/${this.id(ref)}/json` });
+  }
+
+  async list({ all, limit, filters }: ListOptions): Promise<Record<string, unknown>[]> {
+    return this.http.json({
+      method: 'GET',
+      path: `${await this.prefix()}/containers/json`,
+      query: { all: all ? '1' : undefined, limit: limit === undefined ? undefined : String(limit), filters: filtersJson(filters) },
+    });
+  }
+
+  async remove(ref: string, { force, volumes }: RemoveOptions): Promise<void> {
+    await this.http.empty({
+      method: 'DELETE',
+      path: `${await this.prefix()}/containers/${this.id(ref)}`,
+      query: { force: force ? '1' : undefined, v: volumes ? '1' : undefined },
+    });
+  }
+
+  async events({ since, until, filters, signal }: EventsOptions): Promise<Readable> {
+    const res = await this.http.send({
+      method: 'GET',
+      path: `${await this.prefix()}/events`,
+      query: { since: seconds(since), until: seconds(until), filters: filtersJson(filters) },
+      signal,
+    });
+    return Readable.from(parseLines(res), { objectMode: true });
+  }
+
+  async close(): Promise<void> {
+    this.http.close();
+  }
+}
+
+/** The Go client's "<seconds>.<nanoseconds>" form. */
+function seconds(ms: number | undefined): string | undefined {
+  if (ms === undefined) return undefined;
+  const s = Math.floor(ms / 1000);
+  return `${s}.${String(Math.min(999_999_999, Math.round((ms - s * 1000) * 1e6))).padStart(9, "0")}`;
+}
+
+function filtersJson(filters: EngineFilters): string | undefined {
+  if (filters.size === 0) return undefined;
+  const out: Record<string, Record<string, boolean>> = {};
+  for (const [k, values] of filters) out[k] = Object.fromEntries([...values].map((v) => [v, true]));
+  return JSON.stringify(out);
+}
+
+async function* parseLines(source: AsyncIterable<unknown>): AsyncGenerator<EngineEvent> {
+  let pending = '';
+  for await (const chunk of source) {
+    pending += (chunk as Buffer).toString('utf8');
+    let nl;
+    while ((nl = pending.indexOf('\n')) !== -1) {
+      const line = pending.slice(0, nl).trim();
+      pending = pending.slice(nl + 1);
+      if (line) yield JSON.parse(line) as EngineEvent;
+    }
+  }
+}

@@ -1,0 +1,117 @@
+import { Agent, request, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import { EngineError } from '../../errors/engine-error.js';
+
+/** One request to a real engine. */
+export interface EngineRequest {
+  method: string;
+  path: string;
+  query?: Record<string, string | undefined>;
+  body?: unknown;
+  signal?: AbortSignal;
+}
+
+/**
+ * Minimal HTTP over a Unix socket to dockerd (or Podman), with kept-alive connections.
+ * Non-2xx answers become `EngineError`s with the engine's own status and message, so a client
+ * of dockgate sees exactly what the engine said.
+ */
+export class EngineHttp {
+  private readonly agent: Agent;
+
+  constructor(readonly socketPath: string) {
+    this.agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  }
+
+  send(req: EngineRequest): Promise<IncomingMessage> {
+    return new Promise((resolve, reject) => {
+      const body = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
+      const outgoing = request(
+        {
+          socketPath: this.socketPath,
+          agent: this.agent,
+          method: req.method,
+          path: withQuery(req.path, req.query),
+          headers: body ? { 'Content-Type': 'application/json', 'Content-Length': body.length } : {},
+          ...(req.signal ? { signal: req.signal } : {}),
+        },
+        (res) => {
+          if ((res.statusCode ?? 500) >= 300) {
+            void toEngineError(res).then(reject, reject);
+            return;
+          }
+          resolve(res);
+        },
+      );
+      outgoing.on('error', (error) => reject(unreachable(this.socketPath, error)));
+      outgoing.end(body);
+    });
+  }
+
+  async json<T>(req: EngineRequest): Promise<T> {
+    const res = await this.send(req);
+    return JSON.parse((await readAll(res)).toString('utf8')) as T;
+  }
+
+  async empty(req: EngineRequest): Promise<void> {
+    const res = await this.send(req);
+    res.resume();
+  }
+
+  /** An `Upgrade: tcp` request (attach): resolves with the raw connection after 101. */
+  upgrade(req: EngineRequest): Promise<Socket> {
+    return new Promise((resolve, reject) => {
+      const outgoing = request({
+        socketPath: this.socketPath,
+        method: req.method,
+        path: withQuery(req.path, req.query),
+        headers: { Connection: 'Upgrade', Upgrade: 'tcp' },
+      });
+      outgoing.on('upgrade', (_res, socket: Socket, head: Buffer) => {
+        if (head.length > 0) socket.unshift(head);
+        resolve(socket);
+      });
+      outgoing.on('response', (res) => {
+        if ((res.statusCode ?? 500) >= 300) void toEngineError(res).then(reject, reject);
+        else reject(EngineError.system(`engine answered attach with ${res.statusCode} instead of 101`));
+      });
+      outgoing.on('error', (error) => reject(unreachable(this.socketPath, error)));
+      outgoing.end();
+    });
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+function withQuery(path: string, query: Record<string, string | undefined> = {}): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, v);
+  const qs = params.toString();
+  return qs ? `${path}?${qs}` : path;
+}
+
+export async function readAll(res: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of res) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
+
+async function toEngineError(res: IncomingMessage): Promise<EngineError> {
+  const status = res.statusCode ?? 500;
+  const text = (await readAll(res)).toString('utf8').trim();
+  let message = text;
+  try {
+    const parsed = JSON.parse(text) as { message?: unknown };
+    if (typeof parsed.message === 'string') message = parsed.message;
+  } catch {
+    // Plain-text errors (API <= 1.23) are the message itself.
+  }
+  return EngineError.fromStatus(status, message || `engine answered ${status}`);
+}
+
+function unreachable(socketPath: string, error: Error): EngineError {
+  if (error.name === 'AbortError') return EngineError.system('request aborted', error);
+  return new EngineError('Unavailable', `engine at ${socketPath} is unreachable: ${(error as NodeJS.ErrnoException).code ?? error.message}`);
+}
