@@ -1,0 +1,114 @@
+import { describe, expect, test } from '@jest/globals';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import bcrypt from 'bcryptjs';
+import { htpasswdAuthenticator, loadSigningKey } from '../../lib/index.js';
+import { runCli } from '../../lib/cli/run-cli.js';
+
+function io(stdin = '') {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { out, err, io: { stdout: (t: string) => out.push(t), stderr: (t: string) => err.push(t), readStdin: async () => stdin } };
+}
+
+const tmp = () => mkdtempSync(join(tmpdir(), 'dockgate-cli-'));
+
+describe('dockgate keygen writes a private key and a self-signed certificate for it', () => {
+  test('the key loads as a signing key with the certificate as its chain', async () => {
+    const dir = tmp();
+    const c = io();
+    expect(await runCli(['keygen', '--out', dir], c.io)).toBe(0);
+    const key = readFileSync(join(dir, 'key.pem'));
+    const cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
+    expect(statSync(join(dir, 'key.pem')).mode & 0o777).toBe(0o600);
+    const signing = loadSigningKey({ privateKey: key, certificateChain: cert });
+    expect(signing.alg).toBe('ES256');
+    const x509 = new X509Certificate(cert);
+    expect(x509.verify(x509.publicKey)).toBe(true); // self-signed
+    expect(x509.ca).toBe(true);
+    expect(c.out.join('')).toContain(signing.kid);
+  });
+  test('RSA on request', async () => {
+    const dir = tmp();
+    expect(await runCli(['keygen', '--out', dir, '--type', 'rsa', '--bits', '2048'], io().io)).toBe(0);
+    expect(createPrivateKey(readFileSync(join(dir, 'key.pem'))).asymmetricKeyType).toBe('rsa');
+  });
+  test('refuses to overwrite without --force', async () => {
+    const dir = tmp();
+    await runCli(['keygen', '--out', dir], io().io);
+    const c = io();
+    expect(await runCli(['keygen', '--out', dir], c.io)).toBe(2);
+    expect(c.err.join('')).toContain('--force');
+    expect(await runCli(['keygen', '--out', dir, '--force'], io().io)).toBe(0);
+  });
+  test('bad flags are usage errors (exit 2)', async () => {
+    expect(await runCli(['keygen', '--type', 'dsa', '--out', tmp()], io().io)).toBe(2);
+    expect(await runCli(['keygen', '--bogus'], io().io)).toBe(2);
+    expect(await runCli(['keygen', '--out', tmp(), '--bits', '1024', '--type', 'rsa'], io().io)).toBe(2);
+  });
+});
+
+describe('dockgate htpasswd adds bcrypt lines that verify', () => {
+  test('add, then update, reading the password from stdin', async () => {
+    const file = join(tmp(), 'users');
+    expect(await runCli(['htpasswd', file, 'alice', '--cost', '4'], io('first\n').io)).toBe(0);
+    expect(await runCli(['htpasswd', file, 'bob', '--cost', '4'], io('builder\n').io)).toBe(0);
+    const c = io('second\n');
+    expect(await runCli(['htpasswd', file, 'alice', '--cost', '4'], c.io)).toBe(0);
+    expect(c.out.join('')).toContain('updated alice');
+    const lines = readFileSync(file, 'utf8').trim().split('\n');
+    expect(lines).toHaveLength(2);
+    const alice = lines.find((l) => l.startsWith('alice:'))!.slice(6);
+    expect(await bcrypt.compare('second', alice)).toBe(true);
+    const authenticate = htpasswdAuthenticator({ file });
+    expect(await authenticate({ username: 'bob', password: 'builder', service: 's' })).toEqual({ subject: 'bob' });
+    expect(await authenticate({ username: 'alice', password: 'first', service: 's' })).toBeNull();
+  });
+  test('no password, or a user name with a colon, is a usage error', async () => {
+    const file = join(tmp(), 'users');
+    expect(await runCli(['htpasswd', file, 'alice'], io('').io)).toBe(2);
+    expect(await runCli(['htpasswd', file, 'al:ice'], io('pw\n').io)).toBe(2);
+    expect(await runCli(['htpasswd', file], io('pw\n').io)).toBe(2);
+  });
+});
+
+describe('dockgate registry-config prints the auth.token block', () => {
+  test('with the certificate path as rootcertbundle', async () => {
+    const dir = tmp();
+    await runCli(['keygen', '--out', dir], io().io);
+    const c = io();
+    const code = await runCli(['registry-config', '--cert', join(dir, 'cert.pem'), '--key', join(dir, 'key.pem'), '--issuer', 'dockgate', '--service', 'registry.local', '--realm', 'http://127.0.0.1:5001/token'], c.io);
+    expect(code).toBe(0);
+    expect(c.out.join('')).toBe([
+      'auth:', '  token:', '    realm: "http://127.0.0.1:5001/token"', '    service: "registry.local"', '    issuer: "dockgate"',
+      `    rootcertbundle: ${JSON.stringify(join(dir, 'cert.pem'))}`, '',
+    ].join('\n'));
+  });
+  test('a certificate for another key, a missing flag or a bad realm is a usage error', async () => {
+    const a = tmp();
+    const b = tmp();
+    await runCli(['keygen', '--out', a], io().io);
+    await runCli(['keygen', '--out', b], io().io);
+    const args = ['--issuer', 'i', '--service', 's', '--realm', 'http://x/token'];
+    expect(await runCli(['registry-config', '--cert', join(a, 'cert.pem'), '--key', join(b, 'key.pem'), ...args], io().io)).toBe(2);
+    expect(await runCli(['registry-config', '--cert', join(a, 'cert.pem')], io().io)).toBe(2);
+    expect(await runCli(['registry-config', '--cert', join(a, 'cert.pem'), '--issuer', 'i', '--service', 's', '--realm', 'not a url'], io().io)).toBe(2);
+    writeFileSync(join(a, 'junk.pem'), 'junk');
+    expect(await runCli(['registry-config', '--cert', join(a, 'junk.pem'), ...args], io().io)).toBe(2);
+  });
+});
+
+describe('the command line explains itself', () => {
+  test('no command prints usage with exit 2; --help exits 0; unknown command exits 2', async () => {
+    const none = io();
+    expect(await runCli([], none.io)).toBe(2);
+    expect(none.out.join('')).toContain('keygen');
+    expect(await runCli(['--help'], io().io)).toBe(0);
+    const h = io();
+    expect(await runCli(['htpasswd', '--help'], h.io)).toBe(0);
+    expect(h.out.join('')).toContain('standard input');
+    expect(await runCli(['frobnicate'], io().io)).toBe(2);
+  });
+});
