@@ -11,3 +11,5 @@ export type { RefreshTokenRecord, RefreshTokenStore, MemoryRefreshTokenStoreOpti
 export type { ThrottleOptions } from './throttle/login-throttle.js';
 export * from './authn/index.js';
 export * from './authz/index.js';
+export { RedisRefreshTokenStore, redisRefreshTokenStore } from './refresh/index.js';
+export type { RedisRefreshTokenStoreOptions } from './refresh/index.js';

@@ -1,0 +1,223 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
+import { generateRefreshToken, refreshTokenId, RedisRefreshTokenStore, type RefreshTokenRecord } from '../../../lib/token/index.js';
+import { describeWithPeers, redis } from '../../support/peers.js';
+
+const URL = 'redis://127.0.0.1:6379';
+const DAY = 86_400_000;
+
+function record(subject: string, overrides: Partial<RefreshTokenRecord> = {}): { token: string; record: RefreshTokenRecord } {
+  const token = generateRefreshToken();
+  const now = Date.now();
+  return {
+    token,
+    record: {
+      id: refreshTokenId(token), subject, service: 'registry.local', clientId: 'docker',
+      createdAt: now, expiresAt: now + 90 * DAY, idleExpiresAt: now + 30 * DAY, ...overrides,
+    },
+  };
+}
+
+describeWithPeers('RedisRefreshTokenStore', [redis()], () => {
+  // A prefix per run keeps these keys apart from other specs and runs sharing the server.
+  const prefix = `spec:${randomBytes(6).toString('hex')}:`;
+  let store: RedisRefreshTokenStore;
+  let other: RedisRefreshTokenStore;
+  let inspect: Redis;
+
+  beforeAll(() => {
+    store = new RedisRefreshTokenStore({ url: URL, keyPrefix: prefix });
+    other = new RedisRefreshTokenStore({ url: URL, keyPrefix: prefix });
+    inspect = new Redis(URL);
+  });
+
+  afterAll(async () => {
+    const keys = await inspect.keys(`${prefix}*`);
+    if (keys.length > 0) await inspect.del(...keys);
+    await Promise.all([store.close(), other.close(), inspect.quit()]);
+  });
+
+  describe('a token is stored only as its SHA-256, with its binding', () => {
+    test('no key or value holds the token itself; the record comes back whole', async () => {
+      const { token, record: r } = record('alice', { labels: { group: ['dev', 'ops'] } });
+      await store.save(r);
+      const keys = await inspect.keys(`${prefix}*`);
+      expect(keys).toContain(`${prefix}token:${r.id}`);
+      for (const key of keys) {
+        expect(key).not.toContain(token);
+        const type = await inspect.type(key);
+        const values = type === 'hash' ? Object.values(await inspect.hgetall(key)) : await inspect.smembers(key);
+        for (const v of values) expect(v).not.toContain(token.slice(4));
+      }
+      const used = await store.use(r.id, Date.now(), 30 * DAY);
+      expect(used).toEqual({ ...r, idleExpiresAt: expect.any(Number) });
+    });
+
+    test('the key prefix option decides where keys live', async () => {
+      const { record: r } = record('prefix-user');
+      await store.save(r);
+      expect(await inspect.exists(`${prefix}token:${r.id}`, `${prefix}subject:prefix-user`)).toBe(2);
+      expect(await inspect.exists(`dockgate:rt:token:${r.id}`)).toBe(0);
+    });
+  });
+
+  describe('expiry is the key TTL: min(idle, absolute) remaining, so nothing needs sweeping', () => {
+    test('a new token lives until its idle expiry', async () => {
+      const { record: r } = record('ttl-user');
+      await store.save(r);
+      const ttl = await inspect.pttl(`${prefix}token:${r.id}`);
+      expect(ttl).toBeGreaterThan(30 * DAY - 5_000);
+      expect(ttl).toBeLessThanOrEqual(30 * DAY);
+    });
+
+    test('use moves the idle expiry and the TTL, never past the absolute expiry', async () => {
+      const now = Date.now();
+      const { record: r } = record('ttl-user', { expiresAt: now + 10 * 60_000, idleExpiresAt: now + 60_000 });
+      await store.save(r);
+      const used = await other.use(r.id, now, 5 * 60_000);
+      expect(used?.idleExpiresAt).toBe(now + 5 * 60_000);
+      expect(await inspect.pttl(`${prefix}token:${r.id}`)).toBeGreaterThan(4 * 60_000);
+      const capped = await store.use(r.id, now, 60 * 60_000);
+      expect(capped?.idleExpiresAt).toBe(r.expiresAt);
+      expect(await inspect.pttl(`${prefix}token:${r.id}`)).toBeLessThanOrEqual(10 * 60_000);
+    });
+
+    test('a token whose TTL ran out is gone', async () => {
+      const now = Date.now();
+      const { record: r } = record('short-user', { expiresAt: now + 150, idleExpiresAt: now + 150 });
+      await store.save(r);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(await inspect.exists(`${prefix}token:${r.id}`)).toBe(0);
+      expect(await store.use(r.id, Date.now(), 60_000)).toBeNull();
+    });
+
+    test('a token already dead at save time is not recorded', async () => {
+      const now = Date.now();
+      const { record: r } = record('dead-user', { expiresAt: now - 1, idleExpiresAt: now - 1 });
+      await store.save(r);
+      expect(await inspect.exists(`${prefix}token:${r.id}`)).toBe(0);
+    });
+
+    test('a caller whose clock is past the expiry gets null and the record is deleted', async () => {
+      const { record: r } = record('clock-user');
+      await store.save(r);
+      expect(await store.use(r.id, r.idleExpiresAt, 60_000)).toBeNull();
+      expect(await inspect.exists(`${prefix}token:${r.id}`)).toBe(0);
+    });
+
+    test('an unknown id is null', async () => {
+      expect(await store.use(refreshTokenId('dgr_unknown'), Date.now(), 60_000)).toBeNull();
+    });
+  });
+
+  describe('revoke removes one token, everywhere', () => {
+    test('revoked at one instance, refused by another; a second revoke finds nothing', async () => {
+      const a = record('bob');
+      const b = record('bob');
+      await store.save(a.record);
+      await store.save(b.record);
+      expect(await other.revoke(a.record.id)).toBe(true);
+      expect(await store.use(a.record.id, Date.now(), 60_000)).toBeNull();
+      expect(await store.revoke(a.record.id)).toBe(false);
+      expect(await store.use(b.record.id, Date.now(), 60_000)).not.toBeNull();
+      expect(await inspect.smembers(`${prefix}subject:bob`)).toEqual([b.record.id]);
+    });
+  });
+
+  describe('revokeSubject removes every token of one subject and no other', () => {
+    test('counts the live tokens it revoked and leaves other subjects alone', async () => {
+      const mine = [record('carol'), record('carol'), record('carol')];
+      const theirs = record('dave');
+      for (const t of [...mine, theirs]) await store.save(t.record);
+      expect(await other.revokeSubject('carol')).toBe(3);
+      for (const t of mine) expect(await store.use(t.record.id, Date.now(), 60_000)).toBeNull();
+      expect(await store.use(theirs.record.id, Date.now(), 60_000)).not.toBeNull();
+      expect(await store.revokeSubject('carol')).toBe(0);
+      expect(await inspect.exists(`${prefix}subject:carol`)).toBe(0);
+    });
+
+    test('the subject set lives as long as its longest-lived token', async () => {
+      const now = Date.now();
+      await store.save(record('erin', { expiresAt: now + 5 * DAY, idleExpiresAt: now + DAY }).record);
+      await store.save(record('erin', { expiresAt: now + 2 * DAY, idleExpiresAt: now + DAY }).record);
+      const ttl = await inspect.pttl(`${prefix}subject:erin`);
+      expect(ttl).toBeGreaterThan(5 * DAY - 5_000);
+      expect(ttl).toBeLessThanOrEqual(5 * DAY);
+    });
+
+    test('ids of expired tokens are pruned from the subject set by later saves', async () => {
+      const now = Date.now();
+      for (let i = 0; i < 3; i++) await store.save(record('frank', { expiresAt: now + 100, idleExpiresAt: now + 100 }).record);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      for (let i = 0; i < 4; i++) await store.save(record('frank').record);
+      expect(await inspect.scard(`${prefix}subject:frank`)).toBe(4);
+    });
+
+    test('racing saves at one instance and revocations at another leave every live token in its subject set', async () => {
+      const saves = Array.from({ length: 200 }, () => record('grace'));
+      const revocations: Promise<number>[] = [];
+      await Promise.all(saves.map(async (t, i) => {
+        if (i % 40 === 0) revocations.push(other.revokeSubject('grace'));
+        await store.save(t.record);
+      }));
+      await Promise.all(revocations);
+      const members = new Set(await inspect.smembers(`${prefix}subject:grace`));
+      for (const t of saves) {
+        if (await inspect.exists(`${prefix}token:${t.record.id}`)) expect(members.has(t.record.id)).toBe(true);
+      }
+      await other.revokeSubject('grace');
+      for (const t of saves) expect(await inspect.exists(`${prefix}token:${t.record.id}`)).toBe(0);
+    });
+  });
+
+  describe('a client given by the host is used as it is', () => {
+    test('works, and close() leaves it open', async () => {
+      const client = new Redis(URL, { enableOfflineQueue: false, commandTimeout: 1000 });
+      await new Promise((resolve) => client.once('ready', resolve));
+      const shared = new RedisRefreshTokenStore({ client, keyPrefix: prefix });
+      const { record: r } = record('henry');
+      await shared.save(r);
+      expect((await store.use(r.id, Date.now(), 60_000))?.subject).toBe('henry');
+      await shared.close();
+      expect(await client.ping()).toBe('PONG');
+      await client.quit();
+    });
+  });
+});
+
+describe('RedisRefreshTokenStore fails fast while Redis is unreachable', () => {
+  test('a store call rejects within about its command timeout instead of queueing', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port: p } = probe.address() as { port: number };
+        probe.close(() => resolve(p));
+      });
+    });
+    const errors: Error[] = [];
+    const store = new RedisRefreshTokenStore({ url: `redis://127.0.0.1:${port}`, commandTimeout: 300, onConnectionError: (e) => errors.push(e) });
+    const started = Date.now();
+    await expect(store.save(record('nobody').record)).rejects.toThrow();
+    await expect(store.use('0'.repeat(64), Date.now(), 60_000)).rejects.toThrow();
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(errors.length).toBe(1);
+    await store.close();
+  });
+});
+
+describe('RedisRefreshTokenStore options are validated at construction', () => {
+  test.each([
+    [{}, /exactly one of "url" and "client"/],
+    [{ url: 'http://x' }, /"url"/],
+    [{ url: URL, client: {} }, /exactly one/],
+    [{ client: {} }, /"client" must be an ioredis client/],
+    [{ client: { defineCommand() {}, options: { keyPrefix: 'x:' } } }, /keyPrefix/],
+    [{ url: URL, keyPrefix: '' }, /"keyPrefix"/],
+    [{ url: URL, commandTimeout: 0 }, /"commandTimeout"/],
+    [{ url: URL, onConnectionError: 'log' }, /"onConnectionError"/],
+  ])('%j is a TypeError naming the option', (options, message) => {
+    expect(() => new RedisRefreshTokenStore(options as never)).toThrow(TypeError);
+    expect(() => new RedisRefreshTokenStore(options as never)).toThrow(message);
+  });
+});
