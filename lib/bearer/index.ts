@@ -1,0 +1,15 @@
+export { bearerGuard, requireBearer } from './require-bearer.js';
+export type { BearerGuard } from './require-bearer.js';
+export type { BearerOptions, BearerKeys, BearerAlgorithm, BearerCacheOptions, RemoteJwksKeys } from './bearer-options.js';
+export type { BearerScope } from './access/required-scopes.js';
+export { bearerOf } from './bearer-of.js';
+export type { VerifiedBearer } from './verify/verified-bearer.js';
+export { missingAccess, accessRecords } from './access/missing-access.js';
+export type { AccessRecord } from './access/missing-access.js';
+export { formatBearerChallenge } from './challenge/format-challenge.js';
+export type { BearerChallengeParams, BearerChallengeError } from './challenge/format-challenge.js';
+export { quotedString } from './challenge/quoted-string.js';
+export { RegistryError } from './errors/registry-error.js';
+export type { RegistryErrorCode, RegistryErrorOptions, AccessRecordDetail } from './errors/registry-error.js';
+export { writeRegistryError } from './errors/write-registry-error.js';
+export { bearerTokenFrom } from './http/bearer-token-from.js';

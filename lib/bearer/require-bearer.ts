@@ -1,0 +1,104 @@
+import type { Request, RequestHandler } from 'express';
+import { ScopeSyntaxError, type ResourceScope } from '../scope/index.js';
+import { accessRecords, type AccessRecord } from './access/missing-access.js';
+import { missingAccess } from './access/missing-access.js';
+import { parseRequiredScopes, type BearerScope } from './access/required-scopes.js';
+import type { BearerOptions } from './bearer-options.js';
+import { formatBearerChallenge, type BearerChallengeError } from './challenge/format-challenge.js';
+import { RegistryError, type AccessRecordDetail } from './errors/registry-error.js';
+import { writeRegistryError } from './errors/write-registry-error.js';
+import { bearerTokenFrom } from './http/bearer-token-from.js';
+import { KeySourceUnavailable } from './keys/key-source.js';
+import { resolveBearerOptions, type ResolvedBearerOptions } from './resolve-bearer-options.js';
+import { createBearerTokenVerifier, InvalidBearerToken } from './verify/verify-bearer-token.js';
+
+/** Returns the middleware for one route's scope; realm, keys and cache are shared by all of them. */
+export type BearerGuard = (scope: BearerScope) => RequestHandler;
+
+const MESSAGES: Record<'missing' | BearerChallengeError, string> = {
+  missing: 'authentication required',
+  invalid_token: 'invalid token',
+  insufficient_scope: 'insufficient scope',
+};
+
+function detail(records: readonly AccessRecord[]): AccessRecordDetail[] {
+  return records.map((r) => ({ Type: r.type, Class: r.class ?? '', Name: r.name, Action: r.action }));
+}
+
+function unauthorized(options: ResolvedBearerOptions, scopes: ResourceScope[], error?: BearerChallengeError): RegistryError {
+  const challenge = formatBearerChallenge({ realm: options.realm, service: options.service, scopes, ...(error ? { error } : {}) });
+  // Like the registry, the detail lists everything the request needs, not only what is missing.
+  return new RegistryError('UNAUTHORIZED', MESSAGES[error ?? 'missing'], { status: 401, challenge, detail: detail(accessRecords(scopes)) });
+}
+
+function scopesOf(req: Request, scope: BearerScope, fixed: ResourceScope[] | undefined): ResourceScope[] {
+  if (fixed) return fixed;
+  try {
+    return parseRequiredScopes((scope as (req: Request) => unknown)(req));
+  } catch (err) {
+    // A scope built from request data (a repository name in the path) that is outside the
+    // grammar is the client's fault: the registry answers an invalid name with 400 NAME_INVALID.
+    if (err instanceof ScopeSyntaxError) throw new RegistryError('NAME_INVALID', 'invalid repository name', { status: 400, detail: { reason: err.message }, cause: err });
+    throw err;
+  }
+}
+
+/**
+ * Configures bearer protection once (realm, keys, issuer, service, cache) and returns a function
+ * making the middleware for each route's required scope. Prefer it to {@link requireBearer} when
+ * several routes are protected: they then share one key set and one verified-token cache.
+ *
+ * Failures answer like distribution's token access controller: 401 with
+ * `WWW-Authenticate: Bearer realm,service[,scope][,error]` and an UNAUTHORIZED body; a scope built
+ * from a malformed request is 400 NAME_INVALID; an unreachable remote JWKS is 503 UNAVAILABLE.
+ * On success `req.bearer` (or {@link bearerOf}) holds the subject and access.
+ *
+ * @example
+ * const guard = bearerGuard({ realm: 'https://auth.example/token', keys: tokens }); // tokens = tokenRouter({...})
+ * app.get('/v2/', guard([]), (_req, res) => res.json({}));
+ * app.get('/v2/*name/tags/list', guard((req) => `repository:${(req.params.name as string[]).join('/')}:pull`), listTags);
+ * @throws {TypeError} naming the option when an option is invalid.
+ */
+export function bearerGuard(options: BearerOptions): BearerGuard {
+  const resolved = resolveBearerOptions(options);
+  const verify = createBearerTokenVerifier(resolved);
+  return (scope) => {
+    if (typeof scope !== 'function' && typeof scope !== 'string' && !Array.isArray(scope)) {
+      throw new TypeError('requireBearer scope must be a string, a list of strings or a function of the request');
+    }
+    // A fixed requirement is parsed once; a mistake in it is the host's, reported at start-up.
+    const fixed = typeof scope === 'function' ? undefined : parseRequiredScopes(scope);
+    return async (req, res, next) => {
+      try {
+        const scopes = scopesOf(req, scope, fixed);
+        const token = bearerTokenFrom(req.headers.authorization);
+        if (token === undefined) throw unauthorized(resolved, scopes);
+        let bearer;
+        try {
+          bearer = await verify(token);
+        } catch (err) {
+          if (err instanceof InvalidBearerToken) throw unauthorized(resolved, scopes, 'invalid_token');
+          if (err instanceof KeySourceUnavailable) throw new RegistryError('UNAVAILABLE', 'authentication service unavailable', { status: 503, retryAfter: 5, cause: err });
+          throw err;
+        }
+        if (missingAccess(scopes, bearer.access).length > 0) throw unauthorized(resolved, scopes, 'insufficient_scope');
+        req.bearer = bearer;
+        next();
+      } catch (err) {
+        if (err instanceof RegistryError) writeRegistryError(res, err);
+        else next(err);
+      }
+    };
+  };
+}
+
+/**
+ * Protects one route: `bearerGuard(options)(scope)`. Each call has its own key set and cache, so
+ * use {@link bearerGuard} for more than one route.
+ *
+ * @example
+ * app.get('/v2/', requireBearer([], { realm: 'http://127.0.0.1:5001/token', keys: tokens }), (_req, res) => res.json({}));
+ */
+export function requireBearer(scope: BearerScope, options: BearerOptions): RequestHandler {
+  return bearerGuard(options)(scope);
+}
