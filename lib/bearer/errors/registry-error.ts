@@ -1,7 +1,14 @@
 import { DockgateError } from '../../errors/dockgate-error.js';
 
-/** Error codes of the registry API (distribution `registry/api/errcode`) that bearer protection answers with. */
-export type RegistryErrorCode = 'UNAUTHORIZED' | 'NAME_INVALID' | 'UNAVAILABLE';
+/**
+ * Error codes of the registry API (distribution `docs/spec/api.md` "Errors" and `registry/api/errcode`).
+ * Bearer protection itself answers UNAUTHORIZED, NAME_INVALID and UNAVAILABLE; host routes use the rest.
+ */
+export type RegistryErrorCode =
+  | 'BLOB_UNKNOWN' | 'BLOB_UPLOAD_INVALID' | 'BLOB_UPLOAD_UNKNOWN' | 'DIGEST_INVALID' | 'MANIFEST_BLOB_UNKNOWN'
+  | 'MANIFEST_INVALID' | 'MANIFEST_UNKNOWN' | 'MANIFEST_UNVERIFIED' | 'NAME_INVALID' | 'NAME_UNKNOWN'
+  | 'PAGINATION_NUMBER_INVALID' | 'RANGE_INVALID' | 'SIZE_INVALID' | 'TAG_INVALID' | 'UNAUTHORIZED' | 'DENIED'
+  | 'UNSUPPORTED' | 'TOOMANYREQUESTS' | 'UNAVAILABLE' | 'UNKNOWN';
 
 /** One `detail` record of an UNAUTHORIZED error, keyed as the registry's Go struct (no JSON tags) writes them. */
 export interface AccessRecordDetail {
