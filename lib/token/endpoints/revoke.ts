@@ -16,15 +16,17 @@ export function revokeHandler(options: ResolvedTokenOptions): RequestHandler {
     const token = body.token;
     if (typeof token !== 'string' || token.length === 0) throw new OAuthError('invalid_request', '"token" is required');
     if (token.length > 4096) throw new OAuthError('invalid_request', '"token" must be at most 4096 characters');
-    const hint = body.token_type_hint;
-    if (hint !== undefined && hint !== 'refresh_token' && hint !== 'access_token') {
-      throw new OAuthError('invalid_request', '"token_type_hint" must be "access_token" or "refresh_token"');
+    const revoked = await callStore(() => options.refresh.store.revoke(refreshTokenId(token)));
+    if (revoked) {
+      options.audit?.({ type: 'refresh_token.revoked', account: '', ...(req.ip ? { ip: req.ip } : {}) });
+      res.status(200).end();
+      return;
     }
-    if (hint === 'access_token') {
+    // §2.1: the hint only orders the search — a refresh token sent as "access_token" is still
+    // revoked above, and an unknown hint value is ignored (the server "MAY ignore this parameter").
+    if (body.token_type_hint === 'access_token') {
       throw new OAuthError('unsupported_token_type', 'access tokens cannot be revoked; they expire on their own');
     }
-    const revoked = await callStore(() => options.refresh.store.revoke(refreshTokenId(token)));
-    if (revoked) options.audit?.({ type: 'refresh_token.revoked', account: '', ...(req.ip ? { ip: req.ip } : {}) });
     res.status(200).end();
   };
 }
