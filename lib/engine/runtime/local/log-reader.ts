@@ -84,8 +84,10 @@ export class LogReader extends Readable {
       this.log.advanced();
       if (!this.wanted(chunk)) continue;
       const payload = this.options.timestamps ? this.stamp(chunk, data) : data;
-      const more = this.options.multiplexed ? this.push(frameHeader(chunk.stream, payload.length)) && this.push(payload) : this.push(payload);
-      if (!more) return;
+      // Both halves of a frame are pushed whatever the first push says: the cursor already moved.
+      const headerFits = this.options.multiplexed ? this.push(frameHeader(chunk.stream, payload.length)) : true;
+      const payloadFits = this.push(payload);
+      if (!headerFits || !payloadFits) return;
     }
   }
 

@@ -135,8 +135,10 @@ export class OutputLog extends EventEmitter {
       this.retained -= first.data.length;
     }
     const full = this.full;
-    if (this.wasFull && !full) this.emit('drain');
+    const drained = this.wasFull && !full;
+    // Set before emitting: a 'drain' listener appends synchronously and re-enters trim().
     this.wasFull = full;
+    if (drained) this.emit('drain');
   }
 }
 

@@ -1,0 +1,98 @@
+import { describe, test, expect, afterAll } from '@jest/globals';
+import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
+import { request as httpRequest } from 'node:http';
+import { FrameDecoder, processRuntime } from '../../lib/engine/index.js';
+import { listenOnSocket, socketRequest } from './helpers.js';
+
+const hasBusybox = existsSync('/bin/busybox');
+const d = hasBusybox ? describe : describe.skip;
+const runtime = processRuntime({ images: { busybox: { program: '/bin/busybox' } }, maxLogBytes: 64 * 1024 });
+const listening = hasBusybox ? listenOnSocket(runtime) : undefined;
+afterAll(async () => {
+  await runtime.close?.();
+  await (await listening)?.close();
+});
+
+async function run(cmd: string[], extra: object = {}): Promise<{ id: string; code: number; out: string; err: string; raw: Buffer }> {
+  const { socket } = (await listening)!;
+  const created = await socketRequest(socket, 'POST', '/v1.28/containers/create', { Image: 'busybox', Cmd: cmd, ...extra });
+  expect(created.status).toBe(201);
+  const id = JSON.parse(created.body.toString()).Id as string;
+  expect((await socketRequest(socket, 'POST', `/v1.28/containers/${id}/start`)).status).toBe(204);
+  const wait = JSON.parse((await socketRequest(socket, 'POST', `/v1.28/containers/${id}/wait`)).body.toString());
+  const logs = await socketRequest(socket, 'GET', `/v1.28/containers/${id}/logs?stdout=1&stderr=1`);
+  const frames = new FrameDecoder().push(logs.body);
+  const pick = (s: number): string => frames.filter((f) => f.stream === s).map((f) => f.payload.toString()).join('');
+  return { id, code: wait.StatusCode, out: pick(1), err: pick(2), raw: logs.body };
+}
+
+d('process runtime: Cmd runs as a child process of an allow-listed image', () => {
+  test('argv[0] picks the busybox applet; output and exit code come back', async () => {
+    const r = await run(['sh', '-c', 'echo out; echo err >&2; exit 4']);
+    expect(r).toMatchObject({ code: 4, out: 'out\n', err: 'err\n' });
+  });
+  test('no shell: arguments are passed verbatim', async () => {
+    const r = await run(['echo', '$HOME; ls', '`id`']);
+    expect(r.out).toBe('$HOME; ls `id`\n');
+  });
+  test('the environment holds only the image and request entries', async () => {
+    const r = await run(['env'], { Env: ['GREETING=hi'] });
+    expect(r.out.split('\n').filter(Boolean).sort()).toEqual(['GREETING=hi', 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin']);
+  });
+  test('an image outside the allow-list is 404 No such image', async () => {
+    const { socket } = (await listening)!;
+    const res = await socketRequest(socket, 'POST', '/v1.28/containers/create', { Image: 'alpine', Cmd: ['true'] });
+    expect(res.status).toBe(404);
+    expect(JSON.parse(res.body.toString())).toEqual({ message: 'No such image: alpine:latest' });
+  });
+  test('kept output is bounded by maxLogBytes: 1 MB written, the last <= 64 KiB kept', async () => {
+    const r = await run(['sh', '-c', 'head -c 1000000 /dev/zero | tr "\\0" x; echo; echo END']);
+    expect(r.code).toBe(0);
+    expect(r.out.length).toBeLessThanOrEqual(64 * 1024 + 65536);
+    expect(r.out.endsWith('\nEND\n')).toBe(true);
+  });
+  test('a follower attached before start receives all 1 MB (the child waits for it)', async () => {
+    const { socket } = (await listening)!;
+    const created = await socketRequest(socket, 'POST', '/v1.28/containers/create', { Image: 'busybox', Cmd: ['head', '-c', '1000000', '/dev/zero'] });
+    const id = JSON.parse(created.body.toString()).Id as string;
+    // follow=1 sends its headers once the reader is registered: start only then.
+    const body = await new Promise<Buffer>((resolve, reject) => {
+      const req = httpRequest({ socketPath: socket, path: `/v1.28/containers/${id}/logs?stdout=1&follow=1` }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve(Buffer.concat(chunks)));
+        void socketRequest(socket, 'POST', `/v1.28/containers/${id}/start`);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    const total = new FrameDecoder().push(body).reduce((n, f) => n + f.payload.length, 0);
+    expect(total).toBe(1000000);
+  });
+  test('stdin reaches an OpenStdin container over an upgraded attach', async () => {
+    const { socket } = (await listening)!;
+    const created = await socketRequest(socket, 'POST', '/v1.28/containers/create', { Image: 'busybox', Cmd: ['cat'], OpenStdin: true, StdinOnce: true });
+    const id = JSON.parse(created.body.toString()).Id as string;
+    const wire = await new Promise<Buffer>((resolve, reject) => {
+      const conn = connect(socket);
+      const chunks: Buffer[] = [];
+      conn.on('data', (c) => {
+        chunks.push(c);
+        if (Buffer.concat(chunks).includes('101 UPGRADED') && chunks.length === 1) {
+          void socketRequest(socket, 'POST', `/v1.28/containers/${id}/start`).then(() => conn.end('piped in\n'));
+        }
+      });
+      conn.on('close', () => resolve(Buffer.concat(chunks)));
+      conn.on('error', reject);
+      conn.write(`POST /v1.28/containers/${id}/attach?stream=1&stdin=1&stdout=1&stderr=1 HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n`);
+    });
+    const body = wire.subarray(wire.indexOf('\r\n\r\n') + 4);
+    expect(new FrameDecoder().push(body).map((f) => f.payload.toString()).join('')).toBe('piped in\n');
+  });
+  test('options are validated at construction', () => {
+    expect(() => processRuntime({ images: {} })).toThrow(/"images"/);
+    expect(() => processRuntime({ images: { busybox: { program: 'busybox' } } })).toThrow(/program" must be an absolute path/);
+    expect(() => processRuntime({ images: { busybox: { program: '/bin/busybox' } }, maxLogBytes: 10 })).toThrow(/maxLogBytes/);
+  });
+});
