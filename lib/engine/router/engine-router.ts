@@ -59,8 +59,10 @@ export function engineRouter(runtime: ContainerRuntime, versionRange?: VersionRa
   );
   router.use((req: Request, res: Response, next: NextFunction) => {
     // A versioned path that matched no route must not be retried as an unversioned one.
-    if (VERSION_PREFIX.test(req.path)) {
-      pageNotFound(req, res);
+    const versioned = VERSION_PREFIX.exec(req.path);
+    if (versioned) {
+      // dockerd's versioned catch-all knows the version, so below 1.24 this 404 is plain text too.
+      writeEngineError(res, EngineError.notFound('page not found'), versioned[1]);
       return;
     }
     engineLocals(res).requested = undefined;
@@ -74,7 +76,7 @@ export function engineRouter(runtime: ContainerRuntime, versionRange?: VersionRa
   return router;
 }
 
-/** dockerd answers unknown paths and wrong methods alike with 404 `page not found`, always JSON. */
+/** dockerd answers unknown paths and wrong methods alike with 404 `page not found`. */
 function pageNotFound(_req: Request, res: Response): void {
   writeEngineError(res, EngineError.notFound('page not found'));
 }
