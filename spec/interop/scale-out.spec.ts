@@ -58,7 +58,7 @@ describeWithPeers('two token-service processes sharing one Redis', [program('red
       const port = await freePort();
       if (!ports.includes(port)) ports.push(port);
     }
-    [first, second] = await Promise.all(ports.map((port) => startTokenServerProcess(port, env)));
+    [first, second] = await Promise.all([startTokenServerProcess(ports[0] as number, env), startTokenServerProcess(ports[1] as number, env)]);
   }, 120_000);
 
   afterAll(async () => {
