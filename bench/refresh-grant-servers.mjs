@@ -1,0 +1,61 @@
+// Child process of refresh-grant.mjs: one tokenRouter per refresh-token store, on 127.0.0.1, so
+// the load generator (autocannon, in the parent) and the servers get a core each. Both routers
+// share the signing key and everything else; only `refreshTokens.store` differs:
+//   memory — MemoryRefreshTokenStore (the default);
+//   redis  — RedisRefreshTokenStore on BENCH_REDIS_URL (defaults to redis://127.0.0.1:6379),
+//            under a key prefix of its own that is deleted on "stop".
+// Sends { ports: { memory, redis } } over IPC when listening and exits on "stop".
+import { randomBytes } from 'node:crypto';
+import express from 'express';
+import { Redis } from 'ioredis';
+import { generateSigningKey, MemoryRefreshTokenStore, RedisRefreshTokenStore, tokenRouter } from '../dist/index.js';
+
+export const ISSUER = 'dockgate-bench';
+export const SERVICE = 'registry.bench';
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const KEY_PREFIX = `dockgate-bench:${randomBytes(4).toString('hex')}:`;
+
+const { privateKeyPem, certificatePem } = generateSigningKey();
+
+function app(store) {
+  const router = tokenRouter({
+    issuer: ISSUER,
+    service: SERVICE,
+    keys: { privateKey: privateKeyPem, certificateChain: certificatePem },
+    // Cheap on purpose: only the password grant that obtains the refresh token authenticates.
+    authenticate: async ({ username }) => ({ subject: username }),
+    authorize: ({ scopes }) => scopes,
+    refreshTokens: { store },
+    throttle: false,
+    audit: () => {},
+  });
+  return express().use(router);
+}
+
+function listen(handler) {
+  return new Promise((resolve, reject) => {
+    const server = handler.listen(0, '127.0.0.1', (err) => (err ? reject(err) : resolve(server)));
+  });
+}
+
+const redisStore = new RedisRefreshTokenStore({ url: REDIS_URL, keyPrefix: KEY_PREFIX });
+const servers = { memory: await listen(app(new MemoryRefreshTokenStore())), redis: await listen(app(redisStore)) };
+process.send({ ports: Object.fromEntries(Object.entries(servers).map(([name, s]) => [name, s.address().port])) });
+
+process.on('message', async (message) => {
+  if (message !== 'stop') return;
+  for (const server of Object.values(servers)) {
+    server.closeAllConnections();
+    server.close();
+  }
+  await redisStore.close();
+  const cleanup = new Redis(REDIS_URL);
+  let cursor = '0';
+  do {
+    const [next, keys] = await cleanup.scan(cursor, 'MATCH', `${KEY_PREFIX}*`, 'COUNT', 1000);
+    if (keys.length > 0) await cleanup.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  await cleanup.quit();
+  process.exit(0);
+});
