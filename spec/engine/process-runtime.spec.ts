@@ -4,10 +4,12 @@ import { connect } from 'node:net';
 import { request as httpRequest } from 'node:http';
 import { FrameDecoder, processRuntime } from '../../lib/engine/index.js';
 import { listenOnSocket, socketRequest } from './helpers.js';
+import { describeWithPeers, type PeerCheck } from '../support/peers.js';
 
 const hasBusybox = existsSync('/bin/busybox');
-const d = hasBusybox ? describe : describe.skip;
-const runtime = processRuntime({ images: { busybox: { program: '/bin/busybox' } }, maxLogBytes: 64 * 1024 });
+const busybox: PeerCheck = { name: '/bin/busybox (busybox-static)', available: () => hasBusybox };
+const d = (title: string, body: () => void) => describeWithPeers(title, [busybox], body);
+const runtime = processRuntime({ images: { busybox: { program: '/bin/busybox' }, 'alpine:*': { program: '/bin/busybox' } }, maxLogBytes: 64 * 1024 });
 const listening = hasBusybox ? listenOnSocket(runtime) : undefined;
 afterAll(async () => {
   await runtime.close?.();
@@ -42,9 +44,22 @@ d('process runtime: Cmd runs as a child process of an allow-listed image', () =>
   });
   test('an image outside the allow-list is 404 No such image', async () => {
     const { socket } = (await listening)!;
-    const res = await socketRequest(socket, 'POST', '/v1.28/containers/create', { Image: 'alpine', Cmd: ['true'] });
+    const res = await socketRequest(socket, 'POST', '/v1.28/containers/create', { Image: 'debian', Cmd: ['true'] });
     expect(res.status).toBe(404);
-    expect(JSON.parse(res.body.toString())).toEqual({ message: 'No such image: alpine:latest' });
+    expect(JSON.parse(res.body.toString())).toEqual({ message: 'No such image: debian:latest' });
+    const tagged = await socketRequest(socket, 'POST', '/v1.28/containers/create', { Image: 'busybox:1.36', Cmd: ['true'] });
+    expect(tagged.status).toBe(404);
+    expect(JSON.parse(tagged.body.toString())).toEqual({ message: 'No such image: busybox:1.36' });
+  });
+  test('a name:* entry allows every tag of that name, inspected under the tag asked for', async () => {
+    const { socket } = (await listening)!;
+    const created = await socketRequest(socket, 'POST', '/v1.28/containers/create', { Image: 'alpine:3.20', Cmd: ['echo', 'tagged'] });
+    expect(created.status).toBe(201);
+    const id = JSON.parse(created.body.toString()).Id as string;
+    const inspect = JSON.parse((await socketRequest(socket, 'GET', `/v1.28/containers/${id}/json`)).body.toString());
+    expect(inspect.Config.Image).toBe('alpine:3.20');
+    expect((await run(['echo', 'x'], { Image: 'alpine:edge' })).out).toBe('x\n');
+    expect((await socketRequest(socket, 'POST', '/v1.28/containers/create', { Image: 'alpine@sha256:' + 'a'.repeat(64), Cmd: ['true'] })).status).toBe(404);
   });
   test('kept output is bounded by maxLogBytes: 1 MB written, the last <= 64 KiB kept', async () => {
     const r = await run(['sh', '-c', 'head -c 1000000 /dev/zero | tr "\\0" x; echo; echo END']);

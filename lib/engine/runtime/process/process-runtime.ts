@@ -29,7 +29,8 @@ export interface ProcessRuntimeOptions {
   /**
    * The allow-list: image reference → how to run it. References are compared in Docker's
    * familiar form, so `busybox`, `busybox:latest` and `docker.io/library/busybox` are one
-   * image. Any other image is `No such image` (404). Required, at least one entry.
+   * image. A `name:*` entry allows every tag of that name (`busybox:*` serves `busybox:1.36`).
+   * Any other image is `No such image` (404). Required, at least one entry.
    */
   images: Record<string, ProcessImage>;
   /**
@@ -57,10 +58,11 @@ const DEFAULT_ENV = ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sb
 export function processRuntime(options: ProcessRuntimeOptions): ContainerRuntime {
   const images = validate(options);
   const cwd = options.cwd ?? tmpdir();
+  const lookup = (ref: string) => images.get(ref) ?? anyTag(images, ref);
   const executor: LocalExecutor = {
-    image: (ref) => images.get(ref)?.image,
+    image: (ref) => lookup(ref)?.image,
     start: ({ argv, env, image, openStdin, output }) => {
-      const spec = images.get(image.ref)!;
+      const spec = lookup(image.ref)!;
       const child = spawn(spec.program, argv.slice(1), {
         argv0: argv[0],
         cwd,
@@ -125,7 +127,7 @@ function validate(options: ProcessRuntimeOptions): Map<string, { image: LocalIma
       program: spec.program,
       image: {
         ref,
-        id: `sha256:${createHash('sha256').update(`${ref}\0${spec.program}`).digest('hex')}`,
+        id: imageId(ref, spec.program),
         ...(spec.entrypoint ? { entrypoint: [...spec.entrypoint] } : {}),
         ...(spec.cmd ? { cmd: [...spec.cmd] } : {}),
         env: spec.env ? [...spec.env] : DEFAULT_ENV,
@@ -133,6 +135,19 @@ function validate(options: ProcessRuntimeOptions): Map<string, { image: LocalIma
     });
   }
   return out;
+}
+
+/** The `name:*` entry covering a tagged reference, as an image of that exact reference. */
+function anyTag(images: Map<string, { image: LocalImage; program: string }>, ref: string): { image: LocalImage; program: string } | undefined {
+  const colon = ref.lastIndexOf(':');
+  if (colon <= ref.lastIndexOf('/') || ref.includes('@')) return undefined;
+  const entry = images.get(`${ref.slice(0, colon)}:*`);
+  if (!entry) return undefined;
+  return { program: entry.program, image: { ...entry.image, ref, id: imageId(ref, entry.program) } };
+}
+
+function imageId(ref: string, program: string): string {
+  return `sha256:${createHash('sha256').update(`${ref}\0${program}`).digest('hex')}`;
 }
 
 function splitEnv(entry: string): [string, string] {
