@@ -1,0 +1,65 @@
+import express, { type Express } from 'express';
+import {
+  aclAuthorizer, bearerGuard, dockerRuntime, engineRouter, htpasswdAuthenticator, ownNamespaceAcl, processRuntime,
+  redisRefreshTokenStore, tokenRouter, type AclRule, type ContainerRuntime, type TokenRouter,
+} from 'dockgate';
+import type { KeyFiles } from './dev-key.js';
+import type { DemoOptions } from './options.js';
+import { registryRoutes } from './registry-routes.js';
+
+/** The demo's default rules: own namespace and library pulls, plus the engine API for any signed-in user. */
+export function defaultAcl(): AclRule[] {
+  return [
+    ...ownNamespaceAcl(),
+    { comment: 'signed-in users drive the engine API over TCP', match: { account: '/.+/', type: 'engine', name: 'api' }, actions: ['read', 'write'] },
+  ];
+}
+
+export interface DemoApp {
+  /** Token service, /v2/ routes and the bearer-protected engine under /engine. */
+  app: Express;
+  /** The engine API alone, for the Unix socket (protected by the socket file's permissions). */
+  engineApp: Express;
+  tokens: TokenRouter;
+  realm: string;
+  runtime: ContainerRuntime;
+}
+
+/** Builds the demo from dockgate's public exports, as a host application would. */
+export function createDemoApp(options: DemoOptions, key: KeyFiles, publicUrl: string): DemoApp {
+  const realm = `${publicUrl}/token`;
+  const tokens = tokenRouter({
+    issuer: options.issuer,
+    service: options.service,
+    keys: { privateKey: key.privateKey, certificateChain: key.certificate },
+    authenticate: htpasswdAuthenticator({ file: options.users }),
+    authorize: aclAuthorizer(options.acl ? { file: options.acl } : defaultAcl()),
+    ...(options.redis ? { refreshTokens: { store: redisRefreshTokenStore({ url: options.redis }) } } : {}),
+  });
+  const guard = bearerGuard({ realm, keys: tokens });
+  const runtime = options.runtime === 'docker'
+    ? dockerRuntime({ socketPath: options.dockerSocket })
+    : processRuntime({
+      // Commands of these images run on this host, through busybox (busybox-static) when there is one.
+      images: {
+        'busybox:*': { program: '/bin/busybox' },
+        'alpine:*': { program: '/bin/busybox' },
+      },
+    });
+  const range = { min: options.apiRange.min, max: options.apiRange.max };
+  const engine = engineRouter(runtime, range);
+
+  const engineApp = express();
+  engineApp.use(engine);
+
+  const app = express();
+  app.use(tokens);
+  app.use(registryRoutes(guard, new Map([
+    ['alice/hello', ['1.0', 'latest']],
+    ['bob/tools', ['2024.1']],
+    ['library/busybox', ['latest']],
+  ])));
+  // Over TCP the engine API is for token holders: reads need engine:api:read, the rest write.
+  app.use('/engine', guard((req) => `engine:api:${req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write'}`), engine);
+  return { app, engineApp, tokens, realm, runtime };
+}

@@ -1,0 +1,40 @@
+import { registryTokenConfig } from 'dockgate';
+import type { DemoOptions } from './options.js';
+
+/** What the demo prints on start: everything a newcomer copies, ready to paste. */
+export function banner(options: DemoOptions, publicUrl: string, engineUrl: string, certPath: string, createdKey: boolean): string {
+  const realm = `${publicUrl}/token`;
+  const hostPort = publicUrl.replace(/^https?:\/\//, '');
+  return `
+dockgate demo is running
+  token endpoint   ${realm}   (JWKS ${publicUrl}/jwks, revocation ${publicUrl}/revoke)
+  registry routes  ${publicUrl}/v2/  and  ${publicUrl}/v2/<name>/tags/list   (bearer tokens)
+  engine API       ${engineUrl}   (API ${options.apiRange.min}-${options.apiRange.max}, ${options.runtime} runtime)
+                   ${publicUrl}/engine   (bearer tokens with scope engine:api:read / engine:api:write)
+  signing key      ${certPath}${createdKey ? '   (development key, created now)' : ''}
+
+Demo accounts (${options.users}):
+  alice / wonderland
+  bob   / builder
+
+Get a token:
+  curl -s -u alice:wonderland '${realm}?service=${options.service}&scope=repository:alice/hello:pull'
+
+Call a protected route with it:
+  TOKEN=$(curl -s -u alice:wonderland '${realm}?service=${options.service}&scope=repository:alice/hello:pull' | sed 's/.*"token":"\\([^"]*\\)".*/\\1/')
+  curl -s -H "Authorization: Bearer $TOKEN" ${publicUrl}/v2/alice/hello/tags/list
+
+Make a distribution registry trust these tokens (its config.yml):
+${registryTokenConfig({ realm, service: options.service, issuer: options.issuer, rootCertBundle: certPath }).replace(/^/gm, '  ').trimEnd()}
+  then: docker login <registry host:port> -u alice -p wonderland
+
+Run a container through the engine API:
+  export DOCKER_HOST=${engineUrl}
+  docker run --rm busybox echo hello
+
+Skopeo against the protected routes:
+  skopeo list-tags --tls-verify=false --creds alice:wonderland docker://${hostPort}/alice/hello
+
+Ctrl-C stops the demo.
+`;
+}
