@@ -8,7 +8,13 @@ export interface AccessRecord {
   action: string;
 }
 
-/** Expands scopes into one record per action, as the registry lists them in an error's `detail`. */
+/**
+ * Expands scopes into one record per action, as the registry lists them in an error's `detail`.
+ *
+ * @example
+ * accessRecords([{ type: 'repository', name: 'a/b', actions: ['pull', 'push'] }])
+ * // → [{ type: 'repository', name: 'a/b', action: 'pull' }, { type: 'repository', name: 'a/b', action: 'push' }]
+ */
 export function accessRecords(scopes: readonly ResourceScope[]): AccessRecord[] {
   const records: AccessRecord[] = [];
   for (const scope of scopes) {

@@ -18,12 +18,13 @@ function bearerFrom(payload: JWTPayload): VerifiedBearer {
   const access = payload.access ?? [];
   if (!Array.isArray(access) || !access.every(isAccessEntry)) throw new InvalidBearerToken('the access claim is malformed');
   if (payload.sub !== undefined && typeof payload.sub !== 'string') throw new InvalidBearerToken('the sub claim is malformed');
-  return {
+  // Frozen: a cached bearer is handed to every request carrying the same token.
+  return Object.freeze({
     subject: payload.sub ?? '',
-    access: access.map((e) => ({ type: e.type, name: e.name, actions: [...e.actions] })),
+    access: Object.freeze(access.map((e) => Object.freeze({ type: e.type, name: e.name, actions: Object.freeze([...e.actions]) as string[] }))),
     expiresAt: new Date((payload.exp as number) * 1000),
-    claims: payload,
-  };
+    claims: Object.freeze(payload),
+  });
 }
 
 /** A verify function bound to resolved options, with its own cache. */

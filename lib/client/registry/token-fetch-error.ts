@@ -3,6 +3,11 @@ import { DockgateError } from '../../errors/dockgate-error.js';
 /**
  * A token could not be obtained from an authorization server. The message never holds a
  * password or token; `status` and `oauthError` say what the server answered, when it answered.
+ *
+ * @example
+ * try { await client.token(challenge); } catch (err) {
+ *   if (err instanceof TokenFetchError && err.oauthError === 'invalid_grant') askForCredentialsAgain();
+ * }
  */
 export class TokenFetchError extends DockgateError {
   static override code = 'ERR_TOKEN_FETCH';
