@@ -3,7 +3,8 @@
 //   tokenRouter — dockgate's token endpoint, password grant, in-memory authenticate (no bcrypt);
 //   baseline    — a bare Express route parsing the same form and signing the same JWT.
 // Usage: node token-grant-servers.mjs [tokenRouter|baseline ...] (defaults to both); sends
-// { ports: { name: port } } over IPC when listening and exits on "stop".
+// { ports: { name: port } } over IPC when listening, answers "cpu" with { cpuMicros } (its CPU time
+// so far) and exits on "stop".
 import { randomBytes } from 'node:crypto';
 import express from 'express';
 import { SignJWT } from 'jose';
@@ -93,6 +94,12 @@ for (const name of names) {
 }
 process.send({ ports });
 process.on('message', (message) => {
+  // CPU time per token is steadier than req/s when other work shares the machine.
+  if (message === 'cpu') {
+    const { user, system } = process.cpuUsage();
+    process.send({ cpuMicros: user + system });
+    return;
+  }
   if (message !== 'stop') return;
   for (const server of servers) server.closeAllConnections();
   Promise.all(servers.map((s) => new Promise((r) => s.close(r)))).then(() => process.exit(0));

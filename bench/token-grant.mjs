@@ -1,7 +1,8 @@
 // Tokens per second of the password grant through tokenRouter, against a baseline measured in the
 // same run: a bare Express route that parses the same form and signs the same JWT with the same
 // key. Load comes from autocannon over 127.0.0.1, bounded in time; each contender is measured
-// twice, in alternating order, and the ratio of the means is printed.
+// BENCH_ROUNDS times, in alternating order, and the ratio of the means is printed, with the
+// server's CPU time per token (steadier than req/s when other work shares the cores).
 //
 //   npm run bench:token                         (builds dist/ first)
 //   node bench/token-grant.mjs --profile        (also writes CPU profiles and says where time goes)
@@ -45,6 +46,7 @@ function startServers(names, execArgv = []) {
     child.once('exit', (code) => reject(new Error(`bench servers exited with ${code}`)));
     child.once('message', ({ ports }) => resolve({
       ports,
+      cpuMicros: () => new Promise((r) => { child.once('message', (m) => r(m.cpuMicros)); child.send('cpu'); }),
       stop: () => new Promise((r) => { child.removeAllListeners('exit'); child.once('exit', r); child.send('stop'); }),
     }));
   });
@@ -94,48 +96,70 @@ async function compare() {
     for (let round = 0; round < ROUNDS; round += 1) {
       const order = round % 2 === 0 ? ['tokenRouter', 'baseline'] : ['baseline', 'tokenRouter'];
       for (const name of order) {
+        const before = await servers.cpuMicros();
         const result = await load(servers.ports[name], DURATION);
+        result.cpuPerToken = (await servers.cpuMicros() - before) / result.requests.total;
         runs[name].push(result);
-        console.log(`round ${round + 1} ${name.padEnd(11)} ${result.requests.average.toFixed(0).padStart(6)} req/s  p50 ${result.latency.p50} ms  p99 ${result.latency.p99} ms`);
+        console.log(`round ${round + 1} ${name.padEnd(11)} ${result.requests.average.toFixed(0).padStart(6)} req/s  p50 ${result.latency.p50} ms  p99 ${result.latency.p99} ms  ${result.cpuPerToken.toFixed(0)} CPU µs/token`);
       }
     }
   } finally {
     await servers.stop();
   }
-  const mean = (list) => list.reduce((sum, r) => sum + r.requests.average, 0) / list.length;
-  const ours = mean(runs.tokenRouter);
-  const base = mean(runs.baseline);
+  const mean = (list, of) => list.reduce((sum, r) => sum + of(r), 0) / list.length;
+  const ours = mean(runs.tokenRouter, (r) => r.requests.average);
+  const base = mean(runs.baseline, (r) => r.requests.average);
   const ratio = ours / base;
+  const oursCpu = mean(runs.tokenRouter, (r) => r.cpuPerToken);
+  const baseCpu = mean(runs.baseline, (r) => r.cpuPerToken);
   console.log('');
   console.log(`password grant, ${CONNECTIONS} connections, ${ROUNDS} × ${DURATION} s each after ${WARMUP} s warm-up`);
   console.log(`  baseline (express.urlencoded + jose SignJWT)  ${base.toFixed(0)} tokens/s`);
   console.log(`  tokenRouter                                   ${ours.toFixed(0)} tokens/s`);
   console.log(`  ratio tokenRouter / baseline                  ${ratio.toFixed(3)}  (target >= ${TARGET_RATIO}: ${ratio >= TARGET_RATIO ? 'met' : 'NOT met'})`);
+  console.log(`  server CPU per token: baseline ${baseCpu.toFixed(0)} µs, tokenRouter ${oursCpu.toFixed(0)} µs; efficiency ratio ${(baseCpu / oursCpu).toFixed(3)} (steadier on a busy machine)`);
   return ratio;
 }
 
 async function profile(name) {
   const dir = mkdtempSync(join(tmpdir(), `dockgate-bench-${name}-`));
   const servers = await startServers([name], ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+  let requests;
   try {
-    await load(servers.ports[name], WARMUP + DURATION);
+    requests = (await load(servers.ports[name], WARMUP + DURATION)).requests.total;
   } finally {
     await servers.stop();
   }
   const file = join(dir, readdirSync(dir).find((f) => f.endsWith('.cpuprofile')));
-  const summary = summarizeCpuProfile(file);
-  console.log(`\nCPU profile of ${name} (${file}), ${summary.busyMs.toFixed(0)} ms busy:`);
-  for (const [category, ms] of summary.categories.slice(0, 14)) {
-    console.log(`  ${(ms / summary.busyMs * 100).toFixed(1).padStart(5)} %  ${category}`);
+  console.log(`profile of ${name}: ${file}`);
+  return { requests, ...summarizeCpuProfile(file) };
+}
+
+/** CPU microseconds per token, by category, for both contenders side by side. */
+function printProfiles(ours, base) {
+  const perToken = (p, ms) => (ms * 1000) / p.requests;
+  const lookup = (p) => new Map(p.categories);
+  const [a, b] = [lookup(ours), lookup(base)];
+  const names = [...new Set([...a.keys(), ...b.keys()])].filter((n) => n !== '(idle)')
+    .sort((x, y) => perToken(ours, a.get(y) ?? 0) - perToken(ours, a.get(x) ?? 0));
+  const cell = (v) => v.toFixed(1).padStart(9);
+  console.log('\nCPU µs per token (self time; idle excluded)   tokenRouter   baseline      extra');
+  for (const n of names) {
+    const [x, y] = [perToken(ours, a.get(n) ?? 0), perToken(base, b.get(n) ?? 0)];
+    if (x < 0.5 && y < 0.5) continue;
+    console.log(`  ${n.padEnd(60).slice(0, 60)}${cell(x)}  ${cell(y)}  ${cell(x - y)}`);
   }
-  console.log('  busiest functions (self time):');
-  for (const [fn, ms] of summary.functions.filter(([f]) => !f.startsWith('(idle)')).slice(0, 15)) {
-    console.log(`  ${(ms / summary.busyMs * 100).toFixed(1).padStart(5)} %  ${fn}`);
+  const busy = (p) => perToken(p, p.busyMs);
+  console.log(`  ${'total'.padEnd(60)}${cell(busy(ours))}  ${cell(busy(base))}  ${cell(busy(ours) - busy(base))}`);
+  console.log('\ntokenRouter: busiest functions (self time, µs per token)');
+  for (const [fn, ms] of ours.functions.filter(([f]) => !f.startsWith('(idle)')).slice(0, 15)) {
+    console.log(`  ${cell(perToken(ours, ms))}  ${fn}`);
   }
 }
 
 await compare();
 if (process.argv.includes('--profile')) {
-  await profile('tokenRouter');
-  await profile('baseline');
+  const ours = await profile('tokenRouter');
+  const base = await profile('baseline');
+  printProfiles(ours, base);
 }
