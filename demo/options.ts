@@ -38,6 +38,7 @@ Options:
   --acl FILE             JSON access rules replacing the defaults
   --api-range MIN-MAX    engine API versions served (default 1.12-1.28)
   --redis URL            keep refresh tokens in Redis instead of memory
+  --state-dir DIR        where the development key is kept (default demo/.dockgate, git-ignored)
   --help                 this text
 `;
 
@@ -62,6 +63,7 @@ export function parseDemoOptions(argv: string[], demoDir: string): DemoOptions |
       acl: { type: 'string' },
       'api-range': { type: 'string', default: '1.12-1.28' },
       redis: { type: 'string' },
+      'state-dir': { type: 'string', default: join(demoDir, '.dockgate') },
       help: { type: 'boolean', default: false },
     },
   });
@@ -86,6 +88,6 @@ export function parseDemoOptions(argv: string[], demoDir: string): DemoOptions |
     ...(values.acl ? { acl: values.acl } : {}),
     apiRange: { min: range[1] as string, max: range[2] as string },
     ...(values.redis ? { redis: values.redis } : {}),
-    stateDir: join(demoDir, '.dockgate'),
+    stateDir: values['state-dir'],
   };
 }
