@@ -24,13 +24,13 @@ const CONNECTIONS = env('BENCH_CONNECTIONS', 10);
 const SERVICE = 'registry.bench';
 const HEADERS = { 'content-type': 'application/x-www-form-urlencoded' };
 
-function startServers() {
+function startServer(name) {
   return new Promise((resolve, reject) => {
-    const child = fork(join(here, 'refresh-grant-servers.mjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(join(here, 'refresh-grant-servers.mjs'), [name], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`bench servers exited with ${code}`)));
-    child.once('message', ({ ports }) => resolve({
-      ports,
+    child.once('exit', (code) => reject(new Error(`${name} bench server exited with ${code}`)));
+    child.once('message', ({ port }) => resolve({
+      port,
       stop: () => new Promise((r) => { child.removeAllListeners('exit'); child.once('exit', r); child.send('stop'); }),
     }));
   });
@@ -57,28 +57,28 @@ function load(port, form, seconds) {
   });
 }
 
-const servers = await startServers();
+const servers = { memory: await startServer('memory'), redis: await startServer('redis') };
 const runs = { memory: [], redis: [] };
 try {
   const forms = {};
   for (const name of ['memory', 'redis']) {
     // What docker push/pull sends with the identitytoken from ~/.docker/config.json.
     forms[name] = new URLSearchParams({
-      client_id: 'docker', grant_type: 'refresh_token', refresh_token: await refreshTokenFrom(servers.ports[name]),
+      client_id: 'docker', grant_type: 'refresh_token', refresh_token: await refreshTokenFrom(servers[name].port),
       scope: 'repository:alice/bb:pull', service: SERVICE,
     }).toString();
-    await load(servers.ports[name], forms[name], WARMUP);
+    await load(servers[name].port, forms[name], WARMUP);
   }
   for (let round = 0; round < ROUNDS; round += 1) {
     const order = round % 2 === 0 ? ['memory', 'redis'] : ['redis', 'memory'];
     for (const name of order) {
-      const result = await load(servers.ports[name], forms[name], DURATION);
+      const result = await load(servers[name].port, forms[name], DURATION);
       runs[name].push(result);
       console.log(`round ${round + 1} ${name.padEnd(6)} ${result.requests.average.toFixed(0).padStart(6)} req/s  p50 ${result.latency.p50} ms  p99 ${result.latency.p99} ms`);
     }
   }
 } finally {
-  await servers.stop();
+  await Promise.all(Object.values(servers).map((s) => s.stop()));
 }
 const mean = (list) => list.reduce((sum, r) => sum + r.requests.average, 0) / list.length;
 const memory = mean(runs.memory);
