@@ -1,7 +1,7 @@
 import express, { type Express } from 'express';
 import {
   aclAuthorizer, bearerGuard, dockerRuntime, engineRouter, htpasswdAuthenticator, ownNamespaceAcl, processRuntime,
-  redisRefreshTokenStore, tokenRouter, type AclRule, type ContainerRuntime, type TokenRouter,
+  redisRefreshTokenStore, tokenRouter, type AclRule, type ContainerRuntime, type RedisRefreshTokenStore, type TokenRouter,
 } from 'dockgate';
 import type { KeyFiles } from './dev-key.js';
 import type { DemoOptions } from './options.js';
@@ -23,18 +23,21 @@ export interface DemoApp {
   tokens: TokenRouter;
   realm: string;
   runtime: ContainerRuntime;
+  /** The Redis refresh-token store, when --redis was given: closed on shutdown. */
+  redisStore?: RedisRefreshTokenStore;
 }
 
 /** Builds the demo from dockgate's public exports, as a host application would. */
 export function createDemoApp(options: DemoOptions, key: KeyFiles, publicUrl: string): DemoApp {
   const realm = `${publicUrl}/token`;
+  const redisStore = options.redis ? redisRefreshTokenStore({ url: options.redis }) : undefined;
   const tokens = tokenRouter({
     issuer: options.issuer,
     service: options.service,
     keys: { privateKey: key.privateKey, certificateChain: key.certificate },
     authenticate: htpasswdAuthenticator({ file: options.users }),
     authorize: aclAuthorizer(options.acl ? { file: options.acl } : defaultAcl()),
-    ...(options.redis ? { refreshTokens: { store: redisRefreshTokenStore({ url: options.redis }) } } : {}),
+    ...(redisStore ? { refreshTokens: { store: redisStore } } : {}),
   });
   const guard = bearerGuard({ realm, keys: tokens });
   const runtime = options.runtime === 'docker'
@@ -61,5 +64,5 @@ export function createDemoApp(options: DemoOptions, key: KeyFiles, publicUrl: st
   ])));
   // Over TCP the engine API is for token holders: reads need engine:api:read, the rest write.
   app.use('/engine', guard((req) => `engine:api:${req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write'}`), engine);
-  return { app, engineApp, tokens, realm, runtime };
+  return { app, engineApp, tokens, realm, runtime, ...(redisStore ? { redisStore } : {}) };
 }

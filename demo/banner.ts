@@ -1,6 +1,17 @@
 import { registryTokenConfig } from 'dockgate';
 import type { DemoOptions } from './options.js';
 
+/** A Redis URL without its password. */
+function redacted(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'redis';
+  }
+}
+
 /** What the demo prints on start: everything a newcomer copies, ready to paste. */
 export function banner(options: DemoOptions, publicUrl: string, engineUrl: string, certPath: string, createdKey: boolean): string {
   const realm = `${publicUrl}/token`;
@@ -12,6 +23,7 @@ dockgate demo is running
   engine API       ${engineUrl}   (API ${options.apiRange.min}-${options.apiRange.max}, ${options.runtime} runtime)
                    ${publicUrl}/engine   (bearer tokens with scope engine:api:read / engine:api:write)
   signing key      ${certPath}${createdKey ? '   (development key, created now)' : ''}
+  refresh tokens   ${options.redis ? `Redis (${redacted(options.redis)})` : 'in memory (use --redis URL to share them between instances)'}
 
 Demo accounts (${options.users}):
   alice / wonderland

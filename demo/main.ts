@@ -60,7 +60,7 @@ async function main(): Promise<void> {
     Promise.all([
       new Promise<void>((resolve) => server.close(() => resolve())),
       engine.close(),
-    ]).then(() => {
+    ]).then(() => demo.redisStore?.close()).then(() => {
       process.stdout.write('stopped\n');
       process.exit(0);
     }, (err: unknown) => {

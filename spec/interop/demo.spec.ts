@@ -4,10 +4,11 @@
  */
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { dockerd, describeWithPeers, program } from '../support/peers.js';
+import { dockerd, describeWithPeers, program, redis } from '../support/peers.js';
 import { dockerCli, runProgram, startRegistry, type DockerCli, type RunningRegistry } from './support/index.js';
 
 const MAIN = join(process.cwd(), 'demo/dist/main.js');
@@ -122,9 +123,9 @@ describeWithPeers('the demo, started as a process, does what its banner says', [
     const res = await fetch(`${base}/engine/v1.28/containers/json`);
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toContain('scope="engine:api:read"');
-    const token = (await (await fetch(`${base}/token?service=registry.local&scope=engine:api:read`, {
+    const token = ((await (await fetch(`${base}/token?service=registry.local&scope=engine:api:read`, {
       headers: { authorization: `Basic ${Buffer.from('bob:builder').toString('base64')}` },
-    })).json()).token as string;
+    })).json()) as { token: string }).token;
     const ok = await fetch(`${base}/engine/v1.28/containers/json`, { headers: { authorization: `Bearer ${token}` } });
     expect(ok.status).toBe(200);
     expect(ok.headers.get('api-version')).toBe('1.28');
@@ -142,5 +143,39 @@ describeWithPeers('the demo, started as a process, does what its banner says', [
     expect(again.output()).not.toContain('created now');
     again.child.kill('SIGINT');
     expect(await again.exited).toBe(0);
+  });
+});
+
+describeWithPeers('the demo with --redis keeps refresh tokens in Redis', [
+  { name: 'demo/dist/main.js (npm run build:demo)', available: () => existsSync(MAIN) }, redis(),
+], () => {
+  test('a refresh token from docker login is stored hashed under the dockgate prefix, and works after a restart', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dockgate-demo-redis-'));
+    const args = ['--port', '0', '--engine-socket', join(dir, 'e.sock'), '--state-dir', join(dir, 'state'), '--redis', 'redis://127.0.0.1:6379'];
+    try {
+      const first = await startDemo(args);
+      expect(first.output()).toContain('refresh tokens   Redis (redis://127.0.0.1:6379)');
+      const base = /registry routes\s+(\S+)\/v2\//.exec(first.output())![1] as string;
+      const login = await (await fetch(`${base}/token?service=registry.local&offline_token=true&client_id=docker`, {
+        headers: { authorization: `Basic ${Buffer.from('alice:wonderland').toString('base64')}` },
+      })).json() as { refresh_token: string };
+      const key = `dockgate:rt:token:${createHash('sha256').update(login.refresh_token).digest('hex')}`;
+      expect((await runProgram('redis-cli', ['exists', key])).stdout.trim()).toBe('1');
+      first.child.kill('SIGINT');
+      expect(await first.exited).toBe(0);
+      const second = await startDemo(args);
+      const base2 = /registry routes\s+(\S+)\/v2\//.exec(second.output())![1] as string;
+      const refreshed = await fetch(`${base2}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: login.refresh_token, service: 'registry.local', client_id: 'docker', scope: 'repository:alice/hello:pull' }),
+      });
+      expect(refreshed.status).toBe(200);
+      second.child.kill('SIGINT');
+      expect(await second.exited).toBe(0);
+      await runProgram('redis-cli', ['del', key, 'dockgate:rt:subject:alice']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
