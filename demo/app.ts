@@ -1,7 +1,7 @@
 import express, { type Express } from 'express';
 import {
   aclAuthorizer, bearerGuard, dockerRuntime, engineRouter, htpasswdAuthenticator, ownNamespaceAcl, processRuntime,
-  redisRefreshTokenStore, tokenRouter, type AclRule, type ContainerRuntime, type RedisRefreshTokenStore, type TokenRouter,
+  redisRefreshTokenStore, tokenRouter, writeEngineAuthError, type AclRule, type ContainerRuntime, type RedisRefreshTokenStore, type TokenRouter,
 } from 'dockgate';
 import type { KeyFiles } from './dev-key.js';
 import type { DemoOptions } from './options.js';
@@ -40,6 +40,8 @@ export function createDemoApp(options: DemoOptions, key: KeyFiles, publicUrl: st
     ...(redisStore ? { refreshTokens: { store: redisStore } } : {}),
   });
   const guard = bearerGuard({ realm, keys: tokens });
+  // The engine's clients read {"message"} errors, not the registry's {"errors":[…]}.
+  const engineGuard = bearerGuard({ realm, keys: tokens, writeError: writeEngineAuthError });
   const runtime = options.runtime === 'docker'
     ? dockerRuntime({ socketPath: options.dockerSocket })
     : processRuntime({
@@ -63,6 +65,6 @@ export function createDemoApp(options: DemoOptions, key: KeyFiles, publicUrl: st
     ['library/busybox', ['latest']],
   ])));
   // Over TCP the engine API is for token holders: reads need engine:api:read, the rest write.
-  app.use('/engine', guard((req) => `engine:api:${req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write'}`), engine);
+  app.use('/engine', engineGuard((req) => `engine:api:${req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write'}`), engine);
   return { app, engineApp, tokens, realm, runtime, ...(redisStore ? { redisStore } : {}) };
 }

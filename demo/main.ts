@@ -44,7 +44,6 @@ async function main(): Promise<void> {
     server.close();
     throw err;
   }
-  process.stdout.write(banner(options, publicUrl, engine.url, key.certPath, key.created));
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -70,6 +69,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  // Printed last: whoever reads "Ctrl-C stops the demo." may send SIGINT at once.
+  process.stdout.write(banner(options, publicUrl, engine.url, key.certPath, key.created));
 }
 
 main().catch((err: unknown) => {

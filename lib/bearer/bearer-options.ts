@@ -1,4 +1,6 @@
+import type { Response } from 'express';
 import type { JSONWebKeySet } from 'jose';
+import type { RegistryError } from './errors/registry-error.js';
 import type { TokenRouter, TokenService } from '../token/index.js';
 
 /** Algorithms `requireBearer` can be told to accept: asymmetric only (never `none`, never HS*). */
@@ -52,6 +54,13 @@ export interface BearerOptions {
   clockTolerance?: number;
   /** Cache of verified tokens (until they expire), or false to verify every request. Defaults to `{ maxEntries: 1000 }`. */
   cache?: BearerCacheOptions | false;
+  /**
+   * Writes a failure (401 with its challenge, 400 NAME_INVALID, 503). Routes of another protocol
+   * pass their own writer, e.g. `writeEngineAuthError` for the engine API, whose clients read
+   * `{"message"}`. The writer must send `err.challenge` as WWW-Authenticate. Defaults to
+   * `writeRegistryError` (the registry's `{"errors":[…]}` body).
+   */
+  writeError?: (res: Response, err: RegistryError) => void;
   /** Current time in milliseconds, for simulations and tests. Defaults to `Date.now`. */
   now?: () => number;
 }

@@ -6,7 +6,6 @@ import { parseRequiredScopes, type BearerScope } from './access/required-scopes.
 import type { BearerOptions } from './bearer-options.js';
 import { formatBearerChallenge, type BearerChallengeError } from './challenge/format-challenge.js';
 import { RegistryError, type AccessRecordDetail } from './errors/registry-error.js';
-import { writeRegistryError } from './errors/write-registry-error.js';
 import { bearerTokenFrom } from './http/bearer-token-from.js';
 import { KeySourceUnavailable } from './keys/key-source.js';
 import { resolveBearerOptions, type ResolvedBearerOptions } from './resolve-bearer-options.js';
@@ -85,7 +84,7 @@ export function bearerGuard(options: BearerOptions): BearerGuard {
         req.bearer = bearer;
         next();
       } catch (err) {
-        if (err instanceof RegistryError) writeRegistryError(res, err);
+        if (err instanceof RegistryError) resolved.writeError(res, err);
         else next(err);
       }
     };

@@ -1,4 +1,7 @@
+import type { Response } from 'express';
 import type { JWTVerifyGetKey } from 'jose';
+import type { RegistryError } from './errors/registry-error.js';
+import { writeRegistryError } from './errors/write-registry-error.js';
 import { isQuotable } from './challenge/quoted-string.js';
 import type { BearerAlgorithm, BearerOptions } from './bearer-options.js';
 import { resolveKeySource } from './keys/key-source.js';
@@ -13,6 +16,7 @@ export interface ResolvedBearerOptions {
   clockTolerance: number;
   cacheMaxEntries: number;
   now: () => number;
+  writeError: (res: Response, err: RegistryError) => void;
 }
 
 const SUPPORTED: readonly BearerAlgorithm[] = ['ES256', 'ES384', 'ES512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'];
@@ -71,5 +75,7 @@ export function resolveBearerOptions(options: BearerOptions): ResolvedBearerOpti
   }
   const now = options.now ?? Date.now;
   if (typeof now !== 'function') throw new TypeError('"now" must be a function');
-  return { realm, service, issuer, getKey: source.getKey, algorithms, clockTolerance, cacheMaxEntries, now };
+  const writeError = options.writeError ?? writeRegistryError;
+  if (typeof writeError !== 'function') throw new TypeError('"writeError" must be a function');
+  return { realm, service, issuer, getKey: source.getKey, algorithms, clockTolerance, cacheMaxEntries, now, writeError };
 }

@@ -10,6 +10,7 @@ export { handleEngineUpgrades } from './listen/handle-upgrades.js';
 
 export { EngineError, ENGINE_ERROR_STATUS, type EngineErrorKind } from './errors/engine-error.js';
 export { writeEngineError, writeEngineJson } from './errors/write-engine-error.js';
+export { writeEngineAuthError } from './errors/write-engine-auth-error.js';
 
 export { compareApiVersions, apiVersionLessThan, apiVersionAtLeast, isApiVersion, minApiVersion } from './version/api-version.js';
 export { ENGINE_RELEASES } from './version/engine-releases.js';

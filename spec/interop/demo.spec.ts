@@ -123,6 +123,8 @@ describeWithPeers('the demo, started as a process, does what its banner says', [
     const res = await fetch(`${base}/engine/v1.28/containers/json`);
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toContain('scope="engine:api:read"');
+    expect(res.headers.get('content-type')).toBe('application/json');
+    expect(await res.json()).toEqual({ message: 'authentication required' });
     const token = ((await (await fetch(`${base}/token?service=registry.local&scope=engine:api:read`, {
       headers: { authorization: `Basic ${Buffer.from('bob:builder').toString('base64')}` },
     })).json()) as { token: string }).token;

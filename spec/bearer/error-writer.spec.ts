@@ -1,0 +1,38 @@
+import { describe, expect, test } from '@jest/globals';
+import express from 'express';
+import request from 'supertest';
+import { bearerGuard, engineRouter, scriptedRuntime, writeEngineAuthError } from '../../lib/index.js';
+import { REALM, sign, tokens } from './support.js';
+
+function engineApp() {
+  const guard = bearerGuard({ realm: REALM, keys: tokens, writeError: writeEngineAuthError });
+  const app = express();
+  app.use('/engine', guard((req) => `engine:api:${req.method === 'GET' ? 'read' : 'write'}`),
+    engineRouter(scriptedRuntime({ images: { 'busybox:latest': () => ({ exitCode: 0 }) } })));
+  return app;
+}
+
+describe('a bearer check in front of the engine API answers in the engine error shape, with the same challenge', () => {
+  test('no token: 401, the challenge without error, and {"message"} with Content-Type exactly application/json', async () => {
+    const res = await request(engineApp()).get('/engine/v1.28/containers/json');
+    expect(res.status).toBe(401);
+    expect(res.headers['www-authenticate']).toBe(`Bearer realm="${REALM}",service="registry.spec",scope="engine:api:read"`);
+    expect(res.headers['content-type']).toBe('application/json');
+    expect(res.body).toEqual({ message: 'authentication required' });
+  });
+  test('a token without the scope: insufficient_scope, still {"message"}', async () => {
+    const res = await request(engineApp()).get('/engine/v1.28/containers/json').set('Authorization', `Bearer ${await sign()}`);
+    expect(res.status).toBe(401);
+    expect(res.headers['www-authenticate']).toContain('error="insufficient_scope"');
+    expect(Object.keys(res.body)).toEqual(['message']);
+  });
+  test('a token with the scope reaches the engine', async () => {
+    const token = await sign({ claims: { access: [{ type: 'engine', name: 'api', actions: ['read'] }] } });
+    const res = await request(engineApp()).get('/engine/v1.28/containers/json').set('Authorization', `Bearer ${token}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual([]);
+  });
+  test('writeError must be a function', () => {
+    expect(() => bearerGuard({ realm: REALM, keys: tokens, writeError: 'engine' as never })).toThrow(/writeError/);
+  });
+});
