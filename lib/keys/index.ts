@@ -2,7 +2,7 @@ export { loadSigningKey, splitCertificates } from './signing-key.js';
 export type { SigningKey, SigningKeyInput, SigningAlgorithm, KeyIdFormat } from './signing-key.js';
 export { loadKeyRing } from './key-ring.js';
 export type { KeyRing } from './key-ring.js';
-export { libtrustKeyId } from './key-id.js';
+export { jwkThumbprint, libtrustKeyId } from './key-id.js';
 export { KeyConfigurationError } from './key-error.js';
 export { createSelfSignedCertificate } from './self-signed-certificate.js';
 export type { SelfSignedCertificateOptions } from './self-signed-certificate.js';

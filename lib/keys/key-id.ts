@@ -1,4 +1,5 @@
 import { createHash, type KeyObject } from 'node:crypto';
+import type { JWK } from 'jose';
 
 const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 
@@ -30,4 +31,16 @@ export function libtrustKeyId(publicKey: KeyObject): string {
   const der = publicKey.export({ type: 'spki', format: 'der' });
   const digest = createHash('sha256').update(der).digest().subarray(0, 30);
   return base32(digest).match(/.{4}/g)!.join(':');
+}
+
+/**
+ * The RFC 7638 JWK thumbprint (SHA-256, base64url) registry 3.x expects in `kid`: the hash of
+ * the key's required members in lexicographic order.
+ *
+ * @example
+ * jwkThumbprint(publicKey.export({ format: 'jwk' })) // 'NLgcSE9Rc9SzQ6m-jZQjMwd2bk-eB88l3p3yphIhqZE'
+ */
+export function jwkThumbprint(jwk: JWK): string {
+  const members = jwk.kty === 'EC' ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y } : { e: jwk.e, kty: jwk.kty, n: jwk.n };
+  return createHash('sha256').update(JSON.stringify(members)).digest('base64url');
 }

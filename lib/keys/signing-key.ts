@@ -1,7 +1,7 @@
-import { createHash, createPrivateKey, createPublicKey, KeyObject, X509Certificate } from 'node:crypto';
+import { createPrivateKey, createPublicKey, KeyObject, X509Certificate } from 'node:crypto';
 import type { JWK } from 'jose';
 import { KeyConfigurationError } from './key-error.js';
-import { libtrustKeyId } from './key-id.js';
+import { jwkThumbprint, libtrustKeyId } from './key-id.js';
 
 /** Signature algorithms dockgate signs and verifies with: the ones registry 2.8 (libtrust) accepts. */
 export type SigningAlgorithm = 'ES256' | 'ES384' | 'ES512' | 'RS256' | 'RS384' | 'RS512';
@@ -82,12 +82,6 @@ export function splitCertificates(pem: string | Buffer): X509Certificate[] {
       throw new KeyConfigurationError('certificate chain holds an unreadable certificate', { cause: err });
     }
   });
-}
-
-/** RFC 7638 §3: SHA-256 over the required members in lexicographic order, base64url. */
-function jwkThumbprint(jwk: JWK): string {
-  const members = jwk.kty === 'EC' ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y } : { e: jwk.e, kty: jwk.kty, n: jwk.n };
-  return createHash('sha256').update(JSON.stringify(members)).digest('base64url');
 }
 
 function sameKey(a: KeyObject, b: KeyObject): boolean {

@@ -1,14 +1,9 @@
-import { createHash, createPublicKey, type KeyObject, X509Certificate } from 'node:crypto';
+import { createPublicKey, type KeyObject, X509Certificate } from 'node:crypto';
 import type { JSONWebKeySet, JWK } from 'jose';
-import { libtrustKeyId } from '../../keys/index.js';
+import { jwkThumbprint, libtrustKeyId } from '../../keys/index.js';
 
 const BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----[\s\S]+?-----END \1-----/g;
 const CURVE_ALG: Record<string, string> = { 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512' };
-
-function rfc7638Thumbprint(jwk: JWK): string {
-  const members = jwk.kty === 'EC' ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y } : { e: jwk.e, kty: jwk.kty, n: jwk.n };
-  return createHash('sha256').update(JSON.stringify(members)).digest('base64url');
-}
 
 function publicKeyOf(label: string, block: string): KeyObject {
   if (label === 'CERTIFICATE') return new X509Certificate(block).publicKey;
@@ -42,7 +37,7 @@ export function pemToJwks(pem: string | Buffer): JSONWebKeySet {
     const jwk = key.export({ format: 'jwk' }) as JWK;
     const alg = jwk.kty === 'EC' ? CURVE_ALG[jwk.crv ?? ''] : undefined;
     const base: JWK = { ...jwk, use: 'sig', ...(alg ? { alg } : {}) };
-    keys.push({ ...base, kid: libtrustKeyId(key) }, { ...base, kid: rfc7638Thumbprint(jwk) }, base);
+    keys.push({ ...base, kid: libtrustKeyId(key) }, { ...base, kid: jwkThumbprint(jwk) }, base);
   }
   return { keys };
 }
