@@ -56,6 +56,7 @@ export function tokenRouter(options: TokenOptions): TokenRouter {
   router.get(resolved.tokenPath, noStore, rejectDuplicates('query', ['scope']), ...validateGetParams(), getTokenHandler(resolved));
   router.all(resolved.tokenPath, noStore, methodNotAllowed('GET, POST'));
   router.get(resolved.jwksPath, jwksHandler(resolved.keyRing));
+  router.all(resolved.jwksPath, methodNotAllowed('GET, HEAD'));
   router.post(resolved.revokePath, noStore, ...parseForm(resolved.maxBodyBytes), rejectDuplicates('body'), revokeHandler(resolved));
   router.all(resolved.revokePath, noStore, methodNotAllowed('POST'));
   router.use(tokenErrorHandler(resolved.onError));
