@@ -36,7 +36,21 @@ export function tokenErrorHandler(onError: (err: unknown, req: Parameters<ErrorR
       writeOAuthError(res, new OAuthError('invalid_request', bodyError[1], { status: bodyError[0] }));
       return;
     }
+    // body-parser passes a decompression failure (garbage or truncated gzip/deflate/br) on as a
+    // bare zlib error marked 400 (http-errors' `status`), with no `type`: still the client's input.
+    const status = clientErrorStatus(err);
+    if (status !== undefined) {
+      const zlib = typeof (err as { code?: unknown }).code === 'string' && (err as { code: string }).code.startsWith('Z_');
+      writeOAuthError(res, new OAuthError('invalid_request', zlib ? 'the request body cannot be decompressed' : 'the request is malformed', { status }));
+      return;
+    }
     onError(err, req);
     writeOAuthError(res, new OAuthError('server_error', 'the token service failed; retry later'));
   };
+}
+
+/** The 4xx status an http-errors style error (body-parser, the router) carries, if any. */
+function clientErrorStatus(err: unknown): number | undefined {
+  const status = (err as { status?: unknown; statusCode?: unknown } | null)?.status ?? (err as { statusCode?: unknown } | null)?.statusCode;
+  return typeof status === 'number' && Number.isInteger(status) && status >= 400 && status < 500 ? status : undefined;
 }
