@@ -11,19 +11,15 @@ import { fork } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { benchNumber } from './support/bench-number.mjs';
 import { generateSigningKey, loadSigningKey, signAccessToken } from '../dist/index.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
-const env = (name, fallback) => {
-  const value = Number(process.env[name] ?? fallback);
-  if (!Number.isFinite(value) || value <= 0) throw new TypeError(`${name} must be a positive number`);
-  return value;
-};
-const WARMUP = env('BENCH_WARMUP', 2);
-const DURATION = env('BENCH_DURATION', 5);
-const ROUNDS = env('BENCH_ROUNDS', 2);
-const CONNECTIONS = env('BENCH_CONNECTIONS', 10);
-const FRESH_TOKENS = env('BENCH_FRESH_TOKENS', 40000);
+const WARMUP = benchNumber('BENCH_WARMUP', 2);
+const DURATION = benchNumber('BENCH_DURATION', 5);
+const ROUNDS = benchNumber('BENCH_ROUNDS', 2);
+const CONNECTIONS = benchNumber('BENCH_CONNECTIONS', 10);
+const FRESH_TOKENS = benchNumber('BENCH_FRESH_TOKENS', 40000);
 const TARGET_REUSED = 0.9;
 
 function startServer(privateKeyPem) {

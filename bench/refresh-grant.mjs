@@ -10,17 +10,13 @@ import { fork } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { benchNumber } from './support/bench-number.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
-const env = (name, fallback) => {
-  const value = Number(process.env[name] ?? fallback);
-  if (!Number.isFinite(value) || value <= 0) throw new TypeError(`${name} must be a positive number`);
-  return value;
-};
-const WARMUP = env('BENCH_WARMUP', 3);
-const DURATION = env('BENCH_DURATION', 8);
-const ROUNDS = env('BENCH_ROUNDS', 2);
-const CONNECTIONS = env('BENCH_CONNECTIONS', 10);
+const WARMUP = benchNumber('BENCH_WARMUP', 3);
+const DURATION = benchNumber('BENCH_DURATION', 8);
+const ROUNDS = benchNumber('BENCH_ROUNDS', 2);
+const CONNECTIONS = benchNumber('BENCH_CONNECTIONS', 10);
 const SERVICE = 'registry.bench';
 const HEADERS = { 'content-type': 'application/x-www-form-urlencoded' };
 

@@ -13,19 +13,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { benchNumber } from './support/bench-number.mjs';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { summarizeCpuProfile } from './cpuprofile-summary.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
-const env = (name, fallback) => {
-  const value = Number(process.env[name] ?? fallback);
-  if (!Number.isFinite(value) || value <= 0) throw new TypeError(`${name} must be a positive number`);
-  return value;
-};
-const WARMUP = env('BENCH_WARMUP', 5);
-const DURATION = env('BENCH_DURATION', 10);
-const ROUNDS = env('BENCH_ROUNDS', 2);
-const CONNECTIONS = env('BENCH_CONNECTIONS', 10);
+const WARMUP = benchNumber('BENCH_WARMUP', 5);
+const DURATION = benchNumber('BENCH_DURATION', 10);
+const ROUNDS = benchNumber('BENCH_ROUNDS', 2);
+const CONNECTIONS = benchNumber('BENCH_CONNECTIONS', 10);
 const TARGET_RATIO = 0.9;
 
 // What containerd sends for `ctr images pull --user alice:… 127.0.0.1:PORT/alice/bb:1`.
