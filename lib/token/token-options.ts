@@ -50,7 +50,7 @@ export interface TokenOptions {
    * gets `server_error` or `temporarily_unavailable`. Defaults to writing name, code and message
    * to stderr.
    */
-  onError?: (err: unknown, req: Request) => void;
+  onError?: (err: unknown, req?: Request) => void;
   /** Realm of the `WWW-Authenticate: Basic` challenge on bad credentials. Defaults to the issuer. */
   basicRealm?: string;
   /** Path of the token endpoint inside the router. Defaults to `/token`. */
@@ -75,7 +75,7 @@ export interface ResolvedTokenOptions {
   refresh: { store: RefreshTokenStore; idleTtlMs: number; absoluteTtlMs: number; bindClientId: boolean };
   throttle?: LoginThrottle;
   audit?: AuditHook;
-  onError: (err: unknown, req: Request) => void;
+  onError: (err: unknown, req?: Request) => void;
   basicRealm: string;
   tokenPath: string;
   jwksPath: string;
@@ -160,6 +160,16 @@ export function resolveTokenOptions(options: TokenOptions): ResolvedTokenOptions
   if (authenticate) resolved.authenticate = authenticate;
   if (options.throttle !== false) resolved.throttle = new LoginThrottle(options.throttle ?? {});
   const audit = hook(options.audit, 'audit');
-  if (audit) resolved.audit = audit;
+  if (audit) {
+    // An audit hook that throws must not turn an issued token into a 500 (the refresh token
+    // would already be recorded): its error is reported and the request goes on.
+    resolved.audit = (event) => {
+      try {
+        audit(event);
+      } catch (err) {
+        resolved.onError(err);
+      }
+    };
+  }
   return resolved;
 }

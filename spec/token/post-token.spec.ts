@@ -221,3 +221,14 @@ describe('audit: who got what, for which service and client_id, never the secret
     expect(text).not.toContain(res.body.access_token);
   });
 });
+
+describe('an audit hook that throws does not fail the request; its error goes to onError', () => {
+  test('the token is still issued', async () => {
+    const { app, errors } = tokenApp({ audit: () => { throw new Error('audit sink down'); } });
+    const res = await post(app, passwordGrant({ access_type: 'offline' }));
+    expect(res.status).toBe(200);
+    expect(res.body.refresh_token).toBeDefined();
+    expect(errors).toHaveLength(1);
+    expect((errors[0] as Error).message).toBe('audit sink down');
+  });
+});

@@ -64,3 +64,13 @@ describe('the password grant resists brute force: 429 with Retry-After (RFC 6749
     expect((await request(app).post('/token').type('form').send(passwordGrant())).status).toBe(200);
   });
 });
+
+describe('throttle keys stay small whatever the username', () => {
+  test('a 4096-character username is throttled like any other', () => {
+    const t = new LoginThrottle({ maxFailures: 1 });
+    const long = 'u'.repeat(4096);
+    t.fail(long, '1.1.1.1', 0);
+    expect(t.retryAfter(long, '1.1.1.1', 0)).toBeGreaterThan(0);
+    expect(t.retryAfter(`${'u'.repeat(4095)}v`, '1.1.1.1', 0)).toBe(0);
+  });
+});

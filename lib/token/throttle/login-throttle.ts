@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /** Options of the password brute-force throttle (RFC 6749 §4.3.2). */
 export interface ThrottleOptions {
   /** Failed logins allowed per account and client address within a window. Defaults to 5. */
@@ -83,12 +85,15 @@ export class LoginThrottle {
   }
 }
 
+// Usernames may be up to 4096 characters: long ones are hashed so 100000 windows stay small.
+const short = (value: string): string => (value.length > 128 ? createHash('sha256').update(value).digest('base64url') : value);
+
 function accountKey(account: string, address: string): string {
-  return `a\u0000${account}\u0000${address}`;
+  return `a\u0000${short(account)}\u0000${short(address)}`;
 }
 
 function addressKey(address: string): string {
-  return `i\u0000${address}`;
+  return `i\u0000${short(address)}`;
 }
 
 function positiveInteger(value: number, name: string): number {
