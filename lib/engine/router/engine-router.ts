@@ -70,6 +70,14 @@ export function engineRouter(runtime: ContainerRuntime, versionRange?: VersionRa
   }, api);
   router.use(pageNotFound);
   router.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    // Express's router marks its own request errors with a 4xx `status` (http-errors style):
+    // a path parameter with a broken percent-escape (`/containers/%ZZ/json`) is the client's
+    // input, answered 400 like dockerd's Go server does, not a 500.
+    const status = (error as { status?: unknown } | null)?.status;
+    if (!(error instanceof EngineError) && typeof status === 'number' && status >= 400 && status < 500) {
+      writeEngineError(res, EngineError.fromStatus(status, (error as Error).message), engineLocals(res).requested);
+      return;
+    }
     ctx.settings.onError?.(error, req);
     writeEngineError(res, error instanceof EngineError ? error : EngineError.system('internal server error'));
   });
