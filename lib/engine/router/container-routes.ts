@@ -4,6 +4,7 @@ import { engineRoute, type EngineContext } from './context.js';
 import { readJsonBody } from './read-json-body.js';
 import { EngineError } from '../errors/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
+import { checkCreateBody } from '../http/create-body.js';
 import { boolValue, parseFilters, parseInteger, parseTail, parseTimestamp, queryString } from '../http/query.js';
 import { encodeFrame, STREAM_SYSTEMERR } from '../stream/stdcopy.js';
 import type { ContainerCreateBody, OutputStream, WaitCondition } from '../runtime/types.js';
@@ -26,6 +27,7 @@ export function registerContainerRoutes(api: Router, ctx: EngineContext): void {
       if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
         throw EngineError.invalidParameter('Config cannot be empty in order to create a container');
       }
+      checkCreateBody(body as Record<string, unknown>);
       const config = body as ContainerCreateBody;
       if (typeof config.Image !== 'string' || config.Image.trim() === '') {
         throw EngineError.invalidParameter('Config cannot be empty in order to create a container');

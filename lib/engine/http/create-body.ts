@@ -1,0 +1,71 @@
+import { EngineError } from '../errors/engine-error.js';
+
+/** The JSON kind Go's encoding/json names in "cannot unmarshal <kind> into …". */
+function jsonKind(value: unknown): string {
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'boolean') return 'bool';
+  return typeof value;
+}
+
+function mistyped(field: string, value: unknown, goType: string): EngineError {
+  return EngineError.invalidParameter(`json: cannot unmarshal ${jsonKind(value)} into Go struct field ContainerConfigWrapper.${field} of type ${goType}`);
+}
+
+const isStringList = (value: unknown): value is string[] => Array.isArray(value) && value.every((v) => typeof v === 'string');
+
+/** A NUL can reach neither argv nor the environment of a process (execve takes C strings). */
+function rejectNul(field: string, values: readonly string[]): void {
+  if (values.some((v) => v.includes('\u0000'))) throw EngineError.invalidParameter(`invalid ${field}: a value holds a NUL byte`);
+}
+
+/**
+ * Checks the JSON types of the `POST /containers/create` fields dockgate reads, the way dockerd's
+ * decoder does before anything runs: Image and the string fields are strings, Cmd/Entrypoint a
+ * string or a list of strings (Go's strslice), Env a list of strings, Labels a string → string
+ * map, the flags booleans, HostConfig an object. `null` means "not set", as in Go. dockerd
+ * answers a type mismatch with 500 (its decoder error is unclassified); it is the client's
+ * input, so this is a 400 with the same words. Other fields pass through untouched.
+ *
+ * @throws {EngineError} InvalidParameter naming the field.
+ * @example
+ * checkCreateBody({ Image: 'busybox', Env: 'A=1' }); // throws: … ContainerConfigWrapper.Env of type []string
+ */
+export function checkCreateBody(body: Record<string, unknown>): void {
+  const image = body.Image;
+  if (image !== undefined && image !== null && typeof image !== 'string') throw mistyped('Image', image, 'string');
+  for (const field of ['Cmd', 'Entrypoint'] as const) {
+    const value = body[field];
+    if (value === undefined || value === null) continue;
+    if (typeof value === 'string') rejectNul(field, [value]);
+    else if (isStringList(value)) rejectNul(field, value);
+    else throw mistyped(field, Array.isArray(value) ? value.find((v) => typeof v !== 'string') : value, 'string');
+  }
+  const env = body.Env;
+  if (env !== undefined && env !== null) {
+    if (!Array.isArray(env)) throw mistyped('Env', env, '[]string');
+    if (!isStringList(env)) throw mistyped('Env', env.find((v) => typeof v !== 'string'), 'string');
+    rejectNul('Env', env);
+  }
+  const labels = body.Labels;
+  if (labels !== undefined && labels !== null) {
+    if (typeof labels !== 'object' || Array.isArray(labels)) throw mistyped('Labels', labels, 'map[string]string');
+    const bad = Object.values(labels).find((v) => typeof v !== 'string');
+    if (bad !== undefined) throw mistyped('Labels', bad, 'string');
+  }
+  for (const field of ['Tty', 'OpenStdin', 'StdinOnce', 'AttachStdin', 'AttachStdout', 'AttachStderr'] as const) {
+    const value = body[field];
+    if (value !== undefined && value !== null && typeof value !== 'boolean') throw mistyped(field, value, 'bool');
+  }
+  for (const field of ['WorkingDir', 'User'] as const) {
+    const value = body[field];
+    if (value !== undefined && value !== null && typeof value !== 'string') throw mistyped(field, value, 'string');
+  }
+  const host = body.HostConfig;
+  if (host !== undefined && host !== null) {
+    if (typeof host !== 'object' || Array.isArray(host)) throw mistyped('HostConfig', host, 'container.HostConfig');
+    const autoRemove = (host as Record<string, unknown>).AutoRemove;
+    if (autoRemove !== undefined && autoRemove !== null && typeof autoRemove !== 'boolean') {
+      throw mistyped('HostConfig.AutoRemove', autoRemove, 'bool');
+    }
+  }
+}
