@@ -19,11 +19,18 @@ export function compareApiVersions(a: string, b: string): -1 | 0 | 1 {
   return 0;
 }
 
-/** Go's strconv.Atoi with the error ignored: anything not a plain integer is 0. */
-function lenientInt(part: string | undefined): number {
-  if (part === undefined || !/^[+-]?\d+$/.test(part)) return 0;
-  const value = Number(part);
-  return Number.isSafeInteger(value) ? value : 0;
+const INT64_MAX = 2n ** 63n - 1n;
+const INT64_MIN = -(2n ** 63n);
+
+/**
+ * Go's strconv.Atoi with the error ignored: anything not a plain integer is 0, and an integer
+ * out of int64 range is clamped to its bound (ParseInt's ErrRange value), so
+ * `/v9999999999999999999.1` is "too new", as dockerd says, not "too old".
+ */
+function lenientInt(part: string | undefined): bigint {
+  if (part === undefined || !/^[+-]?\d+$/.test(part)) return 0n;
+  const value = BigInt(part);
+  return value > INT64_MAX ? INT64_MAX : value < INT64_MIN ? INT64_MIN : value;
 }
 
 /**
