@@ -10,5 +10,6 @@ export * from './token/index.js';
 export * from './bearer/index.js';
 export * from './engine/index.js';
 export * from './client/index-engine.js';
+export * from './client/registry/index.js';
 export { registryTokenConfig } from './registry-config/registry-token-config.js';
 export type { RegistryTokenConfigInput } from './registry-config/registry-token-config.js';

@@ -3,12 +3,23 @@ import { createHash, randomBytes } from 'node:crypto';
 /** Prefix that makes dockgate refresh tokens recognisable to secret scanners. */
 const PREFIX = 'dgr_';
 
-/** A new opaque refresh token: 256 random bits, base64url, with a recognisable prefix. */
+/**
+ * A new opaque refresh token: 256 random bits, base64url, with a recognisable prefix.
+ *
+ * @example
+ * generateRefreshToken() // 'dgr_Q2hhbmdlIG1lIHBsZWFzZSwgSSBhbSBhIHRva2VuIQ…'
+ */
 export function generateRefreshToken(): string {
   return PREFIX + randomBytes(32).toString('base64url');
 }
 
-/** The id a refresh token is stored under: hex SHA-256 of the token. */
+/**
+ * The id a refresh token is stored under: hex SHA-256 of the token, so a store never holds a
+ * usable token.
+ *
+ * @example
+ * await store.revoke(refreshTokenId(token));
+ */
 export function refreshTokenId(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
