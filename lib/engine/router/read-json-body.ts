@@ -11,10 +11,16 @@ export async function readJsonBody(req: Request, maxBytes: number): Promise<unkn
   const contentType = req.headers['content-type'];
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > maxBytes) throw EngineError.invalidParameter(`request body is larger than ${maxBytes} bytes`);
-    chunks.push(chunk as Buffer);
+  try {
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length;
+      if (size > maxBytes) throw EngineError.invalidParameter(`request body is larger than ${maxBytes} bytes`);
+      chunks.push(chunk as Buffer);
+    }
+  } catch (error) {
+    if (error instanceof EngineError) throw error;
+    // The client went away mid-body (Node's "aborted"): its input, not a server failure.
+    throw EngineError.invalidParameter('request body was not received in full');
   }
   if (size === 0) return undefined;
   if (!isJsonMediaType(contentType ?? '')) {
@@ -25,7 +31,10 @@ export async function readJsonBody(req: Request, maxBytes: number): Promise<unkn
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw EngineError.invalidParameter(`invalid JSON in request body: ${(error as Error).message}`);
+    // V8 quotes the text around the error ("…\"=s3cr3t\", x]}\" is not valid JSON"): an Env
+    // value may be a secret, and the Docker CLI prints this message, so the quote is cut off.
+    const reason = (error as Error).message.replace(/, (?:\.\.\.)?".*$/s, '');
+    throw EngineError.invalidParameter(`invalid JSON in request body: ${reason}`);
   }
 }
 
