@@ -55,7 +55,8 @@ export function parseTimestamp(value: string | undefined, name: string): number 
     const fraction = (unix[2] ?? '').padEnd(9, '0');
     return Number(unix[1]) * 1000 + Math.trunc(Number(fraction) / 1e6) * (text.startsWith('-') ? -1 : 1);
   }
-  const parsed = Date.parse(text);
+  // Only RFC 3339 dates: Date.parse alone takes almost anything ("1.2.3" is 2003-01-02).
+  const parsed = /^\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$/i.test(text) ? Date.parse(text) : Number.NaN;
   if (Number.isNaN(parsed)) throw EngineError.invalidParameter(`failed to parse value as time or duration: "${text}" (${name})`);
   return parsed;
 }
