@@ -19,6 +19,10 @@ export function handleEngineUpgrades(server: Server, app: RequestListener): void
     res.assignSocket(socket as never);
     res.on('finish', () => {
       res.detachSocket(socket as never);
+      // Nothing reads this socket any more: without resume() bytes the route left unread (the
+      // body of an upgrade sent to create) stay buffered, 'end' never fires and the connection
+      // outlives the client. Reading on lets the client's FIN close it.
+      socket.resume();
       socket.end();
     });
     socket.on('error', () => socket.destroy());
