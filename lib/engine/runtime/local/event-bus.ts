@@ -3,6 +3,8 @@ import type { EngineEvent, EventsOptions } from '../types.js';
 import type { EngineFilters } from '../../http/query.js';
 import { nowMs } from './output-log.js';
 
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** Filters `GET /events` accepts for a local runtime. */
 export const EVENT_FILTERS = ['container', 'type', 'event', 'image', 'label'] as const;
 
@@ -49,7 +51,10 @@ export class EventBus {
       stream.push(null);
     };
     this.subscribers.add(deliver);
-    const timer = until === undefined ? undefined : setTimeout(stop, Math.max(0, until - nowMs()));
+    // setTimeout fires at once for delays over 2^31-1 ms (~24.8 days); an `until` further away
+    // than that is as good as none for one connection.
+    const delay = until === undefined ? undefined : Math.max(0, until - nowMs());
+    const timer = delay === undefined || delay > MAX_TIMER_MS ? undefined : setTimeout(stop, delay);
     signal.addEventListener('abort', () => {
       this.subscribers.delete(deliver);
       clearTimeout(timer);
