@@ -321,3 +321,32 @@ describe('start and remove: misuse is 304/400/409 with dockerd\'s words', () => 
     else expect((await request(app).get(`/containers/${first}/json`)).status).toBe(200);
   });
 });
+
+describe('GET /events?until= far in the future keeps the stream open (a timer delay over 2^31-1 ms must not fire at once)', () => {
+  test('until = now + 30 days: no end within 300 ms', async () => {
+    const { app } = harness();
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => {
+      warnings.push(w.name);
+    };
+    process.on('warning', onWarning);
+    try {
+      const { port } = server.address() as { port: number };
+      const until = Math.floor(Date.now() / 1000) + 30 * 86400;
+      const abort = new AbortController();
+      const res = await fetch(`http://127.0.0.1:${port}/v1.41/events?until=${until}`, { signal: abort.signal });
+      expect(res.status).toBe(200);
+      const reader = res.body!.getReader();
+      const ended = await Promise.race([reader.read().then((r) => r.done), new Promise((r) => setTimeout(() => r('open'), 300))]);
+      expect(ended).toBe('open');
+      expect(warnings).not.toContain('TimeoutOverflowWarning');
+      abort.abort();
+    } finally {
+      process.off('warning', onWarning);
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+});
