@@ -25,7 +25,20 @@ export function registerEventsRoute(api: Router, ctx: EngineContext): void {
       res.flushHeaders();
       try {
         for await (const event of events as AsyncIterable<EngineEvent>) {
-          if (!res.write(`${JSON.stringify(event)}\n`)) await new Promise((resolve) => res.once('drain', resolve));
+          if (res.write(`${JSON.stringify(event)}\n`)) continue;
+          if (res.destroyed) break;
+          // A client gone while its socket was full never drains: wait for either, and leaving
+          // the loop ends (destroys) the runtime's stream even if it ignores the abort signal.
+          await new Promise<void>((resolve) => {
+            const done = (): void => {
+              res.off('drain', done);
+              res.off('close', done);
+              resolve();
+            };
+            res.on('drain', done);
+            res.on('close', done);
+          });
+          if (res.destroyed) break;
         }
         res.end();
       } catch {
