@@ -8,6 +8,7 @@
 import { describe, test, expect, beforeAll, afterAll } from '@jest/globals';
 import express from 'express';
 import { connect } from 'node:net';
+import { Readable } from 'node:stream';
 import { engineRouter, listenEngine, scriptedRuntime, type ContainerRuntime, type EngineListener } from '../../lib/engine/index.js';
 import { tempSocket } from '../engine/helpers.js';
 import { rawBody, rawHeader, rawRequest } from './support.js';
@@ -197,5 +198,42 @@ describe('a client that disconnects mid-stream leaves no connection and no error
     expect(answer.status).toBe(200);
     expect(await openConnections()).toBe(0);
     expect(failures).toEqual([]);
+  });
+});
+
+describe('an events subscriber that hangs up while its socket is full is let go', () => {
+  test('the runtime\'s event stream is destroyed even when the route was waiting for drain', async () => {
+    const base = scriptedRuntime({ images: { 'busybox:latest': () => ({}) } });
+    let source: Readable | undefined;
+    const flooding: ContainerRuntime = Object.assign(Object.create(base) as ContainerRuntime, {
+      // Ignores the abort signal on purpose: only the route itself can end the subscription here.
+      events: async () => {
+        source = new Readable({ objectMode: true, read() {} });
+        const attributes = { blob: 'x'.repeat(10_000) };
+        for (let i = 0; i < 2000; i++) source.push({ Type: 'container', Action: 'create', Actor: { ID: String(i), Attributes: attributes } });
+        return source;
+      },
+    });
+    const app = express();
+    app.use(engineRouter(flooding, '1.12-1.41'));
+    const path = tempSocket();
+    const own = await listenEngine(app, { socket: path });
+    try {
+      await new Promise<void>((resolve) => {
+        const client = connect(path);
+        client.write('GET /v1.41/events HTTP/1.1\r\nHost: d\r\n\r\n');
+        client.once('data', () => {
+          client.pause();
+          setTimeout(() => {
+            client.destroy();
+            resolve();
+          }, 200);
+        });
+      });
+      for (let i = 0; i < 50 && !source?.destroyed; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(source?.destroyed).toBe(true);
+    } finally {
+      await own.close();
+    }
   });
 });
