@@ -1,4 +1,4 @@
-import express, { type Router } from 'express';
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { bearerOf, RegistryError, writeRegistryError, type BearerGuard } from 'dockgate';
 
 /**
@@ -21,6 +21,15 @@ export function registryRoutes(guard: BearerGuard, catalogue: Map<string, string
       return;
     }
     res.json({ name, tags, requestedBy: bearerOf(req).subject });
+  });
+  // A path Express cannot decode (`/v2/a%ZZ/tags/list`) fails before any handler runs; answer it
+  // in the registry's shape rather than with Express's HTML page.
+  router.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
+    if (req.path.startsWith('/v2/') && (err as { status?: number }).status === 400) {
+      writeRegistryError(res, new RegistryError('NAME_INVALID', 'invalid repository name', { status: 400 }));
+      return;
+    }
+    next(err);
   });
   return router;
 }

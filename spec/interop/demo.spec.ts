@@ -91,6 +91,9 @@ describeWithPeers('the demo, started as a process, does what its banner says', [
     const ok = await fetch(`${base}/v2/alice/hello/tags/list`, { headers: { authorization: `Bearer ${token}` } });
     expect(ok.status).toBe(200);
     expect(await ok.json()).toMatchObject({ name: 'alice/hello', tags: ['1.0', 'latest'] });
+    const undecodable = await fetch(`${base}/v2/alice%ZZ/tags/list`);
+    expect(undecodable.status).toBe(400);
+    expect(await undecodable.json()).toEqual({ errors: [{ code: 'NAME_INVALID', message: 'invalid repository name' }] });
     const denied = await fetch(`${base}/v2/alice/hello/tags/list`);
     expect(denied.status).toBe(401);
     expect(denied.headers.get('www-authenticate')).toBe(`Bearer realm="${base}/token",service="registry.local",scope="repository:alice/hello:pull"`);
