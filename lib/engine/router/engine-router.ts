@@ -10,6 +10,8 @@ import { registerSystemRoutes } from './system-routes.js';
 import { registerContainerRoutes } from './container-routes.js';
 import { registerAttachRoute } from './attach-route.js';
 import { registerEventsRoute } from './events-route.js';
+import { registerImageRoutes } from './image-routes.js';
+import { registerStopKillRoutes } from './stop-kill-routes.js';
 
 /**
  * dockerd's `versionMatcher` (`/v{version:[0-9.]+}`): digits and dots only, so `/vabc/…` or
@@ -20,8 +22,8 @@ const VERSION_PREFIX = /^\/v([0-9.]+)(?=\/|$)/;
 const RUNTIME_METHODS = ['create', 'start', 'wait', 'logs', 'attach', 'inspect', 'list', 'remove', 'events'] as const;
 
 /**
- * The Docker Engine API as an Express router: `/_ping`, `/version`, `/events` and the
- * container routes, served at every version of `versionRange` (path prefix `/v1.28/…`, or none
+ * The Docker Engine API as an Express router: `/_ping`, `/version`, `/events`, the
+ * container routes and the image pull, served at every version of `versionRange` (path prefix `/v1.28/…`, or none
  * for the newest) in front of a {@link ContainerRuntime}. It answers every path under its mount
  * point (unknown ones with 404 `page not found`, as dockerd), so mount it last or on its own
  * server. HTTP upgrades (`docker run`'s attach) also need `handleEngineUpgrades(server, app)`,
@@ -46,6 +48,8 @@ export function engineRouter(runtime: ContainerRuntime, versionRange?: VersionRa
   registerContainerRoutes(api, ctx);
   registerAttachRoute(api, ctx);
   registerEventsRoute(api, ctx);
+  registerStopKillRoutes(api, ctx);
+  registerImageRoutes(api, ctx);
 
   const router = express.Router();
   router.use(engineHeaders(ctx));

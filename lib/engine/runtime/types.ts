@@ -127,6 +127,36 @@ export interface RemoveOptions {
   volumes: boolean;
 }
 
+/** What the router hands a runtime to pull an image (`POST /images/create?fromImage=…`). */
+export interface PullRequest {
+  /** The image in familiar form with its tag or digest (`nope:1`), already validated. */
+  ref: string;
+  /** Repository path as a registry names it (`library/busybox`), for progress messages. */
+  path: string;
+  /** The tag, or the digest of a digest reference. */
+  tagOrDigest: string;
+  /** `fromImage` and `tag` as the client sent them, for a runtime that forwards the request. */
+  fromImage: string;
+  tag?: string;
+  /** `os[/arch[/variant]]` (honoured from API 1.32). */
+  platform?: string;
+  /** The client's `X-Registry-Auth` header, passed on untouched; a credential, never log it. */
+  registryAuth?: string;
+  /** The API version the request is served at. */
+  apiVersion: string;
+  /** Aborted when the client goes away. */
+  signal: AbortSignal;
+}
+
+/** Options of `POST /containers/{id}/stop`. */
+export interface StopOptions {
+  /**
+   * Seconds between the stop signal and SIGKILL (`t`); negative waits for the exit however
+   * long it takes. Undefined means the container's `StopTimeout`, else 10 (dockerd's default).
+   */
+  timeout?: number;
+}
+
 /**
  * What `engineRouter` drives. Every method takes the id, unique id prefix or name the client
  * sent and resolves it itself; failures are thrown as `EngineError` (NotFound → 404 and so on).
@@ -155,6 +185,27 @@ export interface ContainerRuntime {
   list(options: ListOptions): Promise<Record<string, unknown>[]>;
   /** Removes it; running without `force` → 409. */
   remove(id: string, options: RemoveOptions): Promise<void>;
+  /**
+   * Sends a signal to a running container (`docker kill`, and the CLI's `--sig-proxy`
+   * forwarding Ctrl-C as `INT`). Not running → 409
+   * `Cannot kill container: <ref>: Container <id> is not running`; unknown → 404
+   * `Cannot kill container: <ref>: No such container: <ref>` (dockerd's words). For SIGKILL it
+   * resolves once the container has exited, as dockerd does. Without it the route answers 501.
+   */
+  kill?(id: string, signal: NodeJS.Signals): Promise<void>;
+  /**
+   * Stops a running container: its stop signal (SIGTERM unless the create body's `StopSignal`
+   * says otherwise), then SIGKILL after the timeout; resolves once it has exited. Not running
+   * → NotModified (304). Without it the route answers 501.
+   */
+  stop?(id: string, options: StopOptions): Promise<void>;
+  /**
+   * Pulls an image (`POST /images/create`, what the Docker CLI calls when create answered
+   * `No such image`). Resolves with dockerd's JSON-lines progress (bytes, one JSON object per
+   * line), streamed to the client as it comes; rejects with an EngineError before any output
+   * when the pull cannot start (a missing image is a 404). Without it the route answers 501.
+   */
+  pull?(request: PullRequest): Promise<Readable>;
   /** Lifecycle events (object-mode Readable of {@link EngineEvent}), subscribed before it resolves. */
   events(options: EventsOptions): Promise<Readable>;
   /** Releases resources (kills children, closes sockets). */

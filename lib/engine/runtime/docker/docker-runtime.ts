@@ -3,7 +3,7 @@ import { EngineError } from '../../errors/engine-error.js';
 import { apiVersionAtLeast, isApiVersion } from '../../version/api-version.js';
 import type {
   AttachOptions, AttachSession, ContainerRuntime, CreateRequest, EngineEvent, EventsOptions, ListOptions,
-  LogsOptions, OutputStream, RemoveOptions, WaitCondition, WaitHandle, WaitResult,
+  LogsOptions, OutputStream, PullRequest, RemoveOptions, StopOptions, WaitCondition, WaitHandle, WaitResult,
 } from '../types.js';
 import type { EngineFilters } from '../../http/query.js';
 import { EngineHttp, readAll } from './engine-http.js';
@@ -153,6 +153,34 @@ class DockerRuntime implements ContainerRuntime {
       method: 'DELETE',
       path: `${await this.prefix()}/containers/${this.id(ref)}`,
       query: { force: force ? '1' : undefined, v: volumes ? '1' : undefined },
+    });
+  }
+
+  async kill(ref: string, signal: NodeJS.Signals): Promise<void> {
+    await this.http.empty({ method: 'POST', path: `${await this.prefix()}/containers/${this.id(ref)}/kill`, query: { signal } });
+  }
+
+  async stop(ref: string, { timeout }: StopOptions): Promise<void> {
+    // 304 (already stopped) comes back as a NotModified EngineError and is answered as such.
+    await this.http.empty({
+      method: 'POST',
+      path: `${await this.prefix()}/containers/${this.id(ref)}/stop`,
+      query: { t: timeout === undefined ? undefined : String(timeout) },
+    });
+  }
+
+  /**
+   * The engine's own pull: its JSON-lines progress comes back byte for byte, and its errors
+   * (an unknown repository, no route to the registry) with its status and words.
+   */
+  async pull({ fromImage, tag, platform, registryAuth, signal }: PullRequest): Promise<Readable> {
+    const prefix = await this.prefix();
+    return this.http.send({
+      method: 'POST',
+      path: `${prefix}/images/create`,
+      query: { fromImage, tag, platform: apiVersionAtLeast(prefix.slice(2), '1.32') ? platform : undefined },
+      ...(registryAuth ? { headers: { 'X-Registry-Auth': registryAuth } } : {}),
+      signal,
     });
   }
 

@@ -8,6 +8,8 @@ export interface EngineRequest {
   path: string;
   query?: Record<string, string | undefined>;
   body?: unknown;
+  /** Extra request headers (e.g. `X-Registry-Auth`, passed through untouched). */
+  headers?: Record<string, string>;
   signal?: AbortSignal;
 }
 
@@ -32,7 +34,7 @@ export class EngineHttp {
           agent: this.agent,
           method: req.method,
           path: withQuery(req.path, req.query),
-          headers: body ? { 'Content-Type': 'application/json', 'Content-Length': body.length } : {},
+          headers: { ...req.headers, ...(body ? { 'Content-Type': 'application/json', 'Content-Length': body.length } : {}) },
           ...(req.signal ? { signal: req.signal } : {}),
         },
         (res) => {

@@ -1,14 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
+import { setTimeout as delay } from 'node:timers/promises';
 import { EngineError } from '../../errors/engine-error.js';
 import type {
   AttachOptions, AttachSession, ContainerRuntime, CreateRequest, EventsOptions, ListOptions,
-  LogsOptions, OutputStream, RemoveOptions, WaitCondition, WaitHandle, WaitResult,
+  LogsOptions, OutputStream, PullRequest, RemoveOptions, StopOptions, WaitCondition, WaitHandle, WaitResult,
 } from '../types.js';
+import { signalNumber, stopSignal } from '../../http/signal.js';
+import { upToDateProgress } from './pull-progress.js';
 import { inspectView, summaryView } from './container-views.js';
 import { EventBus } from './event-bus.js';
 import { familiarImageRef } from './image-ref.js';
-import type { LocalContainer, LocalExecutor } from './local-container.js';
+import type { LocalContainer, LocalExecutor, LocalProcess } from './local-container.js';
 import { LogReader } from './log-reader.js';
 import { OutputLog } from './output-log.js';
 import { ContainerTable } from './container-table.js';
@@ -223,6 +226,59 @@ export class LocalRuntime implements ContainerRuntime {
     const result: WaitResult = { StatusCode: c.exitCode, Error: null };
     for (const notify of c.removeWaiters) notify(result);
     c.removeWaiters.clear();
+  }
+
+  async kill(ref: string, signal: NodeJS.Signals): Promise<void> {
+    let c: LocalContainer;
+    try {
+      c = this.table.resolve(ref);
+    } catch (error) {
+      // dockerd prefixes every kill failure, even the lookup (daemon/kill.go).
+      if (error instanceof EngineError && error.kind === 'NotFound') throw EngineError.notFound(`Cannot kill container: ${ref}: ${error.message}`);
+      throw error;
+    }
+    const proc = c.process;
+    if (c.status !== 'running' || !proc) throw EngineError.conflict(`Cannot kill container: ${ref}: Container ${c.id} is not running`);
+    this.signal(c, proc, signal);
+    // dockerd's kill with SIGKILL returns once the container is gone, so `docker kill; docker inspect` sees it exited.
+    if (signal === 'SIGKILL') await this.settled(proc);
+  }
+
+  async stop(ref: string, { timeout }: StopOptions): Promise<void> {
+    const c = this.table.resolve(ref);
+    const proc = c.process;
+    if (c.status !== 'running' || !proc) throw EngineError.notModified('Container is already stopped');
+    const configured = c.body.StopTimeout;
+    const seconds = timeout ?? (typeof configured === 'number' && Number.isInteger(configured) ? configured : 10);
+    this.signal(c, proc, stopSignal(c.body.StopSignal));
+    if (seconds >= 0) {
+      const grace = new AbortController();
+      const exitedInTime = await Promise.race([proc.exited.then(() => true), delay(seconds * 1000, false, { signal: grace.signal }).catch(() => false)]);
+      grace.abort();
+      if (!exitedInTime) this.signal(c, proc, 'SIGKILL');
+    }
+    await this.settled(proc);
+    this.bus.publish('stop', eventActor(c));
+  }
+
+  private signal(c: LocalContainer, proc: LocalProcess, signal: NodeJS.Signals): void {
+    this.bus.publish('kill', eventActor(c), { signal: String(signalNumber(signal)) });
+    proc.kill(signal);
+  }
+
+  /** Resolves after the exit bookkeeping (status, waits, auto-removal) has run. */
+  private async settled(proc: LocalProcess): Promise<void> {
+    await proc.exited;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+
+  async pull(request: PullRequest): Promise<Readable> {
+    if (!this.executor.image(request.ref)) {
+      // dockerd's words here would be Docker Hub's "pull access denied … may require 'docker login'",
+      // which sends users to log in for an image this runtime can never fetch: say what is true.
+      throw EngineError.notFound(`No such image: ${request.ref} (this engine cannot pull images; it runs only the images it is configured with)`);
+    }
+    return Readable.from([Buffer.from(upToDateProgress(request))]);
   }
 
   async events(options: EventsOptions): Promise<Readable> {

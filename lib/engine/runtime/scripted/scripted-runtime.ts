@@ -3,6 +3,10 @@ import type { ContainerRuntime } from '../types.js';
 import { familiarImageRef } from '../local/image-ref.js';
 import type { LocalExecutor, LocalImage } from '../local/local-container.js';
 import { LocalRuntime } from '../local/local-runtime.js';
+import { signalNumber } from '../../http/signal.js';
+
+/** Signals whose default action is to do nothing, so a script never sees them. */
+const IGNORED_BY_DEFAULT: ReadonlySet<string> = new Set(['SIGCHLD', 'SIGCONT', 'SIGURG', 'SIGWINCH']);
 
 /** What a scripted container sees. */
 export interface ScriptRun {
@@ -11,7 +15,11 @@ export interface ScriptRun {
   env: string[];
   /** Writes output as the container would (stream 1 stdout, 2 stderr). */
   write(stream: 1 | 2, data: string | Buffer): void;
-  /** Aborted when the container is killed (forced removal). */
+  /**
+   * Aborted when the container gets a signal that ends a process by default (`docker kill`,
+   * `docker stop`, forced removal, Ctrl-C through `docker run`); `signal.reason` is the signal's
+   * name (`'SIGTERM'`) and the container exits with 128 + its number, whatever the script does.
+   */
   signal: AbortSignal;
 }
 
@@ -57,29 +65,32 @@ export function scriptedRuntime(options: ScriptedRuntimeOptions): ContainerRunti
     start: async ({ argv, env, image, output }) => {
       const { script } = scripts.get(image.ref)!;
       const abort = new AbortController();
+      const killedCode = (): number => 128 + signalNumber(abort.signal.reason as NodeJS.Signals);
       const write = (stream: 1 | 2, data: string | Buffer): void => output(stream, Buffer.isBuffer(data) ? data : Buffer.from(data));
       const exited = (async () => {
         // A tick first, so `start` answers before the script's output and exit, as a real process would.
         await new Promise((resolve) => setImmediate(resolve));
         try {
           const result = (await script({ argv, env, write, signal: abort.signal })) ?? {};
-          if (abort.signal.aborted) return 137;
+          if (abort.signal.aborted) return killedCode();
           if (result.stdout !== undefined) write(1, result.stdout);
           if (result.stderr !== undefined) write(2, result.stderr);
           return result.exitCode ?? 0;
         } catch (error) {
-          if (abort.signal.aborted) return 137;
+          if (abort.signal.aborted) return killedCode();
           write(2, `${(error as Error).message}\n`);
           return 1;
         }
       })();
-      const killed = new Promise<number>((resolve) => abort.signal.addEventListener('abort', () => resolve(137)));
+      const killed = new Promise<number>((resolve) => abort.signal.addEventListener('abort', () => resolve(killedCode())));
       return {
         pid: ++pids,
         exited: Promise.race([exited, killed]),
         pause: () => undefined,
         resume: () => undefined,
-        kill: () => abort.abort(),
+        kill: (sig = 'SIGTERM') => {
+          if (!IGNORED_BY_DEFAULT.has(sig)) abort.abort(sig);
+        },
       };
     },
   };

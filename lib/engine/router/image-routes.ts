@@ -1,0 +1,71 @@
+import type { Response, Router } from 'express';
+import type { Readable } from 'node:stream';
+import { engineRoute, type EngineContext } from './context.js';
+import { abortOnClose } from './container-routes.js';
+import { EngineError } from '../errors/engine-error.js';
+import { queryString } from '../http/query.js';
+import { parsePullReference } from '../http/pull-reference.js';
+import { apiVersionAtLeast } from '../version/api-version.js';
+
+/**
+ * `POST /images/create?fromImage=…&tag=…`: the pull the Docker CLI makes after create answered
+ * `No such image` (`docker run`, `docker create`, `docker pull`). Importing (`fromSrc`) is not
+ * offered: it would let any client of the API write arbitrary images.
+ */
+export function registerImageRoutes(api: Router, ctx: EngineContext): void {
+  const { runtime } = ctx;
+
+  api.post(
+    '/images/create',
+    engineRoute(ctx, async (req, res, version) => {
+      const fromImage = queryString(req.query.fromImage);
+      if (fromImage === undefined || fromImage.trim() === '') {
+        if (queryString(req.query.fromSrc)) throw EngineError.notImplemented('importing images (fromSrc) is not supported by dockgate');
+        // dockerd falls through to an import from an empty URL and answers 500; missing input is a 400.
+        throw EngineError.invalidParameter('fromImage is required');
+      }
+      const tag = queryString(req.query.tag);
+      const target = parsePullReference(fromImage, tag);
+      if (!runtime.pull) throw EngineError.notImplemented('this runtime cannot pull images');
+      const platform = queryString(req.query.platform);
+      const registryAuth = req.headers['x-registry-auth'];
+      const abort = abortOnClose(req, res);
+      req.resume();
+      const progress = await runtime.pull({
+        ...target,
+        fromImage,
+        ...(tag !== undefined && tag !== '' ? { tag } : {}),
+        // `platform` on pulls arrived in API 1.32.
+        ...(platform && apiVersionAtLeast(version, '1.32') ? { platform } : {}),
+        ...(typeof registryAuth === 'string' && registryAuth !== '' ? { registryAuth } : {}),
+        apiVersion: version,
+        signal: abort.signal,
+      });
+      res.status(200).setHeader('Content-Type', 'application/json');
+      res.flushHeaders();
+      await sendProgress(progress, res);
+    }),
+  );
+}
+
+/**
+ * Streams JSON-lines progress. Once the 200 is out, a failure can only be reported in-band, and
+ * dockerd does it with a final `{"errorDetail":{"message":…},"error":…}` line, which the CLI
+ * prints as the error.
+ */
+async function sendProgress(progress: Readable, res: Response): Promise<void> {
+  try {
+    for await (const chunk of progress) {
+      if (!res.write(chunk as Buffer)) await new Promise((resolve) => res.once('drain', resolve));
+      if (res.destroyed) {
+        progress.destroy();
+        return;
+      }
+    }
+    res.end();
+  } catch (error) {
+    if (res.destroyed || res.writableEnded) return;
+    const message = error instanceof EngineError ? error.message : 'pull failed';
+    res.end(`${JSON.stringify({ errorDetail: { message }, error: message })}\n`);
+  }
+}

@@ -1,0 +1,33 @@
+import type { Router } from 'express';
+import { engineRoute, type EngineContext } from './context.js';
+import { EngineError } from '../errors/engine-error.js';
+import { parseInteger, queryString } from '../http/query.js';
+import { parseSignal } from '../http/signal.js';
+
+/** `POST /containers/{id}/kill` and `/stop`: `docker kill`, `docker stop`, and `docker run`'s signal proxying. */
+export function registerStopKillRoutes(api: Router, ctx: EngineContext): void {
+  const { runtime } = ctx;
+
+  api.post(
+    '/containers/:id/kill',
+    engineRoute(ctx, async (req, res) => {
+      const signal = parseSignal(queryString(req.query.signal), 'SIGKILL');
+      if (!runtime.kill) throw EngineError.notImplemented('this runtime cannot signal containers');
+      req.resume();
+      await runtime.kill(req.params.id as string, signal);
+      res.status(204).end();
+    }),
+  );
+
+  api.post(
+    '/containers/:id/stop',
+    engineRoute(ctx, async (req, res) => {
+      // dockerd answers a malformed `t` with strconv's 500; bad input is a 400 here.
+      const timeout = parseInteger(queryString(req.query.t), 't');
+      if (!runtime.stop) throw EngineError.notImplemented('this runtime cannot stop containers');
+      req.resume();
+      await runtime.stop(req.params.id as string, timeout === undefined ? {} : { timeout });
+      res.status(204).end();
+    }),
+  );
+}
