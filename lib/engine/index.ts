@@ -18,6 +18,8 @@ export { resolveVersionRange, DEFAULT_VERSION_RANGE, type VersionRange, type Ver
 export { gateApiVersion } from './version/version-gate.js';
 
 export { boolValue, queryString, parseTail, parseTimestamp, parseInteger, parseFilters, type EngineFilters } from './http/query.js';
+export { parseSignal } from './http/signal.js';
+export { parsePullReference, type PullReference } from './http/pull-reference.js';
 export {
   encodeFrame, frameHeader, FrameDecoder, demultiplex, STREAM_STDIN, STREAM_STDOUT, STREAM_STDERR, STREAM_SYSTEMERR,
   type Frame, type StreamType,
@@ -25,7 +27,7 @@ export {
 
 export type {
   ContainerRuntime, ContainerCreateBody, CreateRequest, WaitCondition, WaitResult, WaitHandle, LogsOptions, OutputStream,
-  AttachOptions, AttachSession, EngineEvent, EventsOptions, ListOptions, RemoveOptions,
+  AttachOptions, AttachSession, EngineEvent, EventsOptions, ListOptions, RemoveOptions, PullRequest, StopOptions,
 } from './runtime/types.js';
 export { processRuntime, type ProcessRuntimeOptions, type ProcessImage } from './runtime/process/process-runtime.js';
 export { scriptedRuntime, type ScriptedRuntimeOptions, type ScriptedImage, type ScriptRun, type ScriptResult } from './runtime/scripted/scripted-runtime.js';
