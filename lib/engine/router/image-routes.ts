@@ -56,11 +56,20 @@ export function registerImageRoutes(api: Router, ctx: EngineContext): void {
 async function sendProgress(progress: Readable, res: Response): Promise<void> {
   try {
     for await (const chunk of progress) {
-      if (!res.write(chunk as Buffer)) await new Promise((resolve) => res.once('drain', resolve));
-      if (res.destroyed) {
-        progress.destroy();
-        return;
+      if (!res.write(chunk as Buffer)) {
+        // A client gone while its socket was full never drains: wait for either.
+        await new Promise<void>((resolve) => {
+          const done = (): void => {
+            res.off('drain', done);
+            res.off('close', done);
+            resolve();
+          };
+          res.on('drain', done);
+          res.on('close', done);
+        });
       }
+      // Leaving the loop destroys the runtime's stream (and so aborts a forwarded pull).
+      if (res.destroyed) return;
     }
     res.end();
   } catch (error) {
