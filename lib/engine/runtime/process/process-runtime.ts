@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { constants, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { isAbsolute } from 'node:path';
 import type { ContainerRuntime } from '../types.js';
 import { familiarImageRef } from '../local/image-ref.js';
+import { signalNumber } from '../../http/signal.js';
 import type { LocalExecutor, LocalImage, LocalProcess } from '../local/local-container.js';
 import { LocalRuntime } from '../local/local-runtime.js';
 
@@ -75,7 +76,7 @@ export function processRuntime(options: ProcessRuntimeOptions): ContainerRuntime
       stdout.on('data', (d: Buffer) => output(1, d));
       stderr.on('data', (d: Buffer) => output(2, d));
       const exited = new Promise<number>((resolve) => {
-        child.on('close', (code, signal) => resolve(code ?? 128 + signalNumber(signal)));
+        child.on('close', (code, signal) => resolve(code ?? 128 + (signal ? signalNumber(signal) : 0))); // dockerd: killed by signal N → 128 + N
       });
       return new Promise<LocalProcess>((resolve, reject) => {
         child.once('error', reject);
@@ -155,7 +156,3 @@ function splitEnv(entry: string): [string, string] {
   return i === -1 ? [entry, ''] : [entry.slice(0, i), entry.slice(i + 1)];
 }
 
-/** dockerd reports a container killed by signal N as exit code 128 + N. */
-function signalNumber(signal: NodeJS.Signals | null): number {
-  return signal ? (constants.signals[signal] ?? 0) : 0;
-}
