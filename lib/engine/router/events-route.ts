@@ -3,6 +3,7 @@ import { engineRoute, type EngineContext } from './context.js';
 import { parseFilters, parseTimestamp, queryString } from '../http/query.js';
 import { abortOnClose } from './container-routes.js';
 import type { EngineEvent } from '../runtime/types.js';
+import { drainOrClose } from '../http/drain-or-close.js';
 
 /** Filters dockerd's `GET /events` accepts (daemon/events/filter.go). */
 const EVENT_FILTERS = ['config', 'container', 'daemon', 'event', 'image', 'label', 'network', 'node', 'plugin', 'scope', 'secret', 'service', 'type', 'volume'];
@@ -27,17 +28,8 @@ export function registerEventsRoute(api: Router, ctx: EngineContext): void {
         for await (const event of events as AsyncIterable<EngineEvent>) {
           if (res.write(`${JSON.stringify(event)}\n`)) continue;
           if (res.destroyed) break;
-          // A client gone while its socket was full never drains: wait for either, and leaving
-          // the loop ends (destroys) the runtime's stream even if it ignores the abort signal.
-          await new Promise<void>((resolve) => {
-            const done = (): void => {
-              res.off('drain', done);
-              res.off('close', done);
-              resolve();
-            };
-            res.on('drain', done);
-            res.on('close', done);
-          });
+          // Leaving the loop ends (destroys) the runtime's stream even if it ignores the abort signal.
+          await drainOrClose(res);
           if (res.destroyed) break;
         }
         res.end();

@@ -6,6 +6,7 @@ import { EngineError } from '../errors/engine-error.js';
 import { queryString } from '../http/query.js';
 import { parsePullReference } from '../http/pull-reference.js';
 import { apiVersionAtLeast } from '../version/api-version.js';
+import { drainOrClose } from '../http/drain-or-close.js';
 
 /**
  * `POST /images/create?fromImage=…&tag=…`: the pull the Docker CLI makes after create answered
@@ -57,16 +58,7 @@ async function sendProgress(progress: Readable, res: Response): Promise<void> {
   try {
     for await (const chunk of progress) {
       if (!res.write(chunk as Buffer)) {
-        // A client gone while its socket was full never drains: wait for either.
-        await new Promise<void>((resolve) => {
-          const done = (): void => {
-            res.off('drain', done);
-            res.off('close', done);
-            resolve();
-          };
-          res.on('drain', done);
-          res.on('close', done);
-        });
+        await drainOrClose(res);
       }
       // Leaving the loop destroys the runtime's stream (and so aborts a forwarded pull).
       if (res.destroyed) return;
