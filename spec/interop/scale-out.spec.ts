@@ -11,6 +11,7 @@ import { describeWithPeers, program } from '../support/peers.js';
 import { startRedisProcess, type RedisProcess } from './fixtures/redis-process.js';
 import { ensureBuiltLibrary, startTokenServerProcess, type TokenServerProcess } from './fixtures/token-server-process.js';
 import { freePort } from './support/free-port.js';
+import { until } from '../support/until.js';
 
 const ISSUER = 'dockgate-scale-out';
 const SERVICE = 'registry.scale-out';
@@ -28,14 +29,6 @@ const refresh = (server: TokenServerProcess, token: string) =>
   request(server.url).post('/token').type('form')
     .send({ grant_type: 'refresh_token', refresh_token: token, service: SERVICE, client_id: 'docker', scope: 'repository:alice/app:pull' });
 
-async function until(check: () => Promise<boolean>, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return false;
-}
 
 describeWithPeers('two token-service processes sharing one Redis', [program('redis-server')], () => {
   let redis: RedisProcess;

@@ -8,18 +8,11 @@ import { RedisRefreshTokenStore } from '../../lib/index.js';
 import { startRedisProcess, type RedisProcess } from '../interop/fixtures/redis-process.js';
 import { describeWithPeers, program } from '../support/peers.js';
 import { basic, passwordGrant, SERVICE, tokenApp, type TokenApp } from '../support/token-fixture.js';
+import { until } from '../support/until.js';
 
 const refreshGrant = (token: string) =>
   new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token, service: SERVICE, client_id: 'spec' }).toString();
 
-async function until(check: () => Promise<boolean>, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return false;
-}
 
 function expectUnavailable(res: request.Response): void {
   expect(res.status).toBe(503);
