@@ -7,6 +7,9 @@ import { banner } from './banner.js';
 import { loadOrCreateKey } from './dev-key.js';
 import { DemoUsageError, help, parseDemoOptions } from './options.js';
 
+/** How long in-flight requests get to finish on Ctrl-C. */
+const GRACE_MS = 5000;
+
 // demo/dist/main.js → demo/
 const demoDir = dirname(dirname(fileURLToPath(import.meta.url)));
 
@@ -51,14 +54,13 @@ async function main(): Promise<void> {
     stopping = true;
     process.stdout.write(`\n${signal}: finishing in-flight requests, removing ${options.engineSocket}\n`);
     // Finish what is in flight, then go; a stuck stream (docker logs -f) gets 5 s.
-    const force = setTimeout(() => {
-      server.closeAllConnections();
-    }, 5000);
+    const force = setTimeout(() => server.closeAllConnections(), GRACE_MS);
     force.unref();
-    server.closeIdleConnections();
+    const idle = setInterval(() => server.closeIdleConnections(), 50);
+    idle.unref();
     Promise.all([
       new Promise<void>((resolve) => server.close(() => resolve())),
-      engine.close(),
+      engine.close({ graceMs: GRACE_MS }),
     ]).then(() => demo.redisStore?.close()).then(() => {
       process.stdout.write('stopped\n');
       process.exit(0);

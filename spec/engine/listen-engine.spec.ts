@@ -44,3 +44,34 @@ describe('listenEngine serves on a Unix socket or TCP', () => {
     await expect(listenEngine(testApp(testRuntime().runtime), { socket: '/tmp/x', port: 1 })).rejects.toThrow(TypeError);
   });
 });
+
+describe('listenEngine close() with graceMs lets in-flight requests finish', () => {
+  test('a wait in flight gets its answer; new connections are refused; the socket file goes', async () => {
+    const { runtime, release } = testRuntime();
+    const socket = tempSocket();
+    const l = await listenEngine(testApp(runtime), { socket });
+    const created = JSON.parse((await socketRequest(socket, 'POST', '/v1.28/containers/create', { Image: 'slow:1' })).body.toString()) as { Id: string };
+    expect((await socketRequest(socket, 'POST', `/v1.28/containers/${created.Id}/start`)).status).toBe(204);
+    const waiting = socketRequest(socket, 'POST', `/v1.28/containers/${created.Id}/wait`);
+    await new Promise((r) => setTimeout(r, 100));
+    const closing = l.close({ graceMs: 5000 });
+    await expect(socketRequest(socket, 'GET', '/_ping')).rejects.toThrow();
+    setTimeout(release, 200);
+    const answer = await waiting;
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body.toString())).toEqual({ StatusCode: 7, Error: null });
+    await closing;
+    expect(existsSync(socket)).toBe(false);
+  });
+  test('without graceMs open connections are dropped at once', async () => {
+    const { runtime } = testRuntime();
+    const socket = tempSocket();
+    const l = await listenEngine(testApp(runtime), { socket });
+    const created = JSON.parse((await socketRequest(socket, 'POST', '/v1.28/containers/create', { Image: 'slow:1' })).body.toString()) as { Id: string };
+    await socketRequest(socket, 'POST', `/v1.28/containers/${created.Id}/start`);
+    const waiting = socketRequest(socket, 'POST', `/v1.28/containers/${created.Id}/wait`).then(() => 'answered', (err: Error) => err.message);
+    await new Promise((r) => setTimeout(r, 100));
+    await l.close();
+    expect(await waiting).toBe('socket hang up');
+  });
+});

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,6 +36,20 @@ function startDemo(args: string[]): Promise<RunningDemo> {
     };
     child.stdout!.on('data', check);
     child.on('exit', () => { clearTimeout(timer); reject(new Error(`demo exited:\n${out}`)); });
+  });
+}
+
+/** One request to the engine API on its Unix socket. */
+function engineCall(socketPath: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = httpRequest({ socketPath, method, path, headers: payload ? { 'content-type': 'application/json' } : {} }, (res) => {
+      let text = '';
+      res.on('data', (d: Buffer) => { text += d.toString(); });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on('error', reject);
+    req.end(payload);
   });
 }
 
@@ -136,8 +151,16 @@ describeWithPeers('the demo, started as a process, does what its banner says', [
     expect(ok.headers.get('api-version')).toBe('1.28');
   });
 
-  test('Ctrl-C shuts it down cleanly: exit 0 and the socket file removed', async () => {
+  test('Ctrl-C shuts it down cleanly: an in-flight request finishes, exit 0, the socket file removed', async () => {
+    const created = await engineCall(socket, 'POST', '/v1.28/containers/create', { Image: 'busybox', Cmd: ['sleep', '1'] });
+    const id = (JSON.parse(created.body) as { Id: string }).Id;
+    expect((await engineCall(socket, 'POST', `/v1.28/containers/${id}/start`)).status).toBe(204);
+    const waiting = engineCall(socket, 'POST', `/v1.28/containers/${id}/wait`);
+    await new Promise((r) => setTimeout(r, 200));
     demo.child.kill('SIGINT');
+    const answer = await waiting;
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body)).toEqual({ StatusCode: 0, Error: null });
     expect(await demo.exited).toBe(0);
     expect(existsSync(socket)).toBe(false);
     expect(demo.output()).toContain('stopped');

@@ -20,8 +20,12 @@ export interface EngineListener {
   server: Server;
   /** `unix:///path` or `tcp://host:port`, ready for DOCKER_HOST. */
   url: string;
-  /** Stops listening, drops open connections and removes the socket file. */
-  close(): Promise<void>;
+  /**
+   * Stops listening and removes the socket file. Open connections are dropped at once, or,
+   * with `graceMs`, given that long to finish what they are doing (idle keep-alive connections
+   * are closed straight away).
+   */
+  close(options?: { graceMs?: number }): Promise<void>;
 }
 
 /**
@@ -69,11 +73,27 @@ export async function listenEngine(app: RequestListener, options: ListenEngineOp
   return {
     server,
     url,
-    close: async () => {
+    close: async ({ graceMs = 0 } = {}) => {
+      if (!Number.isFinite(graceMs) || graceMs < 0) throw new TypeError('close option "graceMs" must be a non-negative number');
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
-        server.closeAllConnections();
-        for (const s of sockets) s.destroy();
+        server.closeIdleConnections();
+        const drop = (): void => {
+          server.closeAllConnections();
+          for (const s of sockets) s.destroy();
+        };
+        if (graceMs === 0) {
+          drop();
+          return;
+        }
+        // A connection whose request finishes goes back to keep-alive idle: close those as
+        // they appear, so the grace period ends with the last in-flight request.
+        const idle = setInterval(() => server.closeIdleConnections(), 50);
+        const timer = setTimeout(drop, graceMs);
+        server.once('close', () => {
+          clearInterval(idle);
+          clearTimeout(timer);
+        });
       });
       if (socket !== undefined) await unlink(socket).catch(() => undefined);
     },
