@@ -8,7 +8,7 @@ export { missingAccess, accessRecords } from './access/missing-access.js';
 export type { AccessRecord } from './access/missing-access.js';
 export { formatBearerChallenge } from './challenge/format-challenge.js';
 export type { BearerChallengeParams, BearerChallengeError } from './challenge/format-challenge.js';
-export { quotedString } from './challenge/quoted-string.js';
+export { quotedString } from '../http/quoted-string.js';
 export { RegistryError } from './errors/registry-error.js';
 export type { RegistryErrorCode, RegistryErrorOptions, AccessRecordDetail } from './errors/registry-error.js';
 export { writeRegistryError } from './errors/write-registry-error.js';

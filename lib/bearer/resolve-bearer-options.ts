@@ -2,7 +2,7 @@ import type { Response } from 'express';
 import type { JWTVerifyGetKey } from 'jose';
 import type { RegistryError } from './errors/registry-error.js';
 import { writeRegistryError } from './errors/write-registry-error.js';
-import { isQuotable } from './challenge/quoted-string.js';
+import { isQuotable } from '../http/quoted-string.js';
 import type { BearerAlgorithm, BearerOptions } from './bearer-options.js';
 import { resolveKeySource } from './keys/key-source.js';
 

@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import { isQuotable, quotedString } from '../http/quoted-string.js';
 import { loadKeyRing, type KeyRing, type SigningKeyInput } from '../keys/index.js';
 import type { AuditHook } from './audit.js';
 import type { Authenticator } from './authn/types.js';
@@ -76,7 +77,8 @@ export interface ResolvedTokenOptions {
   throttle?: LoginThrottle;
   audit?: AuditHook;
   onError: (err: unknown, req?: Request) => void;
-  basicRealm: string;
+  /** `Basic realm="…"`, built once from `basicRealm`. */
+  basicChallenge: string;
   tokenPath: string;
   jwksPath: string;
   revokePath: string;
@@ -94,6 +96,13 @@ function defaultOnError(err: unknown): void {
 function nonEmptyString(value: unknown, name: string): string {
   if (typeof value !== 'string' || value.length === 0) throw new TypeError(`"${name}" must be a non-empty string`);
   return value;
+}
+
+/** A value that goes into a response header: no control or non-Latin-1 characters. */
+function headerSafe(value: unknown, name: string): string {
+  const text = nonEmptyString(value, name);
+  if (!isQuotable(text)) throw new TypeError(`"${name}" must not hold control or non-Latin-1 characters (it is sent in WWW-Authenticate)`);
+  return text;
 }
 
 function seconds(value: unknown, name: string, min: number): number {
@@ -151,7 +160,7 @@ export function resolveTokenOptions(options: TokenOptions): ResolvedTokenOptions
     accessTokenTtl: seconds(options.accessTokenTtl ?? 300, 'accessTokenTtl', 60),
     refresh: { store, idleTtlMs: idleTtl * 1000, absoluteTtlMs: absoluteTtl * 1000, bindClientId: refresh.bindClientId ?? false },
     onError: hook(options.onError, 'onError') ?? defaultOnError,
-    basicRealm: nonEmptyString(options.basicRealm ?? issuer, 'basicRealm'),
+    basicChallenge: `Basic realm=${quotedString(headerSafe(options.basicRealm ?? issuer, 'basicRealm'))}`,
     tokenPath: routePath(options.tokenPath ?? '/token', 'tokenPath'),
     jwksPath: routePath(options.jwksPath ?? '/jwks', 'jwksPath'),
     revokePath: routePath(options.revokePath ?? '/revoke', 'revokePath'),

@@ -107,3 +107,12 @@ describe('GET query validation', () => {
     expect(res.body.error).toBe('invalid_scope');
   });
 });
+
+describe('the Basic challenge realm is written as a quoted-string', () => {
+  test('quotes and backslashes in the realm are escaped', async () => {
+    const { app } = tokenApp({ basicRealm: 'my "realm" \\ x' });
+    const res = await request(app).get(`/token?service=${SERVICE}`);
+    expect(res.status).toBe(401);
+    expect(res.headers['www-authenticate']).toBe('Basic realm="my \\"realm\\" \\\\ x"');
+  });
+});

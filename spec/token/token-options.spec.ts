@@ -19,6 +19,9 @@ describe('options are validated once, at construction, naming the option', () =>
     ['tokenPath', { tokenPath: 'token' }],
     ['maxBodyBytes', { maxBodyBytes: 10 }],
     ['throttle.maxFailures', { throttle: { maxFailures: -1 } }],
+    ['basicRealm', { basicRealm: 'caf\u00e9 \u2615' }],
+    ['basicRealm', { issuer: 'issuer\u2615' }],
+    ['basicRealm', { basicRealm: 'a\r\nSet-Cookie: x' }],
   ])('%s', (name, patch) => {
     expect(() => tokenRouter({ ...valid, ...(patch as object) } as TokenOptions)).toThrow(new RegExp(name.replace('.', '\\.')));
   });

@@ -1,5 +1,5 @@
 import { formatScope, type ResourceScope } from '../../scope/index.js';
-import { quotedString } from './quoted-string.js';
+import { quotedString } from '../../http/quoted-string.js';
 
 /** RFC 6750 §3.1 error codes a registry sends in its challenge (always with status 401, as registries do). */
 export type BearerChallengeError = 'invalid_token' | 'insufficient_scope';

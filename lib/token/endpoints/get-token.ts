@@ -2,7 +2,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { Identity } from '../authn/types.js';
 import { parseBasicCredentials } from '../basic-credentials.js';
 import { issueTokens } from '../issue-tokens.js';
-import { login, quote } from '../grants/login.js';
+import { login } from '../grants/login.js';
 import { OAuthError } from '../oauth-error.js';
 import type { ResolvedTokenOptions } from '../token-options.js';
 import { checkService, scopesOf } from './post-token.js';
@@ -20,7 +20,7 @@ export function getTokenHandler(options: ResolvedTokenOptions): RequestHandler {
     const ip = req.ip ?? '';
     checkService(options, service);
     const requested = scopesOf(query.scope);
-    const challenge = { 'WWW-Authenticate': `Basic realm=${quote(options.basicRealm)}` };
+    const challenge = { 'WWW-Authenticate': options.basicChallenge };
     const credentials = parseBasicCredentials(req.get('authorization'));
     if (credentials === null) throw new OAuthError('invalid_client', 'the Authorization header must hold Basic credentials', { headers: challenge });
     let identity: Identity;

@@ -45,7 +45,7 @@ export async function login(options: ResolvedTokenOptions, attempt: LoginAttempt
     options.throttle?.fail(attempt.username, attempt.ip);
     audit('login.failed', BAD_CREDENTIALS);
     if (attempt.grant === 'basic') {
-      throw new OAuthError('invalid_client', BAD_CREDENTIALS, { headers: { 'WWW-Authenticate': `Basic realm=${quote(options.basicRealm)}` } });
+      throw new OAuthError('invalid_client', BAD_CREDENTIALS, { headers: { 'WWW-Authenticate': options.basicChallenge } });
     }
     throw new OAuthError('invalid_grant', BAD_CREDENTIALS);
   }
@@ -54,9 +54,4 @@ export async function login(options: ResolvedTokenOptions, attempt: LoginAttempt
   }
   options.throttle?.succeed(attempt.username, attempt.ip);
   return identity;
-}
-
-/** RFC 7230 quoted-string. */
-export function quote(value: string): string {
-  return `"${value.replace(/[\\"]/g, (c) => `\\${c}`).replace(/[\x00-\x1F\x7F]/g, '')}"`;
 }
