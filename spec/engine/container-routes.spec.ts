@@ -175,6 +175,17 @@ describe('start, wait, logs, list, remove', () => {
     expect((await request(app).get('/v1.28/containers/json?filters=%7Bbad')).status).toBe(400);
     expect((await request(app).get('/v1.28/containers/json?limit=abc')).status).toBe(400);
   });
+  test('list: the label filter matches own labels only (key, or key=value), never inherited names', async () => {
+    const app = testApp(testRuntime().runtime);
+    await created(app, { Image: 'busybox', Cmd: ['x'], Labels: { team: 'a' } }, 'labelled');
+    await created(app, { Image: 'busybox', Cmd: ['x'] }, 'plain');
+    const names = async (filters: object) => ((await request(app).get(`/v1.28/containers/json?all=1&filters=${encodeURIComponent(JSON.stringify(filters))}`)).body as { Names: string[] }[]).map((c) => c.Names[0]);
+    expect(await names({ label: { team: true } })).toEqual(['/labelled']);
+    expect(await names({ label: { 'team=a': true } })).toEqual(['/labelled']);
+    expect(await names({ label: { 'team=b': true } })).toEqual([]);
+    expect(await names({ label: { constructor: true } })).toEqual([]);
+    expect(await names({ label: { 'toString=x': true } })).toEqual([]);
+  });
   test('wait: condition counts from 1.30; unknown ones are ignored before 1.42 and 400 from 1.42', async () => {
     const app = testApp(testRuntime().runtime, '1.12-1.43');
     const id = await created(app, { Image: 'busybox', Cmd: ['x'] });

@@ -2,11 +2,11 @@ import { Readable } from 'node:stream';
 import type { EngineEvent, EventsOptions } from '../types.js';
 import type { EngineFilters } from '../../http/query.js';
 import { nowMs } from './output-log.js';
+import { labelMatches } from './label-filter.js';
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Filters `GET /events` accepts for a local runtime. */
-export const EVENT_FILTERS = ['container', 'type', 'event', 'image', 'label'] as const;
 
 /**
  * Lifecycle events of a local runtime, with a bounded history so `since` can replay recent
@@ -73,10 +73,7 @@ function matches(e: EngineEvent, filters: EngineFilters): boolean {
   const labels = filters.get('label');
   const labelOk =
     labels === undefined ||
-    [...labels].every((l) => {
-      const [k, v] = splitOnce(l, '=');
-      return v === undefined ? k in attrs : attrs[k] === v;
-    });
+    [...labels].every((l) => labelMatches(attrs, l));
   return (
     want('type', e.Type) &&
     want('event', e.Action) &&
@@ -86,7 +83,3 @@ function matches(e: EngineEvent, filters: EngineFilters): boolean {
   );
 }
 
-function splitOnce(text: string, sep: string): [string, string | undefined] {
-  const i = text.indexOf(sep);
-  return i === -1 ? [text, undefined] : [text.slice(0, i), text.slice(i + 1)];
-}

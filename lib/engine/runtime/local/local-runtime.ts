@@ -15,9 +15,9 @@ import type { LocalContainer, LocalExecutor, LocalProcess } from './local-contai
 import { LogReader } from './log-reader.js';
 import { OutputLog } from './output-log.js';
 import { ContainerTable } from './container-table.js';
+import { labelMatches } from './label-filter.js';
 
 /** Filters `GET /containers/json` accepts for a local runtime. */
-export const LIST_FILTERS = ['id', 'name', 'status', 'label', 'ancestor'];
 
 /**
  * The container lifecycle shared by the process and scripted runtimes: an in-memory table of
@@ -301,7 +301,3 @@ function eventActor(c: LocalContainer): { id: string; name: string; image: strin
   return { id: c.id, name: c.name, image: c.body.Image, labels: c.labels };
 }
 
-function labelMatches(labels: Record<string, string>, filter: string): boolean {
-  const i = filter.indexOf('=');
-  return i === -1 ? filter in labels : labels[filter.slice(0, i)] === filter.slice(i + 1);
-}
