@@ -99,3 +99,20 @@ describe('timestamps are Go RFC3339Nano (trailing zeros trimmed)', () => {
     expect(formatRfc3339Nano(1700000000000)).toBe('2023-11-14T22:13:20Z');
   });
 });
+
+describe('demultiplex stops when a destination closes instead of waiting for a drain that never comes', () => {
+  test('a closed stdout ends the copy', async () => {
+    const { PassThrough, Writable } = await import('node:stream');
+    const { demultiplex, encodeFrame } = await import('../../lib/engine/index.js');
+    const source = new PassThrough();
+    const stdout = new Writable({ highWaterMark: 1, write: (_chunk, _enc, cb) => { setTimeout(cb, 10_000).unref(); } });
+    const stderr = new PassThrough();
+    const copying = demultiplex(source, stdout, stderr);
+    source.write(encodeFrame(1, Buffer.alloc(64, 'x')));
+    source.write(encodeFrame(1, Buffer.alloc(64, 'y')));
+    await new Promise((r) => setTimeout(r, 50));
+    stdout.destroy();
+    source.end();
+    await expect(Promise.race([copying.then(() => 'returned'), new Promise((r) => setTimeout(() => r('hung'), 2000))])).resolves.toBe('returned');
+  });
+});

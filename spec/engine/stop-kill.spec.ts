@@ -148,6 +148,12 @@ describeWithPeers('kill and stop signal the child process (process runtime)', [b
     expect(Date.now() - began).toBeGreaterThanOrEqual(900);
     expect(await inspect(socket, id)).toMatchObject({ Status: 'exited', ExitCode: 137 });
   });
+  test('a stop timeout longer than a timer can hold waits for the exit, never SIGKILLs at once', async () => {
+    const { socket, id } = await run(['sh', '-c', 'trap "" TERM; sleep 1; exit 5']);
+    await new Promise((resolve) => setTimeout(resolve, 100)); // let the shell install its trap
+    expect((await socketRequest(socket, 'POST', `/v1.28/containers/${id}/stop?t=4294968`)).status).toBe(204);
+    expect(await inspect(socket, id)).toMatchObject({ Status: 'exited', ExitCode: 5 });
+  });
   test('stop of a child that exits on SIGTERM answers without waiting for the timeout', async () => {
     const { socket, id } = await run(['sleep', '30']);
     const began = Date.now();

@@ -5,6 +5,7 @@ import { demultiplex } from '../../engine/stream/stdcopy.js';
 import type { ContainerCreateBody, WaitCondition, WaitResult } from '../../engine/runtime/types.js';
 import { EngineClientError } from './engine-client-error.js';
 import { readBody, Transport, type EngineEndpoint } from './transport.js';
+import { drainOrClose } from '../../engine/stream/drain-or-close.js';
 
 /** The newest API version this client speaks. */
 export const ENGINE_CLIENT_API_VERSION = '1.41';
@@ -135,7 +136,11 @@ export class EngineClient {
       tail: options.tail === undefined ? undefined : String(options.tail),
     });
     if (info.Config?.Tty === true) {
-      for await (const chunk of res) if (!stdout.write(chunk)) await new Promise((r) => stdout.once('drain', r));
+      for await (const chunk of res) {
+        if (stdout.write(chunk)) continue;
+        await drainOrClose(stdout);
+        if (stdout.destroyed) return;
+      }
       return;
     }
     await demultiplex(res, stdout, stderr);

@@ -3,7 +3,7 @@ import { engineRoute, type EngineContext } from './context.js';
 import { parseFilters, parseTimestamp, queryString } from '../http/query.js';
 import { abortOnClose } from './container-routes.js';
 import type { EngineEvent } from '../runtime/types.js';
-import { drainOrClose } from '../http/drain-or-close.js';
+import { drainOrClose } from '../stream/drain-or-close.js';
 
 /** Filters dockerd's `GET /events` accepts (daemon/events/filter.go). */
 const EVENT_FILTERS = ['config', 'container', 'daemon', 'event', 'image', 'label', 'network', 'node', 'plugin', 'scope', 'secret', 'service', 'type', 'volume'];

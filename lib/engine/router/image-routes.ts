@@ -6,7 +6,7 @@ import { EngineError } from '../errors/engine-error.js';
 import { queryString } from '../http/query.js';
 import { parsePullReference } from '../http/pull-reference.js';
 import { apiVersionAtLeast } from '../version/api-version.js';
-import { drainOrClose } from '../http/drain-or-close.js';
+import { drainOrClose } from '../stream/drain-or-close.js';
 
 /**
  * `POST /images/create?fromImage=…&tag=…`: the pull the Docker CLI makes after create answered

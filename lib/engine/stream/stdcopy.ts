@@ -1,4 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
+import { drainOrClose } from './drain-or-close.js';
 
 /**
  * Docker's stdcopy framing (moby pkg/stdcopy): without a TTY each chunk of output travels as
@@ -96,7 +97,11 @@ export async function demultiplex(source: Readable, stdout: Writable, stderr: Wr
   for await (const chunk of source) {
     for (const frame of decoder.push(chunk as Buffer)) {
       const target = frame.stream === STREAM_STDOUT ? stdout : stderr;
-      if (!target.write(frame.payload)) await new Promise((resolve) => target.once('drain', resolve));
+      if (!target.write(frame.payload)) {
+        await drainOrClose(target);
+        // A destination that closed never drains: stop reading rather than wait forever.
+        if (target.destroyed) return;
+      }
     }
   }
   if (decoder.buffered > 0) throw new Error('multiplexed stream ended inside a frame');

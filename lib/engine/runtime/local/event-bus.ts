@@ -4,7 +4,8 @@ import type { EngineFilters } from '../../http/query.js';
 import { nowMs } from './output-log.js';
 import { labelMatches } from './label-filter.js';
 
-const MAX_TIMER_MS = 2 ** 31 - 1;
+/** The longest delay setTimeout holds (about 24.8 days); longer ones fire at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Filters `GET /events` accepts for a local runtime. */
 

@@ -16,6 +16,7 @@ import { LogReader } from './log-reader.js';
 import { OutputLog } from './output-log.js';
 import { ContainerTable } from './container-table.js';
 import { labelMatches } from './label-filter.js';
+import { MAX_TIMER_MS } from './event-bus.js';
 
 /** Filters `GET /containers/json` accepts for a local runtime. */
 
@@ -251,7 +252,8 @@ export class LocalRuntime implements ContainerRuntime {
     const configured = c.body.StopTimeout;
     const seconds = timeout ?? (typeof configured === 'number' && Number.isInteger(configured) ? configured : 10);
     this.signal(c, proc, stopSignal(c.body.StopSignal));
-    if (seconds >= 0) {
+    // Negative waits for the exit, as dockerd does; so does a wait longer than a timer can hold.
+    if (seconds >= 0 && seconds * 1000 <= MAX_TIMER_MS) {
       const grace = new AbortController();
       const exitedInTime = await Promise.race([proc.exited.then(() => true), delay(seconds * 1000, false, { signal: grace.signal }).catch(() => false)]);
       grace.abort();
