@@ -1,4 +1,4 @@
-import express, { type Express } from 'express';
+import express, { type Express, type Request } from 'express';
 import {
   aclAuthorizer, bearerGuard, dockerRuntime, engineRouter, htpasswdAuthenticator, ownNamespaceAcl, processRuntime,
   redisRefreshTokenStore, tokenRouter, writeEngineAuthError, type AclRule, type ContainerRuntime, type RedisRefreshTokenStore, type TokenRouter,
@@ -40,8 +40,6 @@ export function createDemoApp(options: DemoOptions, key: KeyFiles, publicUrl: st
     ...(redisStore ? { refreshTokens: { store: redisStore } } : {}),
   });
   const guard = bearerGuard({ realm, keys: tokens });
-  // The engine's clients read {"message"} errors, not the registry's {"errors":[…]}.
-  const engineGuard = bearerGuard({ realm, keys: tokens, writeError: writeEngineAuthError });
   const runtime = options.runtime === 'docker'
     ? dockerRuntime({ socketPath: options.dockerSocket })
     : processRuntime({
@@ -65,6 +63,8 @@ export function createDemoApp(options: DemoOptions, key: KeyFiles, publicUrl: st
     ['library/busybox', ['latest']],
   ])));
   // Over TCP the engine API is for token holders: reads need engine:api:read, the rest write.
-  app.use('/engine', engineGuard((req) => `engine:api:${req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write'}`), engine);
+  // The engine's clients read {"message"} errors, not the registry's {"errors":[…]}.
+  const engineScope = (req: Request) => `engine:api:${req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write'}`;
+  app.use('/engine', guard(engineScope, { writeError: writeEngineAuthError }), engine);
   return { app, engineApp, tokens, realm, runtime, ...(redisStore ? { redisStore } : {}) };
 }

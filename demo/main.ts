@@ -1,7 +1,7 @@
-import { createServer } from 'node:http';
+import type { RequestListener } from 'node:http';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { handleEngineUpgrades, listenEngine, type EngineListener } from 'dockgate';
+import { listenEngine, type EngineListener } from 'dockgate';
 import { createDemoApp } from './app.js';
 import { banner } from './banner.js';
 import { loadOrCreateKey } from './dev-key.js';
@@ -28,46 +28,46 @@ async function main(): Promise<void> {
   }
   const key = loadOrCreateKey(options.stateDir, options.key, options.cert);
 
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => resolve());
-  });
-  const address = server.address();
+  // The TCP side serves the token service, /v2/ and /engine. listenEngine gives it what the engine
+  // socket has too: HTTP upgrades (attach) and a graceful close that also ends upgraded sockets.
+  // The app is bound once the port is known, since the realm in it names the port.
+  let app: RequestListener | undefined;
+  const tcp = await listenEngine((req, res) => {
+    if (app) app(req, res);
+    else res.writeHead(503).end();
+  }, { port: options.port, host: options.host });
+  const address = tcp.server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
   const publicUrl = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
 
   const demo = createDemoApp(options, key, publicUrl);
-  server.on('request', demo.app);
-  handleEngineUpgrades(server, demo.app);
+  app = demo.app;
   let engine: EngineListener;
   try {
     engine = await listenEngine(demo.engineApp, { socket: options.engineSocket, mode: 0o660 });
   } catch (err) {
-    server.close();
+    await tcp.close();
     throw err;
   }
 
   let stopping = false;
   const stop = (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      process.stdout.write(`\n${signal} again: stopping now\n`);
+      process.exit(130);
+    }
     stopping = true;
-    process.stdout.write(`\n${signal}: finishing in-flight requests, removing ${options.engineSocket}\n`);
-    // Finish what is in flight, then go; a stuck stream (docker logs -f) gets 5 s.
-    const force = setTimeout(() => server.closeAllConnections(), GRACE_MS);
-    force.unref();
-    const idle = setInterval(() => server.closeIdleConnections(), 50);
-    idle.unref();
-    Promise.all([
-      new Promise<void>((resolve) => server.close(() => resolve())),
-      engine.close({ graceMs: GRACE_MS }),
-    ]).then(() => demo.redisStore?.close()).then(() => {
-      process.stdout.write('stopped\n');
-      process.exit(0);
-    }, (err: unknown) => {
-      process.stderr.write(`demo: shutdown failed: ${(err as Error).message}\n`);
-      process.exit(1);
-    });
+    process.stdout.write(`\n${signal}: finishing in-flight requests (Ctrl-C again to force), removing ${options.engineSocket}\n`);
+    // Finish what is in flight, then go; a stuck stream (docker logs -f) gets GRACE_MS.
+    Promise.all([tcp.close({ graceMs: GRACE_MS }), engine.close({ graceMs: GRACE_MS })])
+      .then(() => demo.redisStore?.close())
+      .then(() => {
+        process.stdout.write('stopped\n');
+        process.exit(0);
+      }, (err: unknown) => {
+        process.stderr.write(`demo: shutdown failed: ${(err as Error).message}\n`);
+        process.exit(1);
+      });
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));

@@ -1,5 +1,5 @@
 export { bearerGuard, requireBearer } from './require-bearer.js';
-export type { BearerGuard } from './require-bearer.js';
+export type { BearerGuard, BearerRouteOptions } from './require-bearer.js';
 export type { BearerOptions, BearerKeys, BearerAlgorithm, BearerCacheOptions, RemoteJwksKeys } from './bearer-options.js';
 export type { BearerScope } from './access/required-scopes.js';
 export { bearerOf } from './bearer-of.js';

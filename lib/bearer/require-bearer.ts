@@ -11,8 +11,20 @@ import { KeySourceUnavailable } from './keys/key-source.js';
 import { resolveBearerOptions, type ResolvedBearerOptions } from './resolve-bearer-options.js';
 import { createBearerTokenVerifier, InvalidBearerToken } from './verify/verify-bearer-token.js';
 
-/** Returns the middleware for one route's scope; realm, keys and cache are shared by all of them. */
-export type BearerGuard = (scope: BearerScope) => RequestHandler;
+/** Per-route settings of a {@link BearerGuard}. */
+export interface BearerRouteOptions {
+  /**
+   * Writes this route's failures, overriding the guard's `writeError` (e.g. `writeEngineAuthError`
+   * for engine API routes guarded next to registry routes). Defaults to the guard's.
+   */
+  writeError?: BearerOptions['writeError'];
+}
+
+/**
+ * Returns the middleware for one route's scope; realm, keys and the verified-token cache are
+ * shared by all of them, so a token checked on one route is a cache hit on the others.
+ */
+export type BearerGuard = (scope: BearerScope, route?: BearerRouteOptions) => RequestHandler;
 
 const MESSAGES: Record<'missing' | BearerChallengeError, string> = {
   missing: 'authentication required',
@@ -61,10 +73,12 @@ function scopesOf(req: Request, scope: BearerScope, fixed: ResourceScope[] | und
 export function bearerGuard(options: BearerOptions): BearerGuard {
   const resolved = resolveBearerOptions(options);
   const verify = createBearerTokenVerifier(resolved);
-  return (scope) => {
+  return (scope, route = {}) => {
     if (typeof scope !== 'function' && typeof scope !== 'string' && !Array.isArray(scope)) {
       throw new TypeError('requireBearer scope must be a string, a list of strings or a function of the request');
     }
+    const writeError = route.writeError ?? resolved.writeError;
+    if (typeof writeError !== 'function') throw new TypeError('"writeError" must be a function');
     // A fixed requirement is parsed once; a mistake in it is the host's, reported at start-up.
     const fixed = typeof scope === 'function' ? undefined : parseRequiredScopes(scope);
     return async (req, res, next) => {
@@ -84,7 +98,7 @@ export function bearerGuard(options: BearerOptions): BearerGuard {
         req.bearer = bearer;
         next();
       } catch (err) {
-        if (err instanceof RegistryError) resolved.writeError(res, err);
+        if (err instanceof RegistryError) writeError(res, err);
         else next(err);
       }
     };

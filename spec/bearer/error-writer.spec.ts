@@ -36,3 +36,23 @@ describe('a bearer check in front of the engine API answers in the engine error 
     expect(() => bearerGuard({ realm: REALM, keys: tokens, writeError: 'engine' as never })).toThrow(/writeError/);
   });
 });
+
+describe('one guard can write failures in different shapes per route, sharing its cache', () => {
+  test('registry shape on one route, engine shape on another', async () => {
+    const guard = bearerGuard({ realm: REALM, keys: tokens });
+    const app = express();
+    app.get('/v2/', guard([]), (_req, res) => { res.json({}); });
+    app.get('/engine/_ping', guard('engine:api:read', { writeError: writeEngineAuthError }), (_req, res) => { res.send('OK'); });
+    const registry = await request(app).get('/v2/');
+    expect(registry.status).toBe(401);
+    expect(registry.body.errors[0].code).toBe('UNAUTHORIZED');
+    const engine = await request(app).get('/engine/_ping');
+    expect(engine.status).toBe(401);
+    expect(engine.body).toEqual({ message: 'authentication required' });
+    expect(engine.headers['www-authenticate']).toContain('scope="engine:api:read"');
+  });
+  test('a route writeError must be a function', () => {
+    const guard = bearerGuard({ realm: REALM, keys: tokens });
+    expect(() => guard([], { writeError: 'engine' as never })).toThrow(/writeError/);
+  });
+});

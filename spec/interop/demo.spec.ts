@@ -46,7 +46,8 @@ function engineCall(socketPath: string, method: string, path: string, body?: unk
     const req = httpRequest({ socketPath, method, path, headers: payload ? { 'content-type': 'application/json' } : {} }, (res) => {
       let text = '';
       res.on('data', (d: Buffer) => { text += d.toString(); });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      // 'close' also covers a stream the server cut off (no 'end' then).
+      res.on('close', () => resolve({ status: res.statusCode ?? 0, body: text }));
     });
     req.on('error', reject);
     req.end(payload);
@@ -166,11 +167,20 @@ describeWithPeers('the demo, started as a process, does what its banner says', [
     expect(demo.output()).toContain('stopped');
   });
 
-  test('a second start reuses the development key', async () => {
+  test('a second start reuses the development key; a second Ctrl-C stops at once despite an open stream', async () => {
     const again = await startDemo(['--port', '0', '--engine-socket', socket, '--state-dir', state]);
     expect(again.output()).not.toContain('created now');
+    // An events stream never ends by itself: the first Ctrl-C waits for it (grace period).
+    const events = engineCall(socket, 'GET', '/v1.28/events').catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 200));
     again.child.kill('SIGINT');
-    expect(await again.exited).toBe(0);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(again.child.exitCode).toBeNull();
+    const began = Date.now();
+    again.child.kill('SIGINT');
+    expect(await again.exited).toBe(130);
+    expect(Date.now() - began).toBeLessThan(2000);
+    await events;
   });
 });
 
