@@ -19,7 +19,7 @@ export interface AuditEvent {
   granted?: string;
   /** Whether a refresh token was issued (never the token itself). */
   refreshTokenIssued?: boolean;
-  /** Why a request was refused, in the words sent to the client. */
+  /** Why a request was refused (for a refused refresh token, which check failed; the client is told less). */
   reason?: string;
 }
 

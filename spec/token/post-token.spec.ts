@@ -61,11 +61,17 @@ describe('rule 3: the refresh_token grant returns an access token limited to the
     expect(res.body.refresh_token).toBe(first.body.refresh_token);
   });
   test('a refresh token is good only for the service it was issued for', async () => {
-    const { app } = tokenApp({ service: [SERVICE, 'other.registry'] });
+    const { app, audit } = tokenApp({ service: [SERVICE, 'other.registry'] });
     const first = await post(app, passwordGrant({ access_type: 'offline' }));
     const res = await post(app, form({ grant_type: 'refresh_token', refresh_token: first.body.refresh_token, service: 'other.registry', client_id: 'spec' }));
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_grant');
+    // The client is told nothing more; the audit says which check failed, and from where.
+    expect(res.body.error_description).toBe('the refresh token is invalid, expired or revoked');
+    expect(audit.at(-1)).toEqual({
+      type: 'refresh.refused', grant: 'refresh_token', account: 'alice', service: 'other.registry', clientId: 'spec',
+      ip: expect.any(String), reason: 'refresh token issued for another service',
+    });
   });
   test('an unknown refresh token is invalid_grant and is not echoed', async () => {
     const { app } = tokenApp();

@@ -2,6 +2,7 @@ import { createLocalJWKSet, createRemoteJWKSet, type JWTVerifyGetKey } from 'jos
 import type { TokenService } from '../../token/index.js';
 import type { BearerKeys } from '../bearer-options.js';
 import { pemToJwks } from './pem-jwks.js';
+import { DockgateError } from '../../errors/dockgate-error.js';
 
 /** The verification keys, resolved once, and what the source says about issuer and service. */
 export interface KeySource {
@@ -11,7 +12,10 @@ export interface KeySource {
 }
 
 /** The remote JWKS could not be fetched: the token is not known to be bad, so this is a 503, not a 401. */
-export class KeySourceUnavailable extends Error {}
+export class KeySourceUnavailable extends DockgateError {
+  static override code = 'ERR_BEARER_KEYS_UNAVAILABLE';
+  override readonly code = 'ERR_BEARER_KEYS_UNAVAILABLE';
+}
 
 // Errors of the remote JWKS lookup that say something about the token (no key for its kid or
 // alg), as opposed to the JWKS endpoint being down or answering garbage.

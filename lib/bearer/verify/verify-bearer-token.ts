@@ -4,9 +4,13 @@ import type { ResolvedBearerOptions } from '../resolve-bearer-options.js';
 import { KeySourceUnavailable } from '../keys/key-source.js';
 import { TokenCache } from './token-cache.js';
 import type { VerifiedBearer } from './verified-bearer.js';
+import { DockgateError } from '../../errors/dockgate-error.js';
 
 /** The token is not one this service accepts (any reason: format, signature, key, claims). */
-export class InvalidBearerToken extends Error {}
+export class InvalidBearerToken extends DockgateError {
+  static override code = 'ERR_BEARER_INVALID_TOKEN';
+  override readonly code = 'ERR_BEARER_INVALID_TOKEN';
+}
 
 function isAccessEntry(value: unknown): value is AccessEntry {
   const e = value as Partial<AccessEntry> | null;

@@ -61,7 +61,7 @@ export function postTokenHandler(options: ResolvedTokenOptions): RequestHandler 
     }
     const token = body.refresh_token;
     if (!token) throw new OAuthError('invalid_request', '"refresh_token" is required for the refresh_token grant');
-    const record = await redeemRefreshToken(options, token, service, clientId);
+    const record = await redeemRefreshToken(options, token, service, clientId, ip);
     // The spec: with access_type=offline the refresh grant "will only return the same refresh
     // token and not a new one" — Docker discards rotated tokens anyway (static credential store).
     send(res, await issueTokens(options, {

@@ -16,11 +16,19 @@ export async function redeemRefreshToken(
   token: string,
   service: string,
   clientId: string,
+  ip: string,
 ): Promise<RefreshTokenRecord> {
   const record = await callStore(() => options.refresh.store.use(refreshTokenId(token), Date.now(), options.refresh.idleTtlMs));
-  const reason = !record ? 'unknown' : record.service !== service ? 'service' : options.refresh.bindClientId && record.clientId !== clientId ? 'client_id' : undefined;
+  // The client always reads the same words; the operator's audit log says which check failed.
+  const reason = !record
+    ? 'unknown, expired or revoked refresh token'
+    : record.service !== service
+      ? 'refresh token issued for another service'
+      : options.refresh.bindClientId && record.clientId !== clientId
+        ? 'refresh token issued to another client_id'
+        : undefined;
   if (!record || reason) {
-    options.audit?.({ type: 'refresh.refused', grant: 'refresh_token', account: record?.subject ?? '', service, clientId, reason: INVALID });
+    options.audit?.({ type: 'refresh.refused', grant: 'refresh_token', account: record?.subject ?? '', service, clientId, ip, reason });
     throw new OAuthError('invalid_grant', INVALID);
   }
   return record;
