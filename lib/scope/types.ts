@@ -1,8 +1,9 @@
 /**
  * One resource scope of the distribution token protocol: `type[(class)]:name:action[,action…]`.
  *
- * The class (`repository(plugin)`) is deprecated and ignored by registries; it is kept only so a
- * scope can be echoed back the way the client wrote it.
+ * The class (`repository(plugin)`) is deprecated and ignored by registries: the parser keeps it
+ * (so `formatScope` can echo one scope as written), but merging scopes, granting and checking
+ * access all go by type and name alone and drop it.
  */
 export interface ResourceScope {
   /** Resource type, e.g. `repository` or `registry`. */
