@@ -4,7 +4,7 @@ import { apiVersionLessThan, compareApiVersions, isApiVersion, minApiVersion } f
 import { demultiplex } from '../../engine/stream/stdcopy.js';
 import type { ContainerCreateBody, WaitCondition, WaitResult } from '../../engine/runtime/types.js';
 import { EngineClientError } from './engine-client-error.js';
-import { readBody, Transport, type EngineEndpoint } from './transport.js';
+import { EngineHttp, readAll, type EngineEndpoint } from '../../engine/http/engine-http.js';
 import { drainOrClose } from '../../engine/stream/drain-or-close.js';
 
 /** The newest API version this client speaks. */
@@ -43,7 +43,7 @@ export interface ContainerOutput {
  * (await client.logs(Id)).stdout.toString(); // 'hi\n'
  */
 export class EngineClient {
-  private readonly transport: Transport;
+  private readonly http: EngineHttp;
   private readonly fixed?: string;
   private connecting?: Promise<string>;
   /** The API version in use, once settled. */
@@ -51,7 +51,7 @@ export class EngineClient {
 
   constructor(options: EngineClientOptions = {}) {
     const endpoint: EngineEndpoint = options.baseUrl ? { baseUrl: options.baseUrl } : { socketPath: options.socketPath ?? '/var/run/docker.sock' };
-    this.transport = new Transport(endpoint);
+    this.http = new EngineHttp(endpoint);
     const fromEnv = (options.env ?? process.env).ENGINE_API_VERSION;
     if (fromEnv !== undefined && fromEnv !== '' && !isApiVersion(fromEnv)) throw new TypeError(`ENGINE_API_VERSION "${fromEnv}" must look like "1.41"`);
     if (options.version !== undefined && !isApiVersion(options.version)) throw new TypeError('EngineClient option "version" must look like "1.41"');
@@ -69,7 +69,7 @@ export class EngineClient {
 
   private async settle(): Promise<string> {
     // `/version` unversioned is served at the daemon's newest API and states its minimum.
-    const info = await this.transport.json<{ ApiVersion?: string; MinAPIVersion?: string }>('GET', '/version');
+    const info = await this.http.json<{ ApiVersion?: string; MinAPIVersion?: string }>({ method: 'GET', path: '/version' });
     const daemonMax = isApiVersion(info.ApiVersion) ? info.ApiVersion : '1.24';
     const version = this.fixed ?? minApiVersion(daemonMax, ENGINE_CLIENT_API_VERSION);
     if (isApiVersion(info.MinAPIVersion) && apiVersionLessThan(version, info.MinAPIVersion)) {
@@ -87,13 +87,13 @@ export class EngineClient {
 
   /** `POST /containers/create`. */
   async createContainer(body: ContainerCreateBody, options: { name?: string } = {}): Promise<{ Id: string; Warnings: string[] | null }> {
-    return this.transport.json('POST', await this.path('/containers/create'), { name: options.name }, body);
+    return this.http.json({ method: 'POST', path: await this.path('/containers/create'), query: { name: options.name }, body });
   }
 
   /** `POST /containers/{id}/start`; an already running container is not an error. */
   async start(id: string): Promise<void> {
     try {
-      (await this.transport.send('POST', await this.path(`/containers/${encodeURIComponent(id)}/start`))).resume();
+      (await this.http.send({ method: 'POST', path: await this.path(`/containers/${encodeURIComponent(id)}/start`) })).resume();
     } catch (error) {
       if ((error as { status?: number }).status !== 304) throw error;
     }
@@ -103,14 +103,14 @@ export class EngineClient {
   async wait(id: string, condition?: WaitCondition): Promise<WaitResult> {
     const path = await this.path(`/containers/${encodeURIComponent(id)}/wait`);
     const useCondition = condition !== undefined && compareApiVersions(this.version!, '1.30') >= 0;
-    return this.transport.json('POST', path, { condition: useCondition ? condition : undefined });
+    return this.http.json({ method: 'POST', path, query: { condition: useCondition ? condition : undefined } });
   }
 
   /** `GET /containers/{id}/logs` of a finished run (or until the container stops with `follow`), demultiplexed. */
   async logs(id: string, options: { stdout?: boolean; stderr?: boolean; follow?: boolean; tail?: number; timestamps?: boolean } = {}): Promise<ContainerOutput> {
     const out = new PassThrough();
     const err = new PassThrough();
-    const collected = Promise.all([readBody(out), readBody(err)]);
+    const collected = Promise.all([readAll(out), readAll(err)]);
     await this.streamLogs(id, out, err, options);
     out.end();
     err.end();
@@ -126,15 +126,15 @@ export class EngineClient {
     options: { stdout?: boolean; stderr?: boolean; follow?: boolean; tail?: number; timestamps?: boolean } = {},
   ): Promise<void> {
     const ref = encodeURIComponent(id);
-    const info = await this.transport.json<{ Config?: { Tty?: boolean } }>('GET', await this.path(`/containers/${ref}/json`));
+    const info = await this.http.json<{ Config?: { Tty?: boolean } }>({ method: 'GET', path: await this.path(`/containers/${ref}/json`) });
     const flag = (b: boolean | undefined, dflt: boolean): string | undefined => ((b ?? dflt) ? '1' : undefined);
-    const res = await this.transport.send('GET', await this.path(`/containers/${ref}/logs`), {
+    const res = await this.http.send({ method: 'GET', path: await this.path(`/containers/${ref}/logs`), query: {
       stdout: flag(options.stdout, true),
       stderr: flag(options.stderr, true),
       follow: flag(options.follow, false),
       timestamps: flag(options.timestamps, false),
       tail: options.tail === undefined ? undefined : String(options.tail),
-    });
+    } });
     if (info.Config?.Tty === true) {
       for await (const chunk of res) {
         if (stdout.write(chunk)) continue;
@@ -148,11 +148,11 @@ export class EngineClient {
 
   /** `DELETE /containers/{id}`. */
   async remove(id: string, options: { force?: boolean } = {}): Promise<void> {
-    (await this.transport.send('DELETE', await this.path(`/containers/${encodeURIComponent(id)}`), { force: options.force ? '1' : undefined })).resume();
+    (await this.http.send({ method: 'DELETE', path: await this.path(`/containers/${encodeURIComponent(id)}`), query: { force: options.force ? '1' : undefined } })).resume();
   }
 
   /** Closes kept-alive connections. */
   close(): void {
-    this.transport.close();
+    this.http.close();
   }
 }

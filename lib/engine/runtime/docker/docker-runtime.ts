@@ -6,7 +6,7 @@ import type {
   LogsOptions, OutputStream, PullRequest, RemoveOptions, StopOptions, WaitCondition, WaitHandle, WaitResult,
 } from '../types.js';
 import type { EngineFilters } from '../../http/query.js';
-import { EngineHttp, readAll } from './engine-http.js';
+import { EngineHttp, readAll } from '../../http/engine-http.js';
 
 /** Options of {@link dockerRuntime}. */
 export interface DockerRuntimeOptions {
@@ -33,7 +33,7 @@ export function dockerRuntime(options: DockerRuntimeOptions = {}): ContainerRunt
   const socketPath = options.socketPath ?? '/var/run/docker.sock';
   if (typeof socketPath !== 'string' || socketPath === '') throw new TypeError('dockerRuntime option "socketPath" must be a path');
   if (options.apiVersion !== undefined && !isApiVersion(options.apiVersion)) throw new TypeError('dockerRuntime option "apiVersion" must look like "1.41"');
-  return new DockerRuntime(new EngineHttp(socketPath), options.apiVersion);
+  return new DockerRuntime(new EngineHttp({ socketPath }), options.apiVersion);
 }
 
 class DockerRuntime implements ContainerRuntime {

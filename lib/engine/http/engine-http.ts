@@ -1,6 +1,6 @@
 import { Agent, request, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import { EngineError } from '../../errors/engine-error.js';
+import { EngineError } from '../errors/engine-error.js';
 
 /** One request to a real engine. */
 export interface EngineRequest {
@@ -13,16 +13,32 @@ export interface EngineRequest {
   signal?: AbortSignal;
 }
 
+/** Where an engine is: its Unix socket, or an http:// base URL (TCP). */
+export type EngineEndpoint = { socketPath: string } | { baseUrl: string };
+
 /**
- * Minimal HTTP over a Unix socket to dockerd (or Podman), with kept-alive connections.
- * Non-2xx answers become `EngineError`s with the engine's own status and message, so a client
- * of dockgate sees exactly what the engine said.
+ * Minimal HTTP to a real engine (dockerd, Podman, or dockgate itself), with kept-alive
+ * connections; used by the Docker runtime and by `EngineClient`. Non-2xx answers become
+ * `EngineError`s with the engine's own status and message, so a client of dockgate sees
+ * exactly what the engine said.
  */
 export class EngineHttp {
   private readonly agent: Agent;
+  private readonly target: { socketPath: string } | { host: string; port: number };
+  /** The endpoint as people name it, for error messages. */
+  private readonly where: string;
 
-  constructor(readonly socketPath: string) {
+  constructor(endpoint: EngineEndpoint) {
     this.agent = new Agent({ keepAlive: true, maxSockets: 64 });
+    if ('socketPath' in endpoint) {
+      this.target = { socketPath: endpoint.socketPath };
+      this.where = endpoint.socketPath;
+    } else {
+      const url = new URL(endpoint.baseUrl);
+      if (url.protocol !== 'http:') throw new TypeError('"baseUrl" must be an http:// URL');
+      this.target = { host: url.hostname, port: Number(url.port || 80) };
+      this.where = url.origin;
+    }
   }
 
   send(req: EngineRequest): Promise<IncomingMessage> {
@@ -30,7 +46,7 @@ export class EngineHttp {
       const body = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
       const outgoing = request(
         {
-          socketPath: this.socketPath,
+          ...this.target,
           agent: this.agent,
           method: req.method,
           path: withQuery(req.path, req.query),
@@ -45,7 +61,7 @@ export class EngineHttp {
           resolve(res);
         },
       );
-      outgoing.on('error', (error) => reject(unreachable(this.socketPath, error)));
+      outgoing.on('error', (error) => reject(unreachable(this.where, error)));
       outgoing.end(body);
     });
   }
@@ -64,7 +80,7 @@ export class EngineHttp {
   upgrade(req: EngineRequest): Promise<Socket> {
     return new Promise((resolve, reject) => {
       const outgoing = request({
-        socketPath: this.socketPath,
+        ...this.target,
         method: req.method,
         path: withQuery(req.path, req.query),
         headers: { Connection: 'Upgrade', Upgrade: 'tcp' },
@@ -77,7 +93,7 @@ export class EngineHttp {
         if ((res.statusCode ?? 500) >= 300) void toEngineError(res).then(reject, reject);
         else reject(EngineError.system(`engine answered attach with ${res.statusCode} instead of 101`));
       });
-      outgoing.on('error', (error) => reject(unreachable(this.socketPath, error)));
+      outgoing.on('error', (error) => reject(unreachable(this.where, error)));
       outgoing.end();
     });
   }
@@ -94,7 +110,7 @@ function withQuery(path: string, query: Record<string, string | undefined> = {})
   return qs ? `${path}?${qs}` : path;
 }
 
-export async function readAll(res: IncomingMessage): Promise<Buffer> {
+export async function readAll(res: AsyncIterable<unknown>): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const c of res) chunks.push(c as Buffer);
   return Buffer.concat(chunks);
@@ -113,7 +129,7 @@ async function toEngineError(res: IncomingMessage): Promise<EngineError> {
   return EngineError.fromStatus(status, message || `engine answered ${status}`);
 }
 
-function unreachable(socketPath: string, error: Error): EngineError {
+function unreachable(where: string, error: Error): EngineError {
   if (error.name === 'AbortError') return EngineError.system('request aborted', error);
-  return new EngineError('Unavailable', `engine at ${socketPath} is unreachable: ${(error as NodeJS.ErrnoException).code ?? error.message}`);
+  return new EngineError('Unavailable', `engine at ${where} is unreachable: ${(error as NodeJS.ErrnoException).code ?? error.message}`);
 }
