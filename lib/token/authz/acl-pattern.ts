@@ -139,6 +139,9 @@ function variableSource(part: Exclude<Part, { source: string }>, variables: AclV
   return `(?:${labelValues(variables.labels, part.label).map(escapeRegExp).join('|')})`;
 }
 
+/** Compiled substitutions kept per pattern. */
+const MAX_COMPILED = 1000;
+
 /**
  * Validates and compiles one pattern (see {@link AclMatch} for the syntax).
  *
@@ -173,12 +176,25 @@ export function compileAclPattern(pattern: string): AclPattern {
   }
   if (!hasVariables) return { matches: (value) => fixed.test(value) };
   const labelKeys = parts.flatMap((part) => ('label' in part ? [part.label] : []));
+  // Substituted patterns repeat (one per account for `${account}/**`): compile each body once.
+  // Bounded, since the substituted values come from requests.
+  const compiled = new Map<string, RegExp>();
+  const regexFor = (variables: AclVariables): RegExp => {
+    const body = parts.map((part) => ('source' in part ? part.source : variableSource(part, variables))).join('');
+    let regex = compiled.get(body);
+    if (!regex) {
+      regex = new RegExp(`^(?:${body})$`);
+      if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value as string);
+      compiled.set(body, regex);
+    }
+    return regex;
+  };
   return {
     matches(value, variables) {
       // A pattern naming a label the identity lacks matches nothing, even where the variable
       // sits in an optional part of a regex: a missing label never satisfies a condition.
       if (labelKeys.some((key) => labelValues(variables.labels, key).length === 0)) return false;
-      return build(variables).test(value);
+      return regexFor(variables).test(value);
     },
   };
 }
