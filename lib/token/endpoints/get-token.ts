@@ -5,7 +5,7 @@ import { issueTokens } from '../issue-tokens.js';
 import { login } from '../grants/login.js';
 import { OAuthError } from '../oauth-error.js';
 import type { ResolvedTokenOptions } from '../token-options.js';
-import { checkService, scopesOf } from './post-token.js';
+import { checkService, requestedScopes } from './token-params.js';
 
 /**
  * `GET /token`, the Docker token protocol (distribution docs/spec/auth/token.md), what
@@ -19,7 +19,7 @@ export function getTokenHandler(options: ResolvedTokenOptions): RequestHandler {
     const clientId = (query.client_id as string | undefined) ?? '';
     const ip = req.ip ?? '';
     checkService(options, service);
-    const requested = scopesOf(query.scope);
+    const requested = requestedScopes(query.scope);
     const challenge = { 'WWW-Authenticate': options.basicChallenge };
     const credentials = parseBasicCredentials(req.get('authorization'));
     if (credentials === null) throw new OAuthError('invalid_client', 'the Authorization header must hold Basic credentials', { headers: challenge });

@@ -1,25 +1,10 @@
 import type { Request, RequestHandler, Response } from 'express';
-import { parseScopeList, ScopeSyntaxError, type ResourceScope } from '../../scope/index.js';
 import { issueTokens, type IssuedTokens } from '../issue-tokens.js';
 import { login } from '../grants/login.js';
 import { redeemRefreshToken } from '../grants/refresh-token-grant.js';
 import { OAuthError } from '../oauth-error.js';
 import type { ResolvedTokenOptions } from '../token-options.js';
-
-/** Parses a scope parameter; a grammar error is RFC 6749 `invalid_scope`. */
-export function scopesOf(value: unknown): ResourceScope[] {
-  try {
-    return parseScopeList(value as string | string[] | undefined);
-  } catch (err) {
-    if (err instanceof ScopeSyntaxError) throw new OAuthError('invalid_scope', `the requested scope is malformed: ${err.message}`);
-    throw err;
-  }
-}
-
-/** Rejects a service this token server does not issue for. */
-export function checkService(options: ResolvedTokenOptions, service: string): void {
-  if (!options.services.has(service)) throw new OAuthError('invalid_request', 'tokens are not issued for this service');
-}
+import { checkService, requestedScopes } from './token-params.js';
 
 function send(res: Response, tokens: IssuedTokens): void {
   res.status(200).json({
@@ -49,7 +34,7 @@ export function postTokenHandler(options: ResolvedTokenOptions): RequestHandler 
       throw new OAuthError('unsupported_grant_type', 'grant_type must be "password" or "refresh_token"');
     }
     checkService(options, service);
-    const requested = scopesOf(body.scope);
+    const requested = requestedScopes(body.scope);
     if (grantType === 'password') {
       if (!body.username || body.password === undefined) throw new OAuthError('invalid_request', '"username" and "password" are required for the password grant');
       const identity = await login(options, { grant: 'password', username: body.username, password: body.password, service, clientId, ip });
