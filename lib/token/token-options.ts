@@ -48,8 +48,9 @@ export interface TokenOptions {
   audit?: AuditHook;
   /**
    * Called with errors not meant for the client (store failures, hook exceptions); the client
-   * gets `server_error` or `temporarily_unavailable`. Defaults to writing name, code and message
-   * to stderr.
+   * gets `server_error` or `temporarily_unavailable`. The request is passed for context: never
+   * log its headers or body (Authorization, passwords). Defaults to writing name, code and
+   * message to stderr.
    */
   onError?: (err: unknown, req?: Request) => void;
   /** Realm of the `WWW-Authenticate: Basic` challenge on bad credentials. Defaults to the issuer. */
