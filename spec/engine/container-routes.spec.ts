@@ -202,3 +202,24 @@ describe('start, wait, logs, list, remove', () => {
     expect(res.body.message).toBe('starting container with non-empty request body was deprecated since API v1.22 and removed in v1.24');
   });
 });
+
+describe('local runtimes keep at most maxContainers: a create beyond it is 409 until some are removed', () => {
+  test('the limit holds and frees up on remove', async () => {
+    const { scriptedRuntime } = await import('../../lib/engine/index.js');
+    const app = testApp(scriptedRuntime({ images: { 'busybox:latest': () => ({}) }, maxContainers: 2 }));
+    const first = await request(app).post('/v1.28/containers/create').send({ Image: 'busybox', Cmd: ['x'] });
+    expect((await request(app).post('/v1.28/containers/create').send({ Image: 'busybox', Cmd: ['x'] })).status).toBe(201);
+    const refused = await request(app).post('/v1.28/containers/create').send({ Image: 'busybox', Cmd: ['x'] });
+    expect(refused.status).toBe(409);
+    expect(refused.headers['content-type']).toBe('application/json');
+    expect(refused.body).toEqual({ message: 'too many containers (2); remove some before creating more' });
+    expect((await request(app).delete(`/v1.28/containers/${first.body.Id}`)).status).toBe(204);
+    expect((await request(app).post('/v1.28/containers/create').send({ Image: 'busybox', Cmd: ['x'] })).status).toBe(201);
+  });
+  test('limits are validated at construction, for both local runtimes', async () => {
+    const { processRuntime, scriptedRuntime } = await import('../../lib/engine/index.js');
+    expect(() => scriptedRuntime({ images: { a: () => ({}) }, maxContainers: 0 })).toThrow(/scriptedRuntime option "maxContainers"/);
+    expect(() => scriptedRuntime({ images: { a: () => ({}) }, maxLogBytes: 10 })).toThrow(/scriptedRuntime option "maxLogBytes"/);
+    expect(() => processRuntime({ images: { a: { program: '/bin/true' } }, maxContainers: 1.5 })).toThrow(/processRuntime option "maxContainers"/);
+  });
+});

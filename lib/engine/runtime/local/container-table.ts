@@ -21,6 +21,11 @@ export class ContainerTable {
     this.byName.set(c.name, c);
   }
 
+  /** Number of containers held. */
+  get size(): number {
+    return this.byId.size;
+  }
+
   has(id: string): boolean {
     return this.byId.has(id);
   }

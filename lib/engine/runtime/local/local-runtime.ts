@@ -16,6 +16,7 @@ import { LogReader } from './log-reader.js';
 import { OutputLog } from './output-log.js';
 import { ContainerTable } from './container-table.js';
 import { labelMatches } from './label-filter.js';
+import type { LocalLimits } from './local-limits.js';
 import { MAX_TIMER_MS } from './event-bus.js';
 
 /** Filters `GET /containers/json` accepts for a local runtime. */
@@ -31,7 +32,7 @@ export class LocalRuntime implements ContainerRuntime {
 
   constructor(
     private readonly executor: LocalExecutor,
-    private readonly maxLogBytes: number,
+    private readonly limits: LocalLimits,
   ) {}
 
   async create({ name, body }: CreateRequest): Promise<{ id: string; warnings: string[] }> {
@@ -40,6 +41,10 @@ export class LocalRuntime implements ContainerRuntime {
     if (!image) throw EngineError.notFound(`No such image: ${ref}`);
     const argv = [...(asList(body.Entrypoint) ?? image.entrypoint ?? []), ...(asList(body.Cmd) ?? image.cmd ?? [])];
     if (argv.length === 0) throw EngineError.invalidParameter('No command specified');
+    if (this.table.size >= this.limits.maxContainers) {
+      // dockerd has no such limit; 409 tells the client the state must change (remove some) first.
+      throw EngineError.conflict(`too many containers (${this.limits.maxContainers}); remove some before creating more`);
+    }
     const id = randomBytes(32).toString('hex');
     const container: LocalContainer = {
       id,
@@ -57,7 +62,7 @@ export class LocalRuntime implements ContainerRuntime {
       pid: 0,
       exitCode: 0,
       error: '',
-      log: new OutputLog(this.maxLogBytes),
+      log: new OutputLog(this.limits.maxLogBytes),
       stdin: body.OpenStdin === true ? new PassThrough() : undefined,
       exitWaiters: new Set(),
       removeWaiters: new Set(),

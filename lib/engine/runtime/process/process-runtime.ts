@@ -7,6 +7,7 @@ import { familiarImageRef } from '../local/image-ref.js';
 import { signalNumber } from '../../http/signal.js';
 import type { LocalExecutor, LocalImage, LocalProcess } from '../local/local-container.js';
 import { LocalRuntime } from '../local/local-runtime.js';
+import { localLimits } from '../local/local-limits.js';
 
 /** How one allow-listed image runs on the host. */
 export interface ProcessImage {
@@ -40,6 +41,8 @@ export interface ProcessRuntimeOptions {
    * is paused instead (its pipe fills and its writes block). Defaults to 1 MiB.
    */
   maxLogBytes?: number;
+  /** Containers kept at once, running or exited; a create beyond it is 409 until some are removed. Defaults to 1000. */
+  maxContainers?: number;
   /** Working directory of every child. The request's WorkingDir is a path inside an image and is not used on the host. Defaults to `os.tmpdir()`. */
   cwd?: string;
 }
@@ -58,6 +61,7 @@ const DEFAULT_ENV = ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sb
  */
 export function processRuntime(options: ProcessRuntimeOptions): ContainerRuntime {
   const images = validate(options);
+  const limits = localLimits(options, 'processRuntime');
   const cwd = options.cwd ?? tmpdir();
   const lookup = (ref: string) => images.get(ref) ?? anyTag(images, ref);
   const executor: LocalExecutor = {
@@ -103,17 +107,14 @@ export function processRuntime(options: ProcessRuntimeOptions): ContainerRuntime
       });
     },
   };
-  return new LocalRuntime(executor, options.maxLogBytes ?? 1024 * 1024);
+  return new LocalRuntime(executor, limits);
 }
 
 function validate(options: ProcessRuntimeOptions): Map<string, { image: LocalImage; program: string }> {
   if (typeof options !== 'object' || options === null) throw new TypeError('processRuntime options must be an object');
-  const { images, maxLogBytes, cwd } = options;
+  const { images, cwd } = options;
   if (typeof images !== 'object' || images === null || Object.keys(images).length === 0) {
     throw new TypeError('processRuntime option "images" must map at least one image reference to { program }');
-  }
-  if (maxLogBytes !== undefined && (!Number.isSafeInteger(maxLogBytes) || maxLogBytes < 1024)) {
-    throw new TypeError('processRuntime option "maxLogBytes" must be an integer >= 1024');
   }
   if (cwd !== undefined && (typeof cwd !== 'string' || !isAbsolute(cwd))) {
     throw new TypeError('processRuntime option "cwd" must be an absolute path');

@@ -4,6 +4,7 @@ import { familiarImageRef } from '../local/image-ref.js';
 import type { LocalExecutor, LocalImage } from '../local/local-container.js';
 import { LocalRuntime } from '../local/local-runtime.js';
 import { signalNumber } from '../../http/signal.js';
+import { localLimits } from '../local/local-limits.js';
 
 /** Signals whose default action is to do nothing, so a script never sees them. */
 const IGNORED_BY_DEFAULT: ReadonlySet<string> = new Set(['SIGCHLD', 'SIGCONT', 'SIGURG', 'SIGWINCH']);
@@ -40,6 +41,8 @@ export interface ScriptedRuntimeOptions {
   images: Record<string, ScriptedImage>;
   /** Bytes of output kept per container. Defaults to 1 MiB. */
   maxLogBytes?: number;
+  /** Containers kept at once; a create beyond it is 409 until some are removed. Defaults to 1000. */
+  maxContainers?: number;
 }
 
 /**
@@ -53,6 +56,7 @@ export function scriptedRuntime(options: ScriptedRuntimeOptions): ContainerRunti
   if (typeof options?.images !== 'object' || options.images === null || Object.keys(options.images).length === 0) {
     throw new TypeError('scriptedRuntime option "images" must map at least one image reference to a function');
   }
+  const limits = localLimits(options, 'scriptedRuntime');
   const scripts = new Map<string, { image: LocalImage; script: ScriptedImage }>();
   for (const [name, script] of Object.entries(options.images)) {
     if (typeof script !== 'function') throw new TypeError(`scriptedRuntime option "images['${name}']" must be a function`);
@@ -94,5 +98,5 @@ export function scriptedRuntime(options: ScriptedRuntimeOptions): ContainerRunti
       };
     },
   };
-  return new LocalRuntime(executor, options.maxLogBytes ?? 1024 * 1024);
+  return new LocalRuntime(executor, limits);
 }

@@ -1,0 +1,26 @@
+/** Resource limits shared by the local (process and scripted) runtimes. */
+export interface LocalLimits {
+  /** Bytes of output kept per container. */
+  maxLogBytes: number;
+  /** Containers kept at once, running or not; a create beyond it is refused until some are removed. */
+  maxContainers: number;
+}
+
+/**
+ * Defaults and validates the limits of a local runtime once, at construction: 1 MiB of output
+ * per container and 1000 containers, so a client cannot grow the host's memory without bound.
+ *
+ * @example
+ * localLimits({ maxContainers: 50 }, 'processRuntime') // { maxLogBytes: 1048576, maxContainers: 50 }
+ */
+export function localLimits(options: { maxLogBytes?: number; maxContainers?: number }, runtime: string): LocalLimits {
+  const maxLogBytes = options.maxLogBytes ?? 1024 * 1024;
+  if (!Number.isSafeInteger(maxLogBytes) || maxLogBytes < 1024) {
+    throw new TypeError(`${runtime} option "maxLogBytes" must be an integer >= 1024`);
+  }
+  const maxContainers = options.maxContainers ?? 1000;
+  if (!Number.isSafeInteger(maxContainers) || maxContainers < 1) {
+    throw new TypeError(`${runtime} option "maxContainers" must be a positive integer`);
+  }
+  return { maxLogBytes, maxContainers };
+}
