@@ -116,3 +116,25 @@ describe('demultiplex stops when a destination closes instead of waiting for a d
     await expect(Promise.race([copying.then(() => 'returned'), new Promise((r) => setTimeout(() => r('hung'), 2000))])).resolves.toBe('returned');
   });
 });
+
+describe('an events subscriber that stops reading is dropped, not buffered without bound', () => {
+  test('beyond MAX_PENDING_EVENTS unread events its stream ends with an error; others keep getting events', async () => {
+    const { EventBus, MAX_PENDING_EVENTS } = await import('../../lib/engine/runtime/local/event-bus.js');
+    const bus = new EventBus();
+    const stalled = bus.subscribe({ filters: new Map(), signal: new AbortController().signal });
+    const failed = new Promise<Error>((resolve) => stalled.once('error', resolve));
+    const reader = bus.subscribe({ filters: new Map(), signal: new AbortController().signal });
+    let read = 0;
+    reader.on('data', () => { read += 1; });
+    const actor = { id: 'c', name: '/c', image: 'busybox', labels: {} };
+    // Events come in bursts (one per API call); the reader keeps up between them, the stalled one never reads.
+    for (let burst = 0; burst < 11; burst++) {
+      for (let i = 0; i < 100; i++) bus.publish('start', actor);
+      await new Promise((r) => setImmediate(r));
+    }
+    expect((await failed).message).toMatch(/too slow/);
+    expect(read).toBe(1100);
+    expect(stalled.destroyed).toBe(true);
+    expect(MAX_PENDING_EVENTS).toBeLessThan(1100);
+  });
+});

@@ -7,7 +7,12 @@ import { labelMatches } from './label-filter.js';
 /** The longest delay setTimeout holds (about 24.8 days); longer ones fire at once. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** Filters `GET /events` accepts for a local runtime. */
+/**
+ * Events one subscriber may have waiting unread. A client that stops reading (its socket full)
+ * while containers keep changing is cut off beyond it rather than buffered without bound, as
+ * dockerd's event publisher drops a subscriber that does not keep up.
+ */
+export const MAX_PENDING_EVENTS = 1024;
 
 /**
  * Lifecycle events of a local runtime, with a bounded history so `since` can replay recent
@@ -44,7 +49,14 @@ export class EventBus {
     const accept = (e: EngineEvent): boolean => matches(e, filters) && (until === undefined || e.timeNano / 1e6 <= until);
     if (since !== undefined) for (const e of this.history) if (e.timeNano / 1e6 >= since && accept(e)) stream.push(e);
     const deliver = (e: EngineEvent): void => {
-      if (accept(e)) stream.push(e);
+      if (!accept(e)) return;
+      if (stream.readableLength >= MAX_PENDING_EVENTS) {
+        this.subscribers.delete(deliver);
+        clearTimeout(timer);
+        stream.destroy(new Error('events subscriber too slow: dropped'));
+        return;
+      }
+      stream.push(e);
     };
     const stop = (): void => {
       this.subscribers.delete(deliver);
