@@ -1,4 +1,4 @@
-import { describe, test, expect, afterAll } from '@jest/globals';
+import { test, expect, afterAll } from '@jest/globals';
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import { request as httpRequest } from 'node:http';

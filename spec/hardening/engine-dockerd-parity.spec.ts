@@ -2,7 +2,7 @@
  * The odd inputs whose answer is dockerd's to define: the same request to dockerd 20.10 (API
  * 1.12-1.41) and to dockgate with the same range gets the same status and message.
  */
-import { describe, test, expect, afterAll } from '@jest/globals';
+import { test, expect, afterAll } from '@jest/globals';
 import { dockerd, describeWithPeers } from '../support/peers.js';
 import { scriptedRuntime } from '../../lib/engine/index.js';
 import { listenOnSocket, socketRequest } from '../engine/helpers.js';

@@ -1,4 +1,4 @@
-import { describe, test, expect, afterAll } from '@jest/globals';
+import { test, expect, afterAll } from '@jest/globals';
 import { execFile, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,4 +1,4 @@
-import { describe, test, expect, afterAll } from '@jest/globals';
+import { test, expect, afterAll } from '@jest/globals';
 import Docker from 'dockerode';
 import { existsSync } from 'node:fs';
 import { describeWithPeers, type PeerCheck } from '../support/peers.js';

@@ -1,4 +1,4 @@
-import { describe, test, expect, afterAll } from '@jest/globals';
+import { test, expect, afterAll } from '@jest/globals';
 import { dockerd } from '../support/peers.js';
 import { describeWithPeers } from '../support/peers.js';
 import { dockerRuntime } from '../../lib/engine/index.js';

@@ -2,7 +2,7 @@ import type { Request, Response, Router } from 'express';
 import type { Socket } from 'node:net';
 import { engineRoute, type EngineContext } from './context.js';
 import { boolValue } from '../http/query.js';
-import { streamContentType } from './container-routes.js';
+import { streamContentType } from '../http/output-response.js';
 import type { AttachSession } from '../runtime/types.js';
 
 /**

@@ -1,13 +1,12 @@
-import type { Request, Response, Router } from 'express';
-import { pipeline } from 'node:stream/promises';
+import type { Router } from 'express';
 import { engineRoute, type EngineContext } from './context.js';
 import { readJsonBody } from './read-json-body.js';
 import { EngineError } from '../errors/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
 import { checkCreateBody } from '../http/create-body.js';
 import { boolValue, parseFilters, parseInteger, parseTail, parseTimestamp, queryString } from '../http/query.js';
-import { encodeFrame, STREAM_SYSTEMERR } from '../stream/stdcopy.js';
-import type { ContainerCreateBody, OutputStream, WaitCondition } from '../runtime/types.js';
+import { abortOnClose, sendOutput, streamContentType } from '../http/output-response.js';
+import type { ContainerCreateBody, WaitCondition } from '../runtime/types.js';
 import { apiVersionAtLeast, apiVersionLessThan } from '../version/api-version.js';
 
 /** swagger's container name pattern; dockerd's message for anything else (daemon/names.go). */
@@ -137,36 +136,4 @@ function waitCondition(value: string | undefined, version: string): WaitConditio
   if ((WAIT_CONDITIONS as readonly string[]).includes(value)) return value as WaitCondition;
   if (apiVersionAtLeast(version, '1.42')) throw EngineError.invalidParameter(`invalid condition: ${JSON.stringify(value)}`);
   return 'not-running';
-}
-
-/** From API 1.42 dockerd labels output streams; before, logs had no Content-Type. */
-export function streamContentType(output: OutputStream, version: string): string | undefined {
-  if (apiVersionLessThan(version, '1.42')) return undefined;
-  return output.multiplexed ? 'application/vnd.docker.multiplexed-stream' : 'application/vnd.docker.raw-stream';
-}
-
-/**
- * Pipes an output stream to the response with back-pressure. A failure after the status line
- * went out is reported in-band as dockerd does (a systemerr frame "Error grabbing logs: …")
- * when the stream is multiplexed, otherwise by cutting the connection.
- */
-export async function sendOutput(output: OutputStream, res: Response): Promise<void> {
-  try {
-    await pipeline(output.stream, res, { end: false });
-    res.end();
-  } catch (error) {
-    if (res.destroyed || res.writableEnded) return;
-    if (output.multiplexed) res.end(encodeFrame(STREAM_SYSTEMERR, Buffer.from(`Error grabbing logs: ${(error as Error).message}\n`)));
-    else res.destroy();
-  }
-}
-
-/** An AbortSignal that fires when the client goes away before the answer is complete. */
-export function abortOnClose(req: Request, res: Response): AbortController {
-  const abort = new AbortController();
-  res.on('close', () => {
-    if (!res.writableFinished) abort.abort();
-  });
-  req.on('aborted', () => abort.abort());
-  return abort;
 }

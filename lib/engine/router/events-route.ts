@@ -1,7 +1,7 @@
 import type { Router } from 'express';
 import { engineRoute, type EngineContext } from './context.js';
 import { parseFilters, parseTimestamp, queryString } from '../http/query.js';
-import { abortOnClose } from './container-routes.js';
+import { abortOnClose } from '../http/output-response.js';
 import type { EngineEvent } from '../runtime/types.js';
 import { drainOrClose } from '../stream/drain-or-close.js';
 

@@ -1,7 +1,7 @@
 import type { Response, Router } from 'express';
 import type { Readable } from 'node:stream';
 import { engineRoute, type EngineContext } from './context.js';
-import { abortOnClose } from './container-routes.js';
+import { abortOnClose } from '../http/output-response.js';
 import { EngineError } from '../errors/engine-error.js';
 import { queryString } from '../http/query.js';
 import { parsePullReference } from '../http/pull-reference.js';

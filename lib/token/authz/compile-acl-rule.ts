@@ -1,6 +1,5 @@
 import { compileAclIpRange, type AclIpRange } from './acl-ip-range.js';
 import { compileAclPattern, labelValues, type AclPattern, type AclVariables } from './acl-pattern.js';
-import type { AclRule } from './acl-rule.js';
 
 /** A validated rule: its matcher and what it grants. */
 export interface CompiledAclRule {

@@ -1,0 +1,40 @@
+import type { Request, Response } from 'express';
+import { pipeline } from 'node:stream/promises';
+import type { OutputStream } from '../runtime/types.js';
+import { encodeFrame, STREAM_SYSTEMERR } from '../stream/stdcopy.js';
+import { apiVersionLessThan } from '../version/api-version.js';
+
+// How the engine routes answer with a stream: its Content-Type, piping it with back-pressure,
+// and noticing a client that left.
+
+/** From API 1.42 dockerd labels output streams; before, logs had no Content-Type. */
+export function streamContentType(output: OutputStream, version: string): string | undefined {
+  if (apiVersionLessThan(version, '1.42')) return undefined;
+  return output.multiplexed ? 'application/vnd.docker.multiplexed-stream' : 'application/vnd.docker.raw-stream';
+}
+
+/**
+ * Pipes an output stream to the response with back-pressure. A failure after the status line
+ * went out is reported in-band as dockerd does (a systemerr frame "Error grabbing logs: …")
+ * when the stream is multiplexed, otherwise by cutting the connection.
+ */
+export async function sendOutput(output: OutputStream, res: Response): Promise<void> {
+  try {
+    await pipeline(output.stream, res, { end: false });
+    res.end();
+  } catch (error) {
+    if (res.destroyed || res.writableEnded) return;
+    if (output.multiplexed) res.end(encodeFrame(STREAM_SYSTEMERR, Buffer.from(`Error grabbing logs: ${(error as Error).message}\n`)));
+    else res.destroy();
+  }
+}
+
+/** An AbortSignal that fires when the client goes away before the answer is complete. */
+export function abortOnClose(req: Request, res: Response): AbortController {
+  const abort = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  req.on('aborted', () => abort.abort());
+  return abort;
+}
