@@ -1,3 +1,4 @@
+import { isDomain, isPathComponent, splitRepositoryName } from '../reference/repository-name.js';
 import { ScopeSyntaxError } from './scope-syntax-error.js';
 import type { ResourceScope } from './types.js';
 
@@ -7,20 +8,15 @@ import type { ResourceScope } from './types.js';
 //   hostname      := hostcomponent ['.' hostcomponent]* [':' port-number]
 //   action        := /[a-z]*/   (plus `*`, which registries use as a wildcard: registry:catalog:*)
 const TYPE = /^([a-z0-9]+)(?:\(([a-z0-9]+)\))?$/;
-const HOST = /^(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*(?::[0-9]+)?$/;
-const COMPONENT = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/;
 const ACTION = /^(?:[a-z]*|\*)$/;
 /** Longest resource scope accepted; distribution limits repository names to 255 characters. */
 const MAX_SCOPE_LENGTH = 1024;
 
 function isValidName(name: string): boolean {
   if (name.length === 0 || name.length > 255) return false;
-  const parts = name.split('/');
-  // A first part holding '.' or ':' (or "localhost") is a hostname, as in the reference grammar.
-  const first = parts[0] as string;
-  const hasHost = parts.length > 1 && (first.includes('.') || first.includes(':') || first === 'localhost');
-  if (hasHost && !HOST.test(first)) return false;
-  return parts.slice(hasHost ? 1 : 0).every((part) => COMPONENT.test(part));
+  const { domain, components } = splitRepositoryName(name);
+  if (domain !== undefined && !isDomain(domain)) return false;
+  return components.every(isPathComponent);
 }
 
 /**

@@ -12,6 +12,9 @@ describe('a resource scope is type:name:actions with the actions after the last 
       type: 'repository', name: 'localhost:5000/team/app', actions: ['pull'],
     });
   });
+  test('an upper-case first segment is a registry host, as in the reference grammar', () => {
+    expect(parseScope('repository:MyRegistry/app:pull')).toEqual({ type: 'repository', name: 'MyRegistry/app', actions: ['pull'] });
+  });
   test('keeps the ignored resource class apart from the type', () => {
     expect(parseScope('repository(plugin):a/b:pull')).toEqual({ type: 'repository', class: 'plugin', name: 'a/b', actions: ['pull'] });
   });

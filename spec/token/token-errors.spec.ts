@@ -83,7 +83,7 @@ describe('required fields: grant_type, service and client_id', () => {
 });
 
 describe('a malformed scope is invalid_scope', () => {
-  test.each(['repository', 'repository:a', 'repository:UPPER/case:pull', 'repository:a/b:pu"sh', 'repository:a/b:pull\r\nX: y'])('%j', async (scope) => {
+  test.each(['repository', 'repository:a', 'repository:lower/UPPER:pull', 'repository:a/b:pu"sh', 'repository:a/b:pull\r\nX: y'])('%j', async (scope) => {
     const { app } = tokenApp();
     const res = await post(app, passwordGrant({ scope }));
     expect(res.status).toBe(400);

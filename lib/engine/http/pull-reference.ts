@@ -1,9 +1,8 @@
+import { DOCKER_HUB_DOMAINS, isDomain, isPathComponent, splitRepositoryName } from '../../reference/repository-name.js';
 import { EngineError } from '../errors/engine-error.js';
 import { familiarImageRef } from '../runtime/local/image-ref.js';
 
 /** distribution/reference's grammar, in the pieces `POST /images/create` needs. */
-const DOMAIN = /^(?:localhost|[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::\d+)?|\[[0-9a-fA-F:]+\](?::\d+)?)$/;
-const COMPONENT = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/;
 const TAG = /^[\w][\w.-]{0,127}$/;
 const DIGEST = /^[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}$/;
 
@@ -47,16 +46,13 @@ export function parsePullReference(fromImage: string, tag?: string): PullReferen
     if (tag.includes(':') ? !DIGEST.test(tag) : !TAG.test(tag)) throw EngineError.invalidParameter('invalid tag format');
     suffix = tag;
   }
-  const parts = name.split('/');
-  const first = parts[0] ?? '';
-  const hasDomain = parts.length > 1 && (first.includes('.') || first.includes(':') || first === 'localhost' || first !== first.toLowerCase());
-  if (hasDomain && !DOMAIN.test(first)) throw EngineError.invalidParameter('invalid reference format');
-  const components = hasDomain ? parts.slice(1) : parts;
-  if (components.some((c) => c !== c.toLowerCase() && COMPONENT.test(c.toLowerCase()))) {
+  const { domain, components } = splitRepositoryName(name);
+  if (domain !== undefined && !isDomain(domain)) throw EngineError.invalidParameter('invalid reference format');
+  if (components.some((c) => c !== c.toLowerCase() && isPathComponent(c.toLowerCase()))) {
     throw EngineError.invalidParameter('invalid reference format: repository name must be lowercase');
   }
-  if (components.length === 0 || !components.every((c) => COMPONENT.test(c))) throw EngineError.invalidParameter('invalid reference format');
-  const onHub = !hasDomain || ['docker.io', 'index.docker.io', 'registry-1.docker.io'].includes(first);
+  if (components.length === 0 || !components.every(isPathComponent)) throw EngineError.invalidParameter('invalid reference format');
+  const onHub = domain === undefined || DOCKER_HUB_DOMAINS.includes(domain);
   const path = onHub && components.length === 1 ? `library/${components[0]}` : components.join('/');
   const tagOrDigest = suffix ?? 'latest';
   const joined = `${name}${tagOrDigest.includes(':') ? '@' : ':'}${tagOrDigest}`;

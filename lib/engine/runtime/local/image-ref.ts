@@ -1,3 +1,5 @@
+import { DOCKER_HUB_DOMAINS } from '../../../reference/repository-name.js';
+
 /**
  * An image reference in Docker's "familiar" form, as dockerd prints it in
  * `No such image: busybox:latest`: the default registry and `library/` dropped, `:latest` added
@@ -9,7 +11,7 @@
  */
 export function familiarImageRef(ref: string): string {
   let name = ref.trim();
-  for (const prefix of ['docker.io/', 'index.docker.io/', 'registry-1.docker.io/']) {
+  for (const prefix of DOCKER_HUB_DOMAINS.map((domain) => `${domain}/`)) {
     if (name.startsWith(prefix)) name = name.slice(prefix.length);
   }
   if (name.startsWith('library/') && name.indexOf('/', 'library/'.length) === -1) name = name.slice('library/'.length);
