@@ -84,23 +84,29 @@ function load(port, seconds) {
 }
 
 async function compare() {
-  const servers = await startServers(['tokenRouter', 'baseline']);
+  // One process per contender: sharing one process biased the figures by which server was
+  // created second (JIT and heap state), by up to 1.6×.
+  const servers = {
+    tokenRouter: await startServers(['tokenRouter']),
+    baseline: await startServers(['baseline']),
+  };
+  const ports = { tokenRouter: servers.tokenRouter.ports.tokenRouter, baseline: servers.baseline.ports.baseline };
   const runs = { tokenRouter: [], baseline: [] };
   try {
-    await checkSameTokens(servers.ports);
-    for (const name of ['tokenRouter', 'baseline']) await load(servers.ports[name], WARMUP);
+    await checkSameTokens(ports);
+    for (const name of ['tokenRouter', 'baseline']) await load(ports[name], WARMUP);
     for (let round = 0; round < ROUNDS; round += 1) {
       const order = round % 2 === 0 ? ['tokenRouter', 'baseline'] : ['baseline', 'tokenRouter'];
       for (const name of order) {
-        const before = await servers.cpuMicros();
-        const result = await load(servers.ports[name], DURATION);
-        result.cpuPerToken = (await servers.cpuMicros() - before) / result.requests.total;
+        const before = await servers[name].cpuMicros();
+        const result = await load(ports[name], DURATION);
+        result.cpuPerToken = (await servers[name].cpuMicros() - before) / result.requests.total;
         runs[name].push(result);
         console.log(`round ${round + 1} ${name.padEnd(11)} ${result.requests.average.toFixed(0).padStart(6)} req/s  p50 ${result.latency.p50} ms  p99 ${result.latency.p99} ms  ${result.cpuPerToken.toFixed(0)} CPU µs/token`);
       }
     }
   } finally {
-    await servers.stop();
+    await Promise.all([servers.tokenRouter.stop(), servers.baseline.stop()]);
   }
   const mean = (list, of) => list.reduce((sum, r) => sum + of(r), 0) / list.length;
   const ours = mean(runs.tokenRouter, (r) => r.requests.average);
