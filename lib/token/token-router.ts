@@ -8,7 +8,7 @@ import { noStore } from './middleware/no-store.js';
 import { parseForm } from './middleware/parse-form.js';
 import { rejectDuplicates } from './middleware/reject-duplicates.js';
 import { tokenErrorHandler } from './middleware/token-error-handler.js';
-import { validateGetParams, validatePostParams } from './middleware/validate-params.js';
+import { validateGetParams, validatePostParams, validateRevokeParams } from './middleware/validate-params.js';
 import { OAuthError } from './oauth-error.js';
 import { refreshTokenId } from './refresh/index.js';
 import { resolveTokenOptions, type ResolvedTokenOptions, type TokenOptions } from './token-options.js';
@@ -57,7 +57,7 @@ export function tokenRouter(options: TokenOptions): TokenRouter {
   router.all(resolved.tokenPath, noStore, methodNotAllowed('GET, POST'));
   router.get(resolved.jwksPath, jwksHandler(resolved.keyRing));
   router.all(resolved.jwksPath, methodNotAllowed('GET, HEAD'));
-  router.post(resolved.revokePath, noStore, ...parseForm(resolved.maxBodyBytes), rejectDuplicates('body'), revokeHandler(resolved));
+  router.post(resolved.revokePath, noStore, ...parseForm(resolved.maxBodyBytes), rejectDuplicates('body'), ...validateRevokeParams(), revokeHandler(resolved));
   router.all(resolved.revokePath, noStore, methodNotAllowed('POST'));
   router.use(tokenErrorHandler(resolved.onError));
   const store = resolved.refresh.store;

@@ -31,6 +31,12 @@ const GET_RULES: readonly ParamRule[] = [
   { name: 'account', pattern: [NO_CONTROL, 'holds a control character'] },
 ];
 
+/** Form of `POST /revoke` (RFC 7009 §2.1); an unknown `token_type_hint` is ignored, as §2.1 allows. */
+const REVOKE_RULES: readonly ParamRule[] = [
+  { name: 'token', required: true },
+  { name: 'token_type_hint' },
+];
+
 function check(rules: readonly ParamRule[], params: Record<string, unknown>): string | undefined {
   for (const rule of rules) {
     const value = params[rule.name];
@@ -58,3 +64,6 @@ export const checkPostParams = (params: Record<string, unknown>): string | undef
 
 /** Checks the GET query; returns what is wrong, naming the field, or undefined. */
 export const checkGetParams = (params: Record<string, unknown>): string | undefined => check(GET_RULES, params);
+
+/** Checks the `POST /revoke` form; returns what is wrong, naming the field, or undefined. */
+export const checkRevokeParams = (params: Record<string, unknown>): string | undefined => check(REVOKE_RULES, params);

@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import { body, query, validationResult } from 'express-validator';
 import { OAuthError } from '../oauth-error.js';
-import { checkGetParams, checkPostParams } from './check-params.js';
+import { checkGetParams, checkPostParams, checkRevokeParams } from './check-params.js';
 
 /**
  * One express-validator chain over the whole form or query, running the pure rules of
@@ -25,3 +25,5 @@ function validator(location: 'body' | 'query', check: (params: Record<string, un
 export const validatePostParams = (): RequestHandler[] => validator('body', checkPostParams);
 /** Validates the GET query; a failure is `invalid_request` naming the field. */
 export const validateGetParams = (): RequestHandler[] => validator('query', checkGetParams);
+/** Validates the `POST /revoke` form; a failure is `invalid_request` naming the field. */
+export const validateRevokeParams = (): RequestHandler[] => validator('body', checkRevokeParams);
