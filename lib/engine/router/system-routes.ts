@@ -27,38 +27,37 @@ export function registerSystemRoutes(api: Router, ctx: EngineContext): void {
   api.head('/_ping', ping);
   api.get('/_ping', ping);
 
+  // Everything /version reports is fixed for the router's life: built once, not per request.
+  const { engineVersion, os, experimental } = ctx.settings;
+  const arch = GOARCH[process.arch] ?? process.arch;
+  const base = {
+    Version: engineVersion,
+    ApiVersion: ctx.range.max,
+    MinAPIVersion: ctx.range.min,
+    GitCommit: '',
+    GoVersion: process.version,
+    Os: os,
+    Arch: arch,
+    KernelVersion: release(),
+    ...(experimental ? { Experimental: true } : {}),
+    BuildTime: '',
+  };
+  // Platform and Components arrived in API 1.35.
+  const withComponents = {
+    Platform: { Name: 'dockgate' },
+    Components: [
+      {
+        Name: 'Engine',
+        Version: engineVersion,
+        Details: { ApiVersion: ctx.range.max, MinAPIVersion: ctx.range.min, Os: os, Arch: arch, Experimental: String(experimental) },
+      },
+    ],
+    ...base,
+  };
   api.get(
     '/version',
     engineRoute(ctx, (_req, res, version) => {
-      const { engineVersion, os, experimental } = ctx.settings;
-      const arch = GOARCH[process.arch] ?? process.arch;
-      const base = {
-        Version: engineVersion,
-        ApiVersion: ctx.range.max,
-        MinAPIVersion: ctx.range.min,
-        GitCommit: '',
-        GoVersion: process.version,
-        Os: os,
-        Arch: arch,
-        KernelVersion: release(),
-        ...(experimental ? { Experimental: true } : {}),
-        BuildTime: '',
-      };
-      // Platform and Components arrived in API 1.35.
-      const body = apiVersionAtLeast(version, '1.35')
-        ? {
-            Platform: { Name: 'dockgate' },
-            Components: [
-              {
-                Name: 'Engine',
-                Version: engineVersion,
-                Details: { ApiVersion: ctx.range.max, MinAPIVersion: ctx.range.min, Os: os, Arch: arch, Experimental: String(experimental) },
-              },
-            ],
-            ...base,
-          }
-        : base;
-      writeEngineJson(res.status(200), body);
+      writeEngineJson(res.status(200), apiVersionAtLeast(version, '1.35') ? withComponents : base);
     }),
   );
 
