@@ -117,7 +117,7 @@ describe('POST /images/create: bad or unsupported requests', () => {
     const noPull = withMethod(testRuntime().runtime, 'pull', undefined);
     const res = await request(express().use(engineRouter(noPull))).post('/v1.28/images/create?fromImage=busybox&tag=latest');
     expect(res.status).toBe(501);
-    expect(res.body).toEqual({ message: 'this runtime cannot pull images' });
+    expect(res.body).toEqual({ message: 'pulling images is not supported by the scripted runtime' });
   });
 });
 

@@ -82,6 +82,10 @@ export class EngineError extends DockgateError {
   static notImplemented(message: string): EngineError {
     return new EngineError('NotImplemented', message);
   }
+  /** 501 `<feature> is not supported by the <runtime> runtime`: an optional runtime operation is missing. */
+  static unsupported(feature: string, runtimeName: string | undefined): EngineError {
+    return new EngineError('NotImplemented', `${feature} is not supported by the ${runtimeName ?? 'custom'} runtime`);
+  }
 
   /**
    * The class dockerd's Go client infers from a bare status (`FromStatusCode`): unmapped

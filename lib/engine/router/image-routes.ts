@@ -27,7 +27,7 @@ export function registerImageRoutes(api: Router, ctx: EngineContext): void {
       }
       const tag = queryString(req.query.tag);
       const target = parsePullReference(fromImage, tag);
-      if (!runtime.pull) throw EngineError.notImplemented('this runtime cannot pull images');
+      if (!runtime.pull) throw EngineError.unsupported('pulling images', runtime.name);
       const platform = queryString(req.query.platform);
       const registryAuth = req.headers['x-registry-auth'];
       const abort = abortOnClose(req, res);

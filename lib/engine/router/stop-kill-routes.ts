@@ -12,7 +12,7 @@ export function registerStopKillRoutes(api: Router, ctx: EngineContext): void {
     '/containers/:id/kill',
     engineRoute(ctx, async (req, res) => {
       const signal = parseSignal(queryString(req.query.signal), 'SIGKILL');
-      if (!runtime.kill) throw EngineError.notImplemented('this runtime cannot signal containers');
+      if (!runtime.kill) throw EngineError.unsupported('signalling containers', runtime.name);
       req.resume();
       await runtime.kill(req.params.id as string, signal);
       res.status(204).end();
@@ -24,7 +24,7 @@ export function registerStopKillRoutes(api: Router, ctx: EngineContext): void {
     engineRoute(ctx, async (req, res) => {
       // dockerd answers a malformed `t` with strconv's 500; bad input is a 400 here.
       const timeout = parseInteger(queryString(req.query.t), 't');
-      if (!runtime.stop) throw EngineError.notImplemented('this runtime cannot stop containers');
+      if (!runtime.stop) throw EngineError.unsupported('stopping containers', runtime.name);
       req.resume();
       await runtime.stop(req.params.id as string, timeout === undefined ? {} : { timeout });
       res.status(204).end();

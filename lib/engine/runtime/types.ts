@@ -169,6 +169,12 @@ export interface StopOptions {
  * const runtime: ContainerRuntime = scriptedRuntime({ images: { 'busybox:latest': () => ({ stdout: 'hi\n' }) } });
  */
 export interface ContainerRuntime {
+  /**
+   * The runtime's name in messages (`scripted`, `process`, `docker`): a route whose optional
+   * operation the runtime lacks answers 501 `<feature> is not supported by the <name> runtime`.
+   * Defaults to `custom` when a host's runtime leaves it out.
+   */
+  readonly name?: string;
   /** Creates a container; unknown image → 404 `No such image: <ref>`, name in use → 409. */
   create(request: CreateRequest): Promise<{ id: string; warnings: string[] }>;
   /** Starts it; already running → NotModified (304). */

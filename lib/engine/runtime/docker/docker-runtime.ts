@@ -37,6 +37,7 @@ export function dockerRuntime(options: DockerRuntimeOptions = {}): ContainerRunt
 }
 
 class DockerRuntime implements ContainerRuntime {
+  readonly name = 'docker';
   private version?: Promise<string>;
 
   constructor(

@@ -31,6 +31,7 @@ export class LocalRuntime implements ContainerRuntime {
   private readonly bus = new EventBus();
 
   constructor(
+    readonly name: string,
     private readonly executor: LocalExecutor,
     private readonly limits: LocalLimits,
   ) {}

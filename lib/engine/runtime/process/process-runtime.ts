@@ -107,7 +107,7 @@ export function processRuntime(options: ProcessRuntimeOptions): ContainerRuntime
       });
     },
   };
-  return new LocalRuntime(executor, limits);
+  return new LocalRuntime('process', executor, limits);
 }
 
 function validate(options: ProcessRuntimeOptions): Map<string, { image: LocalImage; program: string }> {

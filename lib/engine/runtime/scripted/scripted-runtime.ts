@@ -98,5 +98,5 @@ export function scriptedRuntime(options: ScriptedRuntimeOptions): ContainerRunti
       };
     },
   };
-  return new LocalRuntime(executor, limits);
+  return new LocalRuntime('scripted', executor, limits);
 }
