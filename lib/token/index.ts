@@ -8,7 +8,12 @@ export { signAccessToken } from './access-token.js';
 export type { AccessTokenGrant, SignedAccessToken } from './access-token.js';
 export { MemoryRefreshTokenStore, generateRefreshToken, refreshTokenId } from './refresh/index.js';
 export type { RefreshTokenRecord, RefreshTokenStore, MemoryRefreshTokenStoreOptions } from './refresh/index.js';
-export type { ThrottleOptions } from './throttle/login-throttle.js';
+export { MemoryThrottleStore, RedisThrottleStore, redisThrottleStore } from './throttle/index.js';
+export type {
+  ThrottleOptions, ThrottleStore, ThrottleLimits, MemoryThrottleStoreOptions, RedisThrottleStoreOptions,
+} from './throttle/index.js';
+export { failFastRedisOptions, failFastClusterOptions } from './redis/connection.js';
+export type { RedisClient, RedisConnectionOptions } from './redis/connection.js';
 export * from './authn/index.js';
 export * from './authz/index.js';
 export { RedisRefreshTokenStore, redisRefreshTokenStore } from './refresh/index.js';

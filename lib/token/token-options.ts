@@ -5,7 +5,7 @@ import type { AuditHook } from './audit.js';
 import type { Authenticator } from './authn/types.js';
 import type { Authorizer } from './authz/types.js';
 import { MemoryRefreshTokenStore, type RefreshTokenStore } from './refresh/index.js';
-import { LoginThrottle, type ThrottleOptions } from './throttle/login-throttle.js';
+import { LoginThrottle, type ThrottleOptions } from './throttle/index.js';
 
 /** Refresh-token policy. */
 export interface RefreshTokenOptions {
@@ -42,7 +42,11 @@ export interface TokenOptions {
   accessTokenTtl?: number;
   /** Refresh-token policy. Defaults as documented on each field. */
   refreshTokens?: RefreshTokenOptions;
-  /** Brute-force throttle for password logins, or false to turn it off. Defaults to the documented limits. */
+  /**
+   * Brute-force throttle for password logins, or false to turn it off. Give it a shared
+   * `store` (a RedisThrottleStore) when several instances serve one registry. Defaults to the
+   * documented limits, counted in this instance's memory.
+   */
   throttle?: ThrottleOptions | false;
   /** Called with every decision, never with a secret. Defaults to none. */
   audit?: AuditHook;
@@ -168,7 +172,7 @@ export function resolveTokenOptions(options: TokenOptions): ResolvedTokenOptions
     maxBodyBytes,
   };
   if (authenticate) resolved.authenticate = authenticate;
-  if (options.throttle !== false) resolved.throttle = new LoginThrottle(options.throttle ?? {});
+  if (options.throttle !== false) resolved.throttle = new LoginThrottle(options.throttle ?? {}, (err) => resolved.onError(err));
   const audit = hook(options.audit, 'audit');
   if (audit) {
     // An audit hook that throws must not turn an issued token into a 500 (the refresh token

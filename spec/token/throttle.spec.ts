@@ -1,40 +1,55 @@
 import { describe, expect, test } from '@jest/globals';
+import { createServer } from 'node:net';
 import request from 'supertest';
-import { LoginThrottle } from '../../lib/token/throttle/login-throttle.js';
+import { LoginThrottle, RedisThrottleStore } from '../../lib/token/throttle/index.js';
 import { basic, passwordGrant, SERVICE, tokenApp } from '../support/token-fixture.js';
 
-describe('LoginThrottle counts failures per account and address in fixed windows', () => {
-  test('the limit-th failure locks the account at that address until the window ends', () => {
+/** An attempt that is then judged a failure: counted by take(), never settled. */
+async function fail(t: LoginThrottle, account: string, address: string, now: number): Promise<void> {
+  expect(typeof (await t.take(account, address, now))).toBe('object');
+}
+
+describe('LoginThrottle counts attempts per account and address in fixed windows', () => {
+  test('after the limit of failures the account is locked at that address until the window ends', async () => {
     const t = new LoginThrottle({ maxFailures: 3, windowSeconds: 60 });
-    for (let i = 0; i < 3; i++) {
-      expect(t.retryAfter('alice', '1.1.1.1', 1000)).toBe(0);
-      t.fail('alice', '1.1.1.1', 1000);
-    }
-    expect(t.retryAfter('alice', '1.1.1.1', 1000)).toBe(60);
-    expect(t.retryAfter('alice', '1.1.1.1', 31_000)).toBe(30);
-    expect(t.retryAfter('alice', '1.1.1.1', 61_000)).toBe(0);
+    for (let i = 0; i < 3; i++) await fail(t, 'alice', '1.1.1.1', 1000);
+    expect(await t.take('alice', '1.1.1.1', 1000)).toBe(60);
+    expect(await t.take('alice', '1.1.1.1', 31_000)).toBe(30);
+    expect(typeof (await t.take('alice', '1.1.1.1', 61_000))).toBe('object');
   });
-  test('another address or another account is not locked out', () => {
+  test('another address or another account is not locked out', async () => {
     const t = new LoginThrottle({ maxFailures: 1 });
-    t.fail('alice', '1.1.1.1', 0);
-    expect(t.retryAfter('alice', '2.2.2.2', 0)).toBe(0);
-    expect(t.retryAfter('bob', '1.1.1.1', 0)).toBe(0);
+    await fail(t, 'alice', '1.1.1.1', 0);
+    await fail(t, 'alice', '2.2.2.2', 0);
+    await fail(t, 'bob', '1.1.1.1', 0);
   });
-  test('one address trying many accounts hits the per-address limit', () => {
+  test('one address trying many accounts hits the per-address limit', async () => {
     const t = new LoginThrottle({ maxFailures: 100, maxFailuresPerAddress: 3 });
-    for (const user of ['a', 'b', 'c']) t.fail(user, '9.9.9.9', 0);
-    expect(t.retryAfter('d', '9.9.9.9', 0)).toBeGreaterThan(0);
+    for (const user of ['a', 'b', 'c']) await fail(t, user, '9.9.9.9', 0);
+    expect(await t.take('d', '9.9.9.9', 0)).toBeGreaterThan(0);
   });
-  test('a success clears the account window', () => {
-    const t = new LoginThrottle({ maxFailures: 2 });
-    t.fail('alice', '1.1.1.1', 0);
-    t.succeed('alice', '1.1.1.1');
-    t.fail('alice', '1.1.1.1', 0);
-    expect(t.retryAfter('alice', '1.1.1.1', 0)).toBe(0);
+  test('a success clears the account window and does not count against the address', async () => {
+    const t = new LoginThrottle({ maxFailures: 2, maxFailuresPerAddress: 2 });
+    await fail(t, 'alice', '1.1.1.1', 0);
+    const ok = await t.take('alice', '1.1.1.1', 0);
+    if (typeof ok === 'number') throw new Error('throttled too early');
+    await ok.succeeded();
+    await fail(t, 'alice', '1.1.1.1', 0);
+    expect(await t.take('alice', '1.1.1.1', 0)).toBeGreaterThan(0);
+  });
+  test('an attempt that was never judged (authenticator error) is given back', async () => {
+    const t = new LoginThrottle({ maxFailures: 1 });
+    const ticket = await t.take('alice', '1.1.1.1', 0);
+    if (typeof ticket === 'number') throw new Error('throttled too early');
+    await ticket.abandoned();
+    await fail(t, 'alice', '1.1.1.1', 0);
+    expect(await t.take('alice', '1.1.1.1', 0)).toBeGreaterThan(0);
   });
   test('options are validated', () => {
     expect(() => new LoginThrottle({ maxFailures: 0 })).toThrow(/throttle.maxFailures/);
     expect(() => new LoginThrottle({ windowSeconds: 1.5 })).toThrow(/throttle.windowSeconds/);
+    expect(() => new LoginThrottle({ maxKeys: -1 })).toThrow(/throttle.maxKeys/);
+    expect(() => new LoginThrottle({ store: {} as never })).toThrow(/"throttle.store" must implement take\(\)/);
   });
 });
 
@@ -65,12 +80,62 @@ describe('the password grant resists brute force: 429 with Retry-After (RFC 6749
   });
 });
 
+describe('parallel guesses cannot outrun the limit: an attempt is counted before its password is checked', () => {
+  test('10 wrong passwords at once with a limit of 3: 3 are judged (400), 7 are throttled (429)', async () => {
+    const { app } = tokenApp({ throttle: { maxFailures: 3 } });
+    const statuses = await Promise.all(Array.from({ length: 10 }, () => request(app).post('/token').type('form').send(passwordGrant({ password: 'bad' })).then((r) => r.status)));
+    expect(statuses.filter((s) => s === 400)).toHaveLength(3);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(7);
+  });
+  test('a login whose authenticator throws is not counted as a failure', async () => {
+    const { app } = tokenApp({
+      throttle: { maxFailures: 1 },
+      authenticate: async ({ password }) => {
+        if (password === 'boom') throw new Error('directory down');
+        return password === 'wonderland' ? { subject: 'alice' } : null;
+      },
+    });
+    expect((await request(app).post('/token').type('form').send(passwordGrant({ password: 'boom' }))).status).toBe(500);
+    expect((await request(app).post('/token').type('form').send(passwordGrant())).status).toBe(200);
+  });
+});
+
 describe('throttle keys stay small whatever the username', () => {
-  test('a 4096-character username is throttled like any other', () => {
+  test('a 4096-character username is throttled like any other', async () => {
     const t = new LoginThrottle({ maxFailures: 1 });
     const long = 'u'.repeat(4096);
-    t.fail(long, '1.1.1.1', 0);
-    expect(t.retryAfter(long, '1.1.1.1', 0)).toBeGreaterThan(0);
-    expect(t.retryAfter(`${'u'.repeat(4095)}v`, '1.1.1.1', 0)).toBe(0);
+    await fail(t, long, '1.1.1.1', 0);
+    expect(await t.take(long, '1.1.1.1', 0)).toBeGreaterThan(0);
+    await fail(t, `${'u'.repeat(4095)}v`, '1.1.1.1', 0);
+  });
+});
+
+describe('a shared throttle store that is unreachable fails open to per-instance limits', () => {
+  test('right passwords still log in, wrong ones are throttled at the limit by this instance, never a 500; the outage is reported once', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port: p } = probe.address() as { port: number };
+        probe.close(() => resolve(p));
+      });
+    });
+    const store = new RedisThrottleStore({ url: `redis://127.0.0.1:${port}`, commandTimeout: 300, onConnectionError: () => {} });
+    try {
+      const { app, errors } = tokenApp({ throttle: { maxFailures: 2, store } });
+      const started = Date.now();
+      expect((await request(app).post('/token').type('form').send(passwordGrant())).status).toBe(200);
+      for (let i = 0; i < 2; i++) {
+        const res = await request(app).post('/token').type('form').send(passwordGrant({ password: 'bad' }));
+        expect(res.status).toBe(400);
+        expect(res.body.error).toBe('invalid_grant');
+      }
+      const throttled = await request(app).post('/token').type('form').send(passwordGrant());
+      expect(throttled.status).toBe(429);
+      expect(throttled.headers['retry-after']).toBeDefined();
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(errors).toHaveLength(1);
+      expect(String((errors[0] as Error).message)).toMatch(/login throttle: the shared store is unreachable/);
+    } finally {
+      await store.close();
+    }
   });
 });

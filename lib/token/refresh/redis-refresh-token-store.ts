@@ -1,32 +1,28 @@
-import type { Redis } from 'ioredis';
-import { connectFailFast, reportConnectionError } from './redis-connection.js';
+import {
+  closeConnection, firstReady, openConnection, validateConnectionOptions, type RedisClient, type RedisConnectionOptions,
+} from '../redis/connection.js';
+import { BUCKETS, bucketOf, RedisKeyLayout } from './redis-key-layout.js';
 import { REVOKE_SCRIPT, REVOKE_SUBJECT_SCRIPT, SAVE_SCRIPT, USE_SCRIPT } from './redis-scripts.js';
 import type { RefreshTokenRecord, RefreshTokenStore } from './refresh-token-store.js';
 
-/** Options of {@link RedisRefreshTokenStore}: give either `url` or `client`. */
-export interface RedisRefreshTokenStoreOptions {
+/**
+ * Options of {@link RedisRefreshTokenStore}: give exactly one of `url` (one Redis), `cluster`
+ * (Redis Cluster startup nodes) and `client` (an ioredis `Redis`, Sentinel-configured or not,
+ * or `Cluster`, owned by the host).
+ */
+export interface RedisRefreshTokenStoreOptions extends RedisConnectionOptions {
   /**
-   * `redis://[user:password@]host[:port][/db]` or `rediss://…`. The store opens its own
-   * fail-fast connection (see `commandTimeout`) and closes it in {@link RedisRefreshTokenStore.close}.
-   * Required unless `client` is given.
+   * Prefix of every key the store writes. It must not hold `{` or `}`: the store adds its own
+   * hash tags so keys spread over a cluster's slots. Defaults to `'dockgate:rt:'`.
    */
-  url?: string;
-  /**
-   * An ioredis client the host owns (Sentinel, TLS, shared connection). It is used as it is:
-   * configure it with `enableOfflineQueue: false` and a `commandTimeout`, or token requests wait
-   * for as long as Redis is down; and give it an 'error' listener. It must not have a
-   * `keyPrefix` (use this store's). Required unless `url` is given.
-   */
-  client?: Redis;
-  /** Prefix of every key the store writes. Defaults to `'dockgate:rt:'`. */
   keyPrefix?: string;
-  /** With `url`: milliseconds before a Redis command that got no answer fails. Defaults to 1000. */
-  commandTimeout?: number;
   /**
-   * With `url`: told of connection failures, once per outage (the client reconnects by itself).
-   * Defaults to one line on stderr, without the URL.
+   * Also find tokens saved by dockgate 0.1 under the old single-node layout
+   * (`<prefix>token:<id>`): a token not found under the current layout is looked up there too,
+   * one more round trip for unknown tokens only. Those keys expire by themselves (at most
+   * `refreshTokens.absoluteTtl` after the upgrade); turn this off after that. Defaults to true.
    */
-  onConnectionError?: (err: Error) => void;
+  legacyKeys?: boolean;
 }
 
 /** The store's Lua scripts, registered on the client with defineCommand (EVALSHA, EVAL on NOSCRIPT). */
@@ -38,23 +34,11 @@ interface StoreCommands {
 }
 
 function validate(options: RedisRefreshTokenStoreOptions): void {
-  if (options === null || typeof options !== 'object') throw new TypeError('RedisRefreshTokenStore options must be an object');
-  const { url, client } = options;
-  if ((url === undefined) === (client === undefined)) throw new TypeError('exactly one of "url" and "client" must be given');
-  if (url !== undefined && (typeof url !== 'string' || !/^rediss?:\/\/./.test(url))) {
-    throw new TypeError('"url" must be a redis:// or rediss:// URL');
-  }
-  if (client !== undefined) {
-    if (client === null || typeof (client as Partial<Redis>).defineCommand !== 'function') throw new TypeError('"client" must be an ioredis client');
-    if (client.options?.keyPrefix) throw new TypeError('"client" must not have a keyPrefix: use the store\'s "keyPrefix" option');
-  }
+  validateConnectionOptions(options, 'RedisRefreshTokenStore');
   const prefix = options.keyPrefix ?? 'dockgate:rt:';
   if (typeof prefix !== 'string' || prefix.length === 0) throw new TypeError('"keyPrefix" must be a non-empty string');
-  const timeout = options.commandTimeout ?? 1000;
-  if (!Number.isInteger(timeout) || timeout < 1) throw new TypeError('"commandTimeout" must be a positive integer of milliseconds');
-  if (options.onConnectionError !== undefined && typeof options.onConnectionError !== 'function') {
-    throw new TypeError('"onConnectionError" must be a function');
-  }
+  if (/[{}]/.test(prefix)) throw new TypeError('"keyPrefix" must not hold "{" or "}": the store adds its own hash tags to spread keys over a cluster');
+  if (options.legacyKeys !== undefined && typeof options.legacyKeys !== 'boolean') throw new TypeError('"legacyKeys" must be a boolean');
 }
 
 function toRecord(id: string, flat: string[]): RefreshTokenRecord {
@@ -74,85 +58,96 @@ function toRecord(id: string, flat: string[]): RefreshTokenRecord {
 
 /**
  * Refresh tokens in Redis, shared by every token-server instance pointing at it and kept across
- * their restarts. Only the token's SHA-256 is stored, with its binding (subject, service,
- * client_id, labels); expiry is the key's TTL (idle and absolute), so nothing needs sweeping.
- * Every operation is one Lua script, atomic against other instances. While Redis is unreachable
- * every call rejects at once (the token endpoint answers 503), and the store recovers by itself.
+ * their restarts: one Redis, one behind Sentinel, or a Redis Cluster. Only the token's SHA-256
+ * is stored, with its binding (subject, service, client_id, labels); expiry is the key's TTL
+ * (idle and absolute), so nothing needs sweeping. Every operation is a Lua script on keys of one
+ * hash slot (see redis-key-layout.ts), atomic against other instances. While Redis is
+ * unreachable, or a failed master is not yet replaced, calls reject at once (the token endpoint
+ * answers 503), and the store recovers by itself.
  *
  * @example
  * const store = new RedisRefreshTokenStore({ url: 'redis://127.0.0.1:6379' });
+ * // or { cluster: ['10.0.0.1:7000', '10.0.0.2:7000'] }, or { client: new Redis({ sentinels, name }) }
  * app.use(tokenRouter({ ..., refreshTokens: { store } }));
  * // on shutdown
  * await store.close();
  */
 export class RedisRefreshTokenStore implements RefreshTokenStore {
-  readonly #redis: Redis & StoreCommands;
+  readonly #redis: RedisClient & StoreCommands;
   readonly #owned: boolean;
-  readonly #tokenPrefix: string;
-  readonly #subjectPrefix: string;
+  readonly #keys: RedisKeyLayout;
+  readonly #legacy: boolean;
   readonly #firstConnectWait: number;
   #everReady: boolean;
 
   constructor(options: RedisRefreshTokenStoreOptions) {
     validate(options);
-    const prefix = options.keyPrefix ?? 'dockgate:rt:';
-    this.#tokenPrefix = `${prefix}token:`;
-    this.#subjectPrefix = `${prefix}subject:`;
+    this.#keys = new RedisKeyLayout(options.keyPrefix ?? 'dockgate:rt:');
+    this.#legacy = options.legacyKeys ?? true;
     this.#firstConnectWait = options.commandTimeout ?? 1000;
-    this.#owned = options.url !== undefined;
-    const client = options.url !== undefined
-      ? connectFailFast(options.url, this.#firstConnectWait, options.onConnectionError ?? reportConnectionError)
-      : (options.client as Redis);
+    const { client, owned } = openConnection(options, 'refresh-token store');
+    this.#owned = owned;
     client.defineCommand('dockgateRefreshSave', { numberOfKeys: 2, lua: SAVE_SCRIPT });
     client.defineCommand('dockgateRefreshUse', { numberOfKeys: 1, lua: USE_SCRIPT });
     client.defineCommand('dockgateRefreshRevoke', { numberOfKeys: 1, lua: REVOKE_SCRIPT });
     client.defineCommand('dockgateRefreshRevokeSubject', { numberOfKeys: 1, lua: REVOKE_SUBJECT_SCRIPT });
-    this.#redis = client as Redis & StoreCommands;
+    this.#redis = client as RedisClient & StoreCommands;
     this.#everReady = client.status === 'ready';
     if (!this.#everReady) client.once('ready', () => { this.#everReady = true; });
   }
 
   /** The ioredis client in use (the store's own, or the one it was given). */
-  get client(): Redis {
+  get client(): RedisClient {
     return this.#redis;
   }
 
   async save(record: RefreshTokenRecord): Promise<void> {
     await this.#connected();
+    const bucket = bucketOf(record.id);
     await this.#redis.dockgateRefreshSave(
-      this.#tokenPrefix + record.id, this.#subjectPrefix + record.subject,
+      this.#keys.tokenKey(record.id), this.#keys.subjectKey(bucket, record.subject),
       record.id, record.subject, record.service, record.clientId,
       record.labels ? JSON.stringify(record.labels) : '',
       String(record.createdAt), String(record.expiresAt), String(record.idleExpiresAt),
-      String(Date.now()), this.#tokenPrefix,
+      String(Date.now()), this.#keys.tokenPrefix(bucket),
     );
   }
 
   async use(id: string, now: number, idleTtlMs: number): Promise<RefreshTokenRecord | null> {
     await this.#connected();
-    const flat = await this.#redis.dockgateRefreshUse(this.#tokenPrefix + id, String(now), String(idleTtlMs));
+    let flat = await this.#redis.dockgateRefreshUse(this.#keys.tokenKey(id), String(now), String(idleTtlMs));
+    if (!flat && this.#legacy) flat = await this.#redis.dockgateRefreshUse(this.#keys.legacyTokenPrefix + id, String(now), String(idleTtlMs));
     return flat ? toRecord(id, flat) : null;
   }
 
   async revoke(id: string): Promise<boolean> {
     await this.#connected();
-    return (await this.#redis.dockgateRefreshRevoke(this.#tokenPrefix + id, this.#subjectPrefix, id)) === 1;
+    const bucket = bucketOf(id);
+    if ((await this.#redis.dockgateRefreshRevoke(this.#keys.tokenKey(id), this.#keys.subjectPrefix(bucket), id)) === 1) return true;
+    if (!this.#legacy) return false;
+    return (await this.#redis.dockgateRefreshRevoke(this.#keys.legacyTokenPrefix + id, this.#keys.legacySubjectPrefix, id)) === 1;
   }
 
+  /**
+   * One script per bucket, sent together (on a cluster, to every master at once). Each bucket's
+   * revocation is atomic: a token saved concurrently is either revoked or saved after it.
+   */
   async revokeSubject(subject: string): Promise<number> {
     await this.#connected();
-    return this.#redis.dockgateRefreshRevokeSubject(this.#subjectPrefix + subject, this.#tokenPrefix);
+    const calls: Promise<number>[] = [];
+    for (let bucket = 0; bucket < BUCKETS; bucket += 1) {
+      calls.push(this.#redis.dockgateRefreshRevokeSubject(this.#keys.subjectKey(bucket, subject), this.#keys.tokenPrefix(bucket)));
+    }
+    if (this.#legacy) {
+      calls.push(this.#redis.dockgateRefreshRevokeSubject(this.#keys.legacySubjectPrefix + subject, this.#keys.legacyTokenPrefix));
+    }
+    const counts = await Promise.all(calls);
+    return counts.reduce((sum, n) => sum + n, 0);
   }
 
-  /** Closes the connection the store opened from `url`; a client given by the host is left open. */
+  /** Closes the connection the store opened from `url` or `cluster`; a client given by the host is left open. */
   async close(): Promise<void> {
-    if (!this.#owned || this.#redis.status === 'end') return;
-    try {
-      await this.#redis.quit();
-    } catch {
-      // Redis is down: there is nothing to say goodbye to.
-      this.#redis.disconnect();
-    }
+    await closeConnection(this.#redis, this.#owned);
   }
 
   /**
@@ -160,22 +155,12 @@ export class RedisRefreshTokenStore implements RefreshTokenStore {
    * requests after start-up; so until the first connection is made, wait for it a little.
    */
   async #connected(): Promise<void> {
-    if (this.#everReady) return;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.#redis.off('ready', done);
-        resolve();
-      };
-      const timer = setTimeout(done, this.#firstConnectWait);
-      timer.unref();
-      this.#redis.once('ready', done);
-    });
+    if (!this.#everReady) await firstReady(this.#redis, this.#firstConnectWait);
   }
 }
 
 /**
- * A {@link RedisRefreshTokenStore} from a URL or an ioredis client.
+ * A {@link RedisRefreshTokenStore} from a URL, cluster nodes or an ioredis client.
  *
  * @example
  * tokenRouter({ ..., refreshTokens: { store: redisRefreshTokenStore({ url: process.env.REDIS_URL! }) } })

@@ -3,15 +3,17 @@
  * servers sharing one Redis cannot interleave (a token saved while its subject is being revoked
  * is either revoked with the others or saved after, never half-recorded).
  *
- * Layout, under the store's prefix P:
- * - `P token:<id>`: a hash (subject, service, clientId, labels, createdAt, expiresAt,
+ * Layout, under a bucket's key prefix B (see redis-key-layout.ts; B carries the bucket's hash
+ * tag, so all keys a script touches share one Redis Cluster slot):
+ * - `B token:<id>`: a hash (subject, service, clientId, labels, createdAt, expiresAt,
  *   idleExpiresAt) whose PX TTL is `min(idleExpiresAt, expiresAt) - now`, so a dead token
  *   simply disappears and nothing needs sweeping.
- * - `P subject:<subject>`: the set of that subject's token ids, for revokeSubject, kept alive
- *   until the longest-lived of its tokens expires.
+ * - `B subject:<subject>`: the set of that subject's token ids in this bucket, for
+ *   revokeSubject, kept alive until the longest-lived of its tokens expires.
  *
- * Token keys are derived inside the scripts from a prefix argument, so the store needs a single
- * Redis (standalone or behind Sentinel), not Redis Cluster.
+ * Token keys are derived inside the scripts from a prefix argument (the same bucket's), which
+ * Redis Cluster allows because they hash to the declared key's slot. The same scripts serve
+ * the legacy single-slot layout of dockgate 0.1 (no tag) on one Redis.
  */
 
 /** Ids of a subject's set looked at on each save to drop those whose token has expired. */

@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { MemoryThrottleStore } from './memory-throttle-store.js';
+import type { ThrottleLimits, ThrottleStore } from './throttle-store.js';
 
 /** Options of the password brute-force throttle (RFC 6749 §4.3.2). */
 export interface ThrottleOptions {
@@ -11,90 +13,100 @@ export interface ThrottleOptions {
   maxFailuresPerAddress?: number;
   /** Window length in seconds; a throttled caller waits until its window ends. Defaults to 900 (15 minutes). */
   windowSeconds?: number;
-  /** Most keys tracked at once; the oldest windows are dropped beyond it. Defaults to 100000. */
+  /**
+   * Where failures are counted. A {@link RedisThrottleStore} shared by every instance makes the
+   * limits hold across all of them; while it is unreachable, each instance counts in its own
+   * memory instead (fail open to per-instance limits: logins go on, still throttled, never a
+   * 500 or a wait). Defaults to a {@link MemoryThrottleStore} of this instance.
+   */
+  store?: ThrottleStore;
+  /** Most windows the in-memory store (the default, and the outage fallback) tracks; the oldest are dropped beyond it. Defaults to 100000. */
   maxKeys?: number;
 }
 
-interface Window {
-  failures: number;
-  resetAt: number;
+/** A counted attempt, to settle once the password was checked. */
+export interface ThrottleTicket {
+  /** The password was right: the account's window at this address starts over. */
+  succeeded(): Promise<void>;
+  /** The attempt was not judged (the authenticator threw): it is not counted. */
+  abandoned(): Promise<void>;
 }
 
 /**
- * Counts failed password logins in fixed windows, per (account, address) and per address. A
- * caller over either limit is refused — even with the right password — until the window ends;
- * a successful login clears its (account, address) window. Counting both keys rather than the
+ * Counts password logins in fixed windows, per (account, address) and per address. A caller
+ * over either limit is refused — even with the right password — until the window ends; a
+ * successful login clears its (account, address) window. Counting both keys rather than the
  * account alone means an attacker cannot lock a user out from elsewhere.
+ *
+ * Each attempt is counted before its password is checked and given back when it succeeds, so
+ * concurrent guesses (at one instance or several sharing a store) cannot exceed the limit.
  */
 export class LoginThrottle {
-  readonly #windows = new Map<string, Window>();
-  readonly #maxFailures: number;
-  readonly #maxPerAddress: number;
-  readonly #windowMs: number;
-  readonly #maxKeys: number;
+  readonly #limits: ThrottleLimits;
+  readonly #store: ThrottleStore;
+  /** Counts while the shared store is unreachable. */
+  readonly #fallback: ThrottleStore;
+  readonly #onError: (err: unknown) => void;
+  #outage = false;
 
-  constructor(options: ThrottleOptions = {}) {
-    this.#maxFailures = positiveInteger(options.maxFailures ?? 5, 'throttle.maxFailures');
-    this.#maxPerAddress = positiveInteger(options.maxFailuresPerAddress ?? 50, 'throttle.maxFailuresPerAddress');
-    this.#windowMs = positiveInteger(options.windowSeconds ?? 900, 'throttle.windowSeconds') * 1000;
-    this.#maxKeys = positiveInteger(options.maxKeys ?? 100_000, 'throttle.maxKeys');
-  }
-
-  /** Seconds the caller must wait, or 0 when it may try. */
-  retryAfter(account: string, address: string, now = Date.now()): number {
-    const wait = Math.max(
-      this.#wait(accountKey(account, address), this.#maxFailures, now),
-      this.#wait(addressKey(address), this.#maxPerAddress, now),
-    );
-    return wait > 0 ? Math.ceil(wait / 1000) : 0;
-  }
-
-  /** Records a failed login. */
-  fail(account: string, address: string, now = Date.now()): void {
-    this.#count(accountKey(account, address), now);
-    this.#count(addressKey(address), now);
-  }
-
-  /** Records a successful login: the account's window at this address starts over. */
-  succeed(account: string, address: string): void {
-    this.#windows.delete(accountKey(account, address));
-  }
-
-  #wait(key: string, limit: number, now: number): number {
-    const window = this.#windows.get(key);
-    if (!window) return 0;
-    if (now >= window.resetAt) {
-      this.#windows.delete(key);
-      return 0;
+  constructor(options: ThrottleOptions = {}, onError: (err: unknown) => void = () => {}) {
+    this.#limits = {
+      maxFailures: positiveInteger(options.maxFailures ?? 5, 'throttle.maxFailures'),
+      maxFailuresPerAddress: positiveInteger(options.maxFailuresPerAddress ?? 50, 'throttle.maxFailuresPerAddress'),
+      windowMs: positiveInteger(options.windowSeconds ?? 900, 'throttle.windowSeconds') * 1000,
+    };
+    const maxKeys = positiveInteger(options.maxKeys ?? 100_000, 'throttle.maxKeys');
+    const store = options.store;
+    if (store !== undefined) {
+      for (const method of ['take', 'succeed', 'release'] as const) {
+        if (typeof store?.[method] !== 'function') throw new TypeError(`"throttle.store" must implement ${method}()`);
+      }
     }
-    return window.failures >= limit ? window.resetAt - now : 0;
+    this.#fallback = new MemoryThrottleStore({ maxKeys });
+    this.#store = store ?? this.#fallback;
+    this.#onError = onError;
   }
 
-  #count(key: string, now: number): void {
-    const window = this.#windows.get(key);
-    if (window && now < window.resetAt) {
-      window.failures += 1;
-      return;
+  /**
+   * Counts one attempt of `account` from `address`: resolves to the seconds to wait when over a
+   * limit (nothing counted), else to a ticket to settle after the password check.
+   */
+  async take(account: string, address: string, now = Date.now()): Promise<number | ThrottleTicket> {
+    const a = short(account);
+    const i = short(address);
+    let store = this.#store;
+    let wait: number;
+    try {
+      wait = await store.take(a, i, this.#limits, now);
+      this.#outage = false;
+    } catch (err) {
+      this.#report(err);
+      store = this.#fallback;
+      wait = await store.take(a, i, this.#limits, now);
     }
-    this.#windows.delete(key);
-    if (this.#windows.size >= this.#maxKeys) {
-      const oldest = this.#windows.keys().next().value as string;
-      this.#windows.delete(oldest);
-    }
-    this.#windows.set(key, { failures: 1, resetAt: now + this.#windowMs });
+    if (wait > 0) return Math.ceil(wait / 1000);
+    const started = Date.now();
+    const settle = (step: 'succeed' | 'release') => async () => {
+      try {
+        await store[step](a, i, now + Date.now() - started);
+      } catch (err) {
+        // The login's answer is already decided; a lost give-back only costs the caller one count.
+        this.#report(err);
+      }
+    };
+    return { succeeded: settle('succeed'), abandoned: settle('release') };
+  }
+
+  /** Reports the first failure of an outage, not one line per login. */
+  #report(err: unknown): void {
+    if (this.#outage) return;
+    this.#outage = true;
+    this.#onError(Object.assign(new Error(`login throttle: the shared store is unreachable; counting in this instance until it returns (${(err as Error)?.message ?? String(err)})`), { cause: err }));
   }
 }
 
-// Usernames may be up to 4096 characters: long ones are hashed so 100000 windows stay small.
+// Usernames may be up to 4096 characters: long ones are hashed so windows' keys stay small.
 const short = (value: string): string => (value.length > 128 ? createHash('sha256').update(value).digest('base64url') : value);
-
-function accountKey(account: string, address: string): string {
-  return `a\u0000${short(account)}\u0000${short(address)}`;
-}
-
-function addressKey(address: string): string {
-  return `i\u0000${short(address)}`;
-}
 
 function positiveInteger(value: number, name: string): number {
   if (!Number.isInteger(value) || value < 1) throw new TypeError(`"${name}" must be a positive integer`);

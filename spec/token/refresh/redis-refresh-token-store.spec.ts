@@ -3,6 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { generateRefreshToken, refreshTokenId, RedisRefreshTokenStore, type RefreshTokenRecord } from '../../../lib/token/index.js';
+import keySlot from 'cluster-key-slot';
+import { BUCKETS, bucketOf, RedisKeyLayout } from '../../../lib/token/refresh/redis-key-layout.js';
 import { describeWithPeers, redis } from '../../support/peers.js';
 
 const URL = 'redis://127.0.0.1:6379';
@@ -26,6 +28,10 @@ describeWithPeers('RedisRefreshTokenStore', [redis()], () => {
   let store: RedisRefreshTokenStore;
   let other: RedisRefreshTokenStore;
   let inspect: Redis;
+  // Keys of the bucketed layout, found the way an operator would: by pattern.
+  const tokenKey = async (id: string) => (await inspect.keys(`${prefix}{*}:token:${id}`))[0] ?? `${prefix}<none>:token:${id}`;
+  const subjectKeys = (subject: string) => inspect.keys(`${prefix}{*}:subject:${subject}`);
+  const subjectMembers = async (subject: string) => (await Promise.all((await subjectKeys(subject)).map((k) => inspect.smembers(k)))).flat();
 
   beforeAll(() => {
     store = new RedisRefreshTokenStore({ url: URL, keyPrefix: prefix });
@@ -44,7 +50,8 @@ describeWithPeers('RedisRefreshTokenStore', [redis()], () => {
       const { token, record: r } = record('alice', { labels: { group: ['dev', 'ops'] } });
       await store.save(r);
       const keys = await inspect.keys(`${prefix}*`);
-      expect(keys).toContain(`${prefix}token:${r.id}`);
+      expect(keys).toContain(await tokenKey(r.id));
+      expect(await tokenKey(r.id)).toMatch(new RegExp(`^${prefix}\\{[0-9a-z]+\\}:token:${r.id}$`));
       for (const key of keys) {
         expect(key).not.toContain(token);
         const type = await inspect.type(key);
@@ -58,8 +65,8 @@ describeWithPeers('RedisRefreshTokenStore', [redis()], () => {
     test('the key prefix option decides where keys live', async () => {
       const { record: r } = record('prefix-user');
       await store.save(r);
-      expect(await inspect.exists(`${prefix}token:${r.id}`, `${prefix}subject:prefix-user`)).toBe(2);
-      expect(await inspect.exists(`dockgate:rt:token:${r.id}`)).toBe(0);
+      expect(await inspect.exists(await tokenKey(r.id), ...(await subjectKeys('prefix-user')))).toBe(2);
+      expect(await inspect.keys(`dockgate:rt:*${r.id}`)).toEqual([]);
     });
   });
 
@@ -67,7 +74,7 @@ describeWithPeers('RedisRefreshTokenStore', [redis()], () => {
     test('a new token lives until its idle expiry', async () => {
       const { record: r } = record('ttl-user');
       await store.save(r);
-      const ttl = await inspect.pttl(`${prefix}token:${r.id}`);
+      const ttl = await inspect.pttl(await tokenKey(r.id));
       expect(ttl).toBeGreaterThan(30 * DAY - 5_000);
       expect(ttl).toBeLessThanOrEqual(30 * DAY);
     });
@@ -78,10 +85,10 @@ describeWithPeers('RedisRefreshTokenStore', [redis()], () => {
       await store.save(r);
       const used = await other.use(r.id, now, 5 * 60_000);
       expect(used?.idleExpiresAt).toBe(now + 5 * 60_000);
-      expect(await inspect.pttl(`${prefix}token:${r.id}`)).toBeGreaterThan(4 * 60_000);
+      expect(await inspect.pttl(await tokenKey(r.id))).toBeGreaterThan(4 * 60_000);
       const capped = await store.use(r.id, now, 60 * 60_000);
       expect(capped?.idleExpiresAt).toBe(r.expiresAt);
-      expect(await inspect.pttl(`${prefix}token:${r.id}`)).toBeLessThanOrEqual(10 * 60_000);
+      expect(await inspect.pttl(await tokenKey(r.id))).toBeLessThanOrEqual(10 * 60_000);
     });
 
     test('a token whose TTL ran out is gone', async () => {
@@ -89,7 +96,7 @@ describeWithPeers('RedisRefreshTokenStore', [redis()], () => {
       const { record: r } = record('short-user', { expiresAt: now + 150, idleExpiresAt: now + 150 });
       await store.save(r);
       await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(await inspect.exists(`${prefix}token:${r.id}`)).toBe(0);
+      expect(await inspect.keys(`${prefix}*${r.id}`)).toEqual([]);
       expect(await store.use(r.id, Date.now(), 60_000)).toBeNull();
     });
 
@@ -97,14 +104,14 @@ describeWithPeers('RedisRefreshTokenStore', [redis()], () => {
       const now = Date.now();
       const { record: r } = record('dead-user', { expiresAt: now - 1, idleExpiresAt: now - 1 });
       await store.save(r);
-      expect(await inspect.exists(`${prefix}token:${r.id}`)).toBe(0);
+      expect(await inspect.keys(`${prefix}*${r.id}`)).toEqual([]);
     });
 
     test('a caller whose clock is past the expiry gets null and the record is deleted', async () => {
       const { record: r } = record('clock-user');
       await store.save(r);
       expect(await store.use(r.id, r.idleExpiresAt, 60_000)).toBeNull();
-      expect(await inspect.exists(`${prefix}token:${r.id}`)).toBe(0);
+      expect(await inspect.keys(`${prefix}*${r.id}`)).toEqual([]);
     });
 
     test('an unknown id is null', async () => {
@@ -122,7 +129,7 @@ describeWithPeers('RedisRefreshTokenStore', [redis()], () => {
       expect(await store.use(a.record.id, Date.now(), 60_000)).toBeNull();
       expect(await store.revoke(a.record.id)).toBe(false);
       expect(await store.use(b.record.id, Date.now(), 60_000)).not.toBeNull();
-      expect(await inspect.smembers(`${prefix}subject:bob`)).toEqual([b.record.id]);
+      expect(await subjectMembers('bob')).toEqual([b.record.id]);
     });
   });
 
@@ -135,24 +142,35 @@ describeWithPeers('RedisRefreshTokenStore', [redis()], () => {
       for (const t of mine) expect(await store.use(t.record.id, Date.now(), 60_000)).toBeNull();
       expect(await store.use(theirs.record.id, Date.now(), 60_000)).not.toBeNull();
       expect(await store.revokeSubject('carol')).toBe(0);
-      expect(await inspect.exists(`${prefix}subject:carol`)).toBe(0);
+      expect(await subjectKeys('carol')).toEqual([]);
     });
 
     test('the subject set lives as long as its longest-lived token', async () => {
       const now = Date.now();
-      await store.save(record('erin', { expiresAt: now + 5 * DAY, idleExpiresAt: now + DAY }).record);
-      await store.save(record('erin', { expiresAt: now + 2 * DAY, idleExpiresAt: now + DAY }).record);
-      const ttl = await inspect.pttl(`${prefix}subject:erin`);
+      // Two tokens of one bucket share its subject set.
+      let first = record('erin', { expiresAt: now + 5 * DAY, idleExpiresAt: now + DAY });
+      let second = record('erin', { expiresAt: now + 2 * DAY, idleExpiresAt: now + DAY });
+      while (bucketOf(second.record.id) !== bucketOf(first.record.id)) second = record('erin', { expiresAt: now + 2 * DAY, idleExpiresAt: now + DAY });
+      await store.save(first.record);
+      await store.save(second.record);
+      expect(await subjectKeys('erin')).toHaveLength(1);
+      const ttl = await inspect.pttl((await subjectKeys('erin'))[0] as string);
       expect(ttl).toBeGreaterThan(5 * DAY - 5_000);
       expect(ttl).toBeLessThanOrEqual(5 * DAY);
     });
 
     test('ids of expired tokens are pruned from the subject set by later saves', async () => {
       const now = Date.now();
-      for (let i = 0; i < 3; i++) await store.save(record('frank', { expiresAt: now + 100, idleExpiresAt: now + 100 }).record);
+      // All in one bucket: pruning looks at the set the save writes to.
+      const inBucket = (overrides: Partial<RefreshTokenRecord> = {}) => {
+        let r = record('frank', overrides);
+        while (bucketOf(r.record.id) !== 0) r = record('frank', overrides);
+        return r.record;
+      };
+      for (let i = 0; i < 3; i++) await store.save(inBucket({ expiresAt: now + 100, idleExpiresAt: now + 100 }));
       await new Promise((resolve) => setTimeout(resolve, 250));
-      for (let i = 0; i < 4; i++) await store.save(record('frank').record);
-      expect(await inspect.scard(`${prefix}subject:frank`)).toBe(4);
+      for (let i = 0; i < 4; i++) await store.save(inBucket());
+      expect(await subjectMembers('frank')).toHaveLength(4);
     });
 
     test('racing saves at one instance and revocations at another leave every live token in its subject set', async () => {
@@ -163,12 +181,69 @@ describeWithPeers('RedisRefreshTokenStore', [redis()], () => {
         await store.save(t.record);
       }));
       await Promise.all(revocations);
-      const members = new Set(await inspect.smembers(`${prefix}subject:grace`));
+      const members = new Set(await subjectMembers('grace'));
+      const live = new Set((await inspect.keys(`${prefix}{*}:token:*`)).map((k) => k.split(':token:')[1]));
       for (const t of saves) {
-        if (await inspect.exists(`${prefix}token:${t.record.id}`)) expect(members.has(t.record.id)).toBe(true);
+        if (live.has(t.record.id)) expect(members.has(t.record.id)).toBe(true);
       }
       await other.revokeSubject('grace');
-      for (const t of saves) expect(await inspect.exists(`${prefix}token:${t.record.id}`)).toBe(0);
+      const left = new Set((await inspect.keys(`${prefix}{*}:token:*`)).map((k) => k.split(':token:')[1]));
+      for (const t of saves) expect(left.has(t.record.id)).toBe(false);
+    });
+  });
+
+  describe('keys carry hash tags: each script stays in one cluster slot, and tokens spread over 64 slots', () => {
+    test('a token key shares its slot with its subject set; 400 tokens of one subject land in (nearly) every bucket', async () => {
+      const saved = Array.from({ length: 400 }, () => record('ivan'));
+      await Promise.all(saved.map((t) => store.save(t.record)));
+      const subjectKeysOfIvan = await subjectKeys('ivan');
+      expect(subjectKeysOfIvan.length).toBeGreaterThanOrEqual(BUCKETS - 4);
+      const subjectSlots = new Set(subjectKeysOfIvan.map((k) => keySlot(k)));
+      for (const t of saved.slice(0, 50)) expect(subjectSlots.has(keySlot(await tokenKey(t.record.id)))).toBe(true);
+      expect(await other.revokeSubject('ivan')).toBe(400);
+    });
+
+    test('the 64 buckets\' tags fall one in each 1/64 of the slot range (even spread over equal masters)', () => {
+      const layout = new RedisKeyLayout(prefix);
+      const shares = Array.from({ length: BUCKETS }, (_, b) => Math.floor((keySlot(layout.tokenPrefix(b)) * BUCKETS) / 16384));
+      expect(new Set(shares).size).toBe(BUCKETS);
+    });
+  });
+
+  describe('tokens saved by dockgate 0.1 (one-slot layout) stay readable until they expire', () => {
+    const saveLegacy = async (r: RefreshTokenRecord) => {
+      await inspect.hset(`${prefix}token:${r.id}`, {
+        subject: r.subject, service: r.service, clientId: r.clientId, labels: '',
+        createdAt: String(r.createdAt), expiresAt: String(r.expiresAt), idleExpiresAt: String(r.idleExpiresAt),
+      });
+      await inspect.pexpire(`${prefix}token:${r.id}`, r.idleExpiresAt - Date.now());
+      await inspect.sadd(`${prefix}subject:${r.subject}`, r.id);
+    };
+
+    test('use, revoke and revokeSubject find legacy keys', async () => {
+      const a = record('judy');
+      const b = record('judy');
+      await saveLegacy(a.record);
+      await saveLegacy(b.record);
+      await store.save(record('judy').record);
+      expect((await store.use(a.record.id, Date.now(), 60_000))?.subject).toBe('judy');
+      expect(await other.revoke(a.record.id)).toBe(true);
+      expect(await store.use(a.record.id, Date.now(), 60_000)).toBeNull();
+      expect(await store.revokeSubject('judy')).toBe(2);
+      expect(await inspect.exists(`${prefix}token:${b.record.id}`)).toBe(0);
+    });
+
+    test('legacyKeys: false looks only at the current layout', async () => {
+      const strict = new RedisRefreshTokenStore({ url: URL, keyPrefix: prefix, legacyKeys: false });
+      try {
+        const a = record('kim');
+        await saveLegacy(a.record);
+        expect(await strict.use(a.record.id, Date.now(), 60_000)).toBeNull();
+        expect(await strict.revoke(a.record.id)).toBe(false);
+        expect(await store.use(a.record.id, Date.now(), 60_000)).not.toBeNull();
+      } finally {
+        await strict.close();
+      }
     });
   });
 
@@ -208,7 +283,11 @@ describe('RedisRefreshTokenStore fails fast while Redis is unreachable', () => {
 
 describe('RedisRefreshTokenStore options are validated at construction', () => {
   test.each([
-    [{}, /exactly one of "url" and "client"/],
+    [{}, /exactly one of "url", "cluster" and "client"/],
+    [{ cluster: [] }, /"cluster"/],
+    [{ cluster: ['localhost'] }, /"cluster" must hold "host:port"/],
+    [{ url: URL, keyPrefix: 'app:{x}:' }, /"keyPrefix" must not hold/],
+    [{ url: URL, legacyKeys: 'yes' }, /"legacyKeys"/],
     [{ url: 'http://x' }, /"url"/],
     [{ url: URL, client: {} }, /exactly one/],
     [{ client: {} }, /"client" must be an ioredis client/],

@@ -1,0 +1,132 @@
+import {
+  closeConnection, firstReady, openConnection, validateConnectionOptions, type RedisClient, type RedisConnectionOptions,
+} from '../redis/connection.js';
+import type { ThrottleLimits, ThrottleStore } from './throttle-store.js';
+
+/** Options of {@link RedisThrottleStore}: give exactly one of `url`, `cluster` and `client`. */
+export interface RedisThrottleStoreOptions extends RedisConnectionOptions {
+  /** Prefix of every key the store writes; must not hold `{` or `}`. Defaults to `'dockgate:throttle:'`. */
+  keyPrefix?: string;
+}
+
+/**
+ * KEYS: (account, address) window, address window. ARGV: maxFailures, maxFailuresPerAddress,
+ * windowMs. A full window answers its remaining PTTL and counts nothing; otherwise both count
+ * one, a new window getting its PEXPIRE. Redis's clock times every window, so instances with
+ * skewed clocks agree.
+ */
+const TAKE_SCRIPT = `
+local wait = 0
+for i = 1, 2 do
+  local count = tonumber(redis.call('GET', KEYS[i]) or '0')
+  if count >= tonumber(ARGV[i]) then
+    local ttl = redis.call('PTTL', KEYS[i])
+    if ttl < 0 then redis.call('PEXPIRE', KEYS[i], ARGV[3]); ttl = tonumber(ARGV[3]) end
+    if ttl > wait then wait = ttl end
+  end
+end
+if wait > 0 then return wait end
+for i = 1, 2 do
+  if redis.call('INCR', KEYS[i]) == 1 then redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
+end
+return 0
+`;
+
+/** KEYS: windows to give one attempt back (DECR keeps the TTL). ARGV[1]: "1" to delete KEYS[1] instead. */
+const GIVE_BACK_SCRIPT = `
+for i, key in ipairs(KEYS) do
+  if i == 1 and ARGV[1] == '1' then
+    redis.call('DEL', key)
+  elseif tonumber(redis.call('GET', key) or '0') > 0 then
+    redis.call('DECR', key)
+  end
+end
+return 0
+`;
+
+interface ThrottleCommands {
+  dockgateThrottleTake(accountKey: string, addressKey: string, max: string, maxPerAddress: string, windowMs: string): Promise<number>;
+  dockgateThrottleGiveBack(accountKey: string, addressKey: string, deleteAccount: string): Promise<number>;
+}
+
+/**
+ * Failed-login windows in Redis (one server, Sentinel or Cluster), so the limits hold across
+ * every token-server instance. Both windows of an attempt carry the address as hash tag: they
+ * share a cluster slot and one Lua script checks and counts them atomically, in one round trip,
+ * while different addresses spread over the cluster. Keys are `P{<address>}:i` and
+ * `P{<address>}:a:<account>`, expiring with their window.
+ *
+ * @example
+ * tokenRouter({ ..., throttle: { store: redisThrottleStore({ cluster: ['10.0.0.1:7000'] }) } })
+ */
+export class RedisThrottleStore implements ThrottleStore {
+  readonly #redis: RedisClient & ThrottleCommands;
+  readonly #owned: boolean;
+  readonly #prefix: string;
+  readonly #firstConnectWait: number;
+  #everReady: boolean;
+
+  constructor(options: RedisThrottleStoreOptions) {
+    validateConnectionOptions(options, 'RedisThrottleStore');
+    const prefix = options.keyPrefix ?? 'dockgate:throttle:';
+    if (typeof prefix !== 'string' || prefix.length === 0) throw new TypeError('"keyPrefix" must be a non-empty string');
+    if (/[{}]/.test(prefix)) throw new TypeError('"keyPrefix" must not hold "{" or "}": the store adds its own hash tags to spread keys over a cluster');
+    this.#prefix = prefix;
+    this.#firstConnectWait = options.commandTimeout ?? 1000;
+    const { client, owned } = openConnection(options, 'login-throttle store');
+    this.#owned = owned;
+    client.defineCommand('dockgateThrottleTake', { numberOfKeys: 2, lua: TAKE_SCRIPT });
+    client.defineCommand('dockgateThrottleGiveBack', { numberOfKeys: 2, lua: GIVE_BACK_SCRIPT });
+    this.#redis = client as RedisClient & ThrottleCommands;
+    this.#everReady = client.status === 'ready';
+    if (!this.#everReady) client.once('ready', () => { this.#everReady = true; });
+  }
+
+  /** The ioredis client in use (the store's own, or the one it was given). */
+  get client(): RedisClient {
+    return this.#redis;
+  }
+
+  async take(account: string, address: string, limits: ThrottleLimits): Promise<number> {
+    await this.#connected();
+    const [a, i] = this.#keys(account, address);
+    return Number(await this.#redis.dockgateThrottleTake(a, i, String(limits.maxFailures), String(limits.maxFailuresPerAddress), String(limits.windowMs)));
+  }
+
+  async succeed(account: string, address: string): Promise<void> {
+    await this.#connected();
+    const [a, i] = this.#keys(account, address);
+    await this.#redis.dockgateThrottleGiveBack(a, i, '1');
+  }
+
+  async release(account: string, address: string): Promise<void> {
+    await this.#connected();
+    const [a, i] = this.#keys(account, address);
+    await this.#redis.dockgateThrottleGiveBack(a, i, '0');
+  }
+
+  /** Closes the connection the store opened from `url` or `cluster`; a client given by the host is left open. */
+  async close(): Promise<void> {
+    await closeConnection(this.#redis, this.#owned);
+  }
+
+  #keys(account: string, address: string): [string, string] {
+    // "{" and "}" in an address would move the hash tag; they cannot occur in an IP, but are replaced all the same.
+    const tag = `${this.#prefix}{${address.replace(/[{}]/g, '_')}}:`;
+    return [`${tag}a:${account}`, `${tag}i`];
+  }
+
+  async #connected(): Promise<void> {
+    if (!this.#everReady) await firstReady(this.#redis, this.#firstConnectWait);
+  }
+}
+
+/**
+ * A {@link RedisThrottleStore} from a URL, cluster nodes or an ioredis client.
+ *
+ * @example
+ * tokenRouter({ ..., throttle: { store: redisThrottleStore({ url: process.env.REDIS_URL! }) } })
+ */
+export function redisThrottleStore(options: RedisThrottleStoreOptions): RedisThrottleStore {
+  return new RedisThrottleStore(options);
+}
