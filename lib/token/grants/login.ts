@@ -17,8 +17,8 @@ export const BAD_CREDENTIALS = 'invalid username or password';
 
 /**
  * Checks credentials behind the brute-force throttle (RFC 6749 §4.3.2). A throttled caller gets
- * 429 with Retry-After before its password is even looked at; every other attempt is counted
- * before the check and given back on success, so parallel guesses cannot outrun the limit. Wrong credentials are
+ * 429 with Retry-After before its password is even looked at, and the verdict is checked again
+ * against the counts after it, so a parallel burst of guesses cannot outrun the limit. Wrong credentials are
  * `invalid_grant` (400) on the POST grant, as RFC 6749 §5.2 says, and 401 with a Basic challenge
  * when they came in an Authorization header, as the GET token protocol and RFC 6749 §5.2 require.
  */
@@ -26,32 +26,27 @@ export async function login(options: ResolvedTokenOptions, attempt: LoginAttempt
   const audit = (type: AuditEvent['type'], reason: string) => options.audit?.({
     type, grant: attempt.grant, account: attempt.username, service: attempt.service, clientId: attempt.clientId, ip: attempt.ip, reason,
   });
-  const ticket = options.throttle ? await options.throttle.take(attempt.username, attempt.ip) : undefined;
-  if (typeof ticket === 'number') {
+  const throttled = (wait: number) => {
     const reason = 'too many failed logins; retry later';
     audit('login.throttled', reason);
-    throw new OAuthError('slow_down', reason, { headers: { 'Retry-After': String(ticket) } });
-  }
+    return new OAuthError('slow_down', reason, { headers: { 'Retry-After': String(wait) } });
+  };
+  const wait = (await options.throttle?.check(attempt.username, attempt.ip)) ?? 0;
+  if (wait > 0) throw throttled(wait);
   if (!options.authenticate) {
-    await ticket?.abandoned();
     throw new OAuthError('invalid_request', 'this token service accepts no credentials');
   }
-  let identity: Identity | null;
-  try {
-    identity = await options.authenticate({
-      username: attempt.username,
-      password: attempt.password,
-      service: attempt.service,
-      clientId: attempt.clientId,
-      ip: attempt.ip,
-    });
-  } catch (err) {
-    // An authenticator that failed (LDAP down) judged nothing: the attempt is not a failure.
-    await ticket?.abandoned();
-    throw err;
-  }
+  const identity = await options.authenticate({
+    username: attempt.username,
+    password: attempt.password,
+    service: attempt.service,
+    clientId: attempt.clientId,
+    ip: attempt.ip,
+  });
   if (!identity) {
-    // Already counted by take(): the attempt was reserved before the password was checked.
+    // A guess past the limit (one of a parallel burst) is answered like the ones after it.
+    const over = (await options.throttle?.failed(attempt.username, attempt.ip)) ?? 0;
+    if (over > 0) throw throttled(over);
     audit('login.failed', BAD_CREDENTIALS);
     if (attempt.grant === 'basic') {
       throw new OAuthError('invalid_client', BAD_CREDENTIALS, { headers: { 'WWW-Authenticate': options.basicChallenge } });
@@ -61,6 +56,7 @@ export async function login(options: ResolvedTokenOptions, attempt: LoginAttempt
   if (typeof identity.subject !== 'string' || identity.subject.length === 0) {
     throw new TypeError('authenticate() resolved to an identity without a subject');
   }
-  await ticket?.succeeded();
+  const late = (await options.throttle?.succeeded(attempt.username, attempt.ip)) ?? 0;
+  if (late > 0) throw throttled(late);
   return identity;
 }

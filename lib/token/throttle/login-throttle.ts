@@ -24,22 +24,19 @@ export interface ThrottleOptions {
   maxKeys?: number;
 }
 
-/** A counted attempt, to settle once the password was checked. */
-export interface ThrottleTicket {
-  /** The password was right: the account's window at this address starts over. */
-  succeeded(): Promise<void>;
-  /** The attempt was not judged (the authenticator threw): it is not counted. */
-  abandoned(): Promise<void>;
-}
+type Step = 'check' | 'fail' | 'succeed';
 
 /**
- * Counts password logins in fixed windows, per (account, address) and per address. A caller
- * over either limit is refused — even with the right password — until the window ends; a
- * successful login clears its (account, address) window. Counting both keys rather than the
+ * Counts failed password logins in fixed windows, per (account, address) and per address. A
+ * caller over either limit is refused — even with the right password — until the window ends;
+ * a successful login clears its (account, address) window. Counting both keys rather than the
  * account alone means an attacker cannot lock a user out from elsewhere.
  *
- * Each attempt is counted before its password is checked and given back when it succeeds, so
- * concurrent guesses (at one instance or several sharing a store) cannot exceed the limit.
+ * Each verdict is checked against the counts at the time it is given, not only before the
+ * password check: of a burst of guesses that passed the first check together, those that go past
+ * the limit are answered 429 like later ones, so no more than the limit of wrong passwords is
+ * ever answered as such within a window, at one instance or several sharing a store. Parallel
+ * right passwords are not held back (nothing is reserved before the check).
  */
 export class LoginThrottle {
   readonly #limits: ThrottleLimits;
@@ -58,7 +55,7 @@ export class LoginThrottle {
     const maxKeys = positiveInteger(options.maxKeys ?? 100_000, 'throttle.maxKeys');
     const store = options.store;
     if (store !== undefined) {
-      for (const method of ['take', 'succeed', 'release'] as const) {
+      for (const method of ['check', 'fail', 'succeed'] as const) {
         if (typeof store?.[method] !== 'function') throw new TypeError(`"throttle.store" must implement ${method}()`);
       }
     }
@@ -67,34 +64,34 @@ export class LoginThrottle {
     this.#onError = onError;
   }
 
-  /**
-   * Counts one attempt of `account` from `address`: resolves to the seconds to wait when over a
-   * limit (nothing counted), else to a ticket to settle after the password check.
-   */
-  async take(account: string, address: string, now = Date.now()): Promise<number | ThrottleTicket> {
+  /** Before the password check: seconds the caller must wait, or 0 when it may try. */
+  check(account: string, address: string, now = Date.now()): Promise<number> {
+    return this.#step('check', account, address, now);
+  }
+
+  /** A wrong password, counted: seconds to wait when it went past the limit (answer 429, not "invalid"), else 0. */
+  failed(account: string, address: string, now = Date.now()): Promise<number> {
+    return this.#step('fail', account, address, now);
+  }
+
+  /** A right password: seconds to wait when the limit was reached meanwhile, else 0 (the account's window starts over). */
+  succeeded(account: string, address: string, now = Date.now()): Promise<number> {
+    return this.#step('succeed', account, address, now);
+  }
+
+  async #step(step: Step, account: string, address: string, now: number): Promise<number> {
     const a = short(account);
     const i = short(address);
-    let store = this.#store;
     let wait: number;
     try {
-      wait = await store.take(a, i, this.#limits, now);
+      wait = await this.#store[step](a, i, this.#limits, now);
       this.#outage = false;
     } catch (err) {
+      // Fail open to per-instance limits: the login goes on, counted in this process's memory.
       this.#report(err);
-      store = this.#fallback;
-      wait = await store.take(a, i, this.#limits, now);
+      wait = await this.#fallback[step](a, i, this.#limits, now);
     }
-    if (wait > 0) return Math.ceil(wait / 1000);
-    const started = Date.now();
-    const settle = (step: 'succeed' | 'release') => async () => {
-      try {
-        await store[step](a, i, now + Date.now() - started);
-      } catch (err) {
-        // The login's answer is already decided; a lost give-back only costs the caller one count.
-        this.#report(err);
-      }
-    };
-    return { succeeded: settle('succeed'), abandoned: settle('release') };
+    return wait > 0 ? Math.ceil(wait / 1000) : 0;
   }
 
   /** Reports the first failure of an outage, not one line per login. */

@@ -13,7 +13,7 @@ interface Window {
 
 /**
  * The default throttle store: fixed windows in a Map of this process. Each instance counts on
- * its own, so N instances allow N times the limit; share a {@link RedisThrottleStore} instead.
+ * its own, so N instances allow N times the limit; share a RedisThrottleStore instead.
  */
 export class MemoryThrottleStore implements ThrottleStore {
   readonly #windows = new Map<string, Window>();
@@ -25,27 +25,31 @@ export class MemoryThrottleStore implements ThrottleStore {
     this.#maxKeys = max;
   }
 
-  async take(account: string, address: string, limits: ThrottleLimits, now: number): Promise<number> {
-    const a = accountKey(account, address);
-    const i = addressKey(address);
-    const wait = Math.max(this.#wait(a, limits.maxFailures, now), this.#wait(i, limits.maxFailuresPerAddress, now));
-    if (wait > 0) return wait;
-    this.#count(a, limits.windowMs, now);
-    this.#count(i, limits.windowMs, now);
-    return 0;
+  async check(account: string, address: string, limits: ThrottleLimits, now: number): Promise<number> {
+    return this.#wait(account, address, limits, now, 0);
   }
 
-  async succeed(account: string, address: string, now: number): Promise<void> {
-    this.#windows.delete(accountKey(account, address));
-    this.#giveBack(addressKey(address), now);
+  async fail(account: string, address: string, limits: ThrottleLimits, now: number): Promise<number> {
+    this.#count(accountKey(account, address), limits.windowMs, now);
+    this.#count(addressKey(address), limits.windowMs, now);
+    return this.#wait(account, address, limits, now, 1);
   }
 
-  async release(account: string, address: string, now: number): Promise<void> {
-    this.#giveBack(accountKey(account, address), now);
-    this.#giveBack(addressKey(address), now);
+  async succeed(account: string, address: string, limits: ThrottleLimits, now: number): Promise<number> {
+    const wait = this.#wait(account, address, limits, now, 0);
+    if (wait === 0) this.#windows.delete(accountKey(account, address));
+    return wait;
   }
 
-  #wait(key: string, limit: number, now: number): number {
+  /** The wait when a window's count is at least its limit plus `over`, else 0. */
+  #wait(account: string, address: string, limits: ThrottleLimits, now: number, over: number): number {
+    return Math.max(
+      this.#windowWait(accountKey(account, address), limits.maxFailures + over, now),
+      this.#windowWait(addressKey(address), limits.maxFailuresPerAddress + over, now),
+    );
+  }
+
+  #windowWait(key: string, limit: number, now: number): number {
     const window = this.#windows.get(key);
     if (!window) return 0;
     if (now >= window.resetAt) {
@@ -68,11 +72,6 @@ export class MemoryThrottleStore implements ThrottleStore {
       this.#windows.delete(oldest);
     }
     this.#windows.set(key, { count: 1, resetAt: now + windowMs });
-  }
-
-  #giveBack(key: string, now: number): void {
-    const window = this.#windows.get(key);
-    if (window && now < window.resetAt && window.count > 0) window.count -= 1;
   }
 }
 

@@ -10,49 +10,41 @@ export interface RedisThrottleStoreOptions extends RedisConnectionOptions {
 }
 
 /**
- * KEYS: (account, address) window, address window. ARGV: maxFailures, maxFailuresPerAddress,
- * windowMs. A full window answers its remaining PTTL and counts nothing; otherwise both count
- * one, a new window getting its PEXPIRE. Redis's clock times every window, so instances with
- * skewed clocks agree.
+ * One script for the three steps. KEYS: (account, address) window, address window. ARGV: step
+ * ("check", "fail" or "succeed"), maxFailures, maxFailuresPerAddress, windowMs. Resolves to the
+ * longest remaining PTTL among the windows at or past their limit (past it, for "fail"), or 0.
+ * Redis's clock times every window, so instances with skewed clocks agree.
  */
-const TAKE_SCRIPT = `
+const THROTTLE_SCRIPT = `
+local step = ARGV[1]
+if step == 'fail' then
+  for i = 1, 2 do
+    if redis.call('INCR', KEYS[i]) == 1 then redis.call('PEXPIRE', KEYS[i], ARGV[4]) end
+  end
+end
+local over = 0
+if step == 'fail' then over = 1 end
 local wait = 0
 for i = 1, 2 do
   local count = tonumber(redis.call('GET', KEYS[i]) or '0')
-  if count >= tonumber(ARGV[i]) then
+  if count >= tonumber(ARGV[i + 1]) + over then
     local ttl = redis.call('PTTL', KEYS[i])
-    if ttl < 0 then redis.call('PEXPIRE', KEYS[i], ARGV[3]); ttl = tonumber(ARGV[3]) end
+    if ttl < 0 then redis.call('PEXPIRE', KEYS[i], ARGV[4]); ttl = tonumber(ARGV[4]) end
     if ttl > wait then wait = ttl end
   end
 end
-if wait > 0 then return wait end
-for i = 1, 2 do
-  if redis.call('INCR', KEYS[i]) == 1 then redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
-end
-return 0
-`;
-
-/** KEYS: windows to give one attempt back (DECR keeps the TTL). ARGV[1]: "1" to delete KEYS[1] instead. */
-const GIVE_BACK_SCRIPT = `
-for i, key in ipairs(KEYS) do
-  if i == 1 and ARGV[1] == '1' then
-    redis.call('DEL', key)
-  elseif tonumber(redis.call('GET', key) or '0') > 0 then
-    redis.call('DECR', key)
-  end
-end
-return 0
+if step == 'succeed' and wait == 0 then redis.call('DEL', KEYS[1]) end
+return wait
 `;
 
 interface ThrottleCommands {
-  dockgateThrottleTake(accountKey: string, addressKey: string, max: string, maxPerAddress: string, windowMs: string): Promise<number>;
-  dockgateThrottleGiveBack(accountKey: string, addressKey: string, deleteAccount: string): Promise<number>;
+  dockgateThrottle(accountKey: string, addressKey: string, step: string, max: string, maxPerAddress: string, windowMs: string): Promise<number>;
 }
 
 /**
  * Failed-login windows in Redis (one server, Sentinel or Cluster), so the limits hold across
  * every token-server instance. Both windows of an attempt carry the address as hash tag: they
- * share a cluster slot and one Lua script checks and counts them atomically, in one round trip,
+ * share a cluster slot and one Lua script counts and checks them atomically, in one round trip,
  * while different addresses spread over the cluster. Keys are `P{<address>}:i` and
  * `P{<address>}:a:<account>`, expiring with their window.
  *
@@ -75,8 +67,7 @@ export class RedisThrottleStore implements ThrottleStore {
     this.#firstConnectWait = options.commandTimeout ?? 1000;
     const { client, owned } = openConnection(options, 'login-throttle store');
     this.#owned = owned;
-    client.defineCommand('dockgateThrottleTake', { numberOfKeys: 2, lua: TAKE_SCRIPT });
-    client.defineCommand('dockgateThrottleGiveBack', { numberOfKeys: 2, lua: GIVE_BACK_SCRIPT });
+    client.defineCommand('dockgateThrottle', { numberOfKeys: 2, lua: THROTTLE_SCRIPT });
     this.#redis = client as RedisClient & ThrottleCommands;
     this.#everReady = client.status === 'ready';
     if (!this.#everReady) client.once('ready', () => { this.#everReady = true; });
@@ -87,22 +78,16 @@ export class RedisThrottleStore implements ThrottleStore {
     return this.#redis;
   }
 
-  async take(account: string, address: string, limits: ThrottleLimits): Promise<number> {
-    await this.#connected();
-    const [a, i] = this.#keys(account, address);
-    return Number(await this.#redis.dockgateThrottleTake(a, i, String(limits.maxFailures), String(limits.maxFailuresPerAddress), String(limits.windowMs)));
+  check(account: string, address: string, limits: ThrottleLimits): Promise<number> {
+    return this.#run('check', account, address, limits);
   }
 
-  async succeed(account: string, address: string): Promise<void> {
-    await this.#connected();
-    const [a, i] = this.#keys(account, address);
-    await this.#redis.dockgateThrottleGiveBack(a, i, '1');
+  fail(account: string, address: string, limits: ThrottleLimits): Promise<number> {
+    return this.#run('fail', account, address, limits);
   }
 
-  async release(account: string, address: string): Promise<void> {
-    await this.#connected();
-    const [a, i] = this.#keys(account, address);
-    await this.#redis.dockgateThrottleGiveBack(a, i, '0');
+  succeed(account: string, address: string, limits: ThrottleLimits): Promise<number> {
+    return this.#run('succeed', account, address, limits);
   }
 
   /** Closes the connection the store opened from `url` or `cluster`; a client given by the host is left open. */
@@ -116,8 +101,10 @@ export class RedisThrottleStore implements ThrottleStore {
     return [`${tag}a:${account}`, `${tag}i`];
   }
 
-  async #connected(): Promise<void> {
+  async #run(step: 'check' | 'fail' | 'succeed', account: string, address: string, limits: ThrottleLimits): Promise<number> {
     if (!this.#everReady) await firstReady(this.#redis, this.#firstConnectWait);
+    const [a, i] = this.#keys(account, address);
+    return Number(await this.#redis.dockgateThrottle(a, i, step, String(limits.maxFailures), String(limits.maxFailuresPerAddress), String(limits.windowMs)));
   }
 }
 

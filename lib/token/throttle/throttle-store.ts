@@ -1,10 +1,10 @@
 /** The limits a {@link ThrottleStore} enforces, from the throttle options. */
 export interface ThrottleLimits {
-  /** Attempts counted per (account, address) window before it blocks. */
+  /** Failures per (account, address) window after which it blocks. */
   maxFailures: number;
-  /** Attempts counted per address window, whatever the account, before it blocks. */
+  /** Failures per address window, whatever the account, after which it blocks. */
   maxFailuresPerAddress: number;
-  /** Window length in milliseconds, from the first attempt counted in it. */
+  /** Window length in milliseconds, from the first failure counted in it. */
   windowMs: number;
 }
 
@@ -12,21 +12,20 @@ export interface ThrottleLimits {
  * Where failed-login counts live. One store shared by every token-server instance (Redis) makes
  * the limits hold across all of them; the default keeps them in this process.
  *
- * An attempt is counted *before* the password is checked (a reservation), so concurrent
- * guesses cannot all slip through between a check and a count; a success or an attempt that
- * was never judged gives its count back. `account` and `address` arrive already shortened
- * (long values hashed).
+ * A window is *full* when its count reaches its limit. Every method is atomic on its own and
+ * resolves to the milliseconds until the blocking windows end, or 0. `account` and `address`
+ * arrive already shortened (long values hashed). Methods reject only when the store is
+ * unreachable.
  */
 export interface ThrottleStore {
+  /** Before the password check: the wait when either window is full, else 0. Counts nothing. */
+  check(account: string, address: string, limits: ThrottleLimits, now: number): Promise<number>;
   /**
-   * Atomically: when the (account, address) window or the address window is full, resolves to
-   * the milliseconds until the blocking windows end, counting nothing; otherwise counts the
-   * attempt in both (opening a window of `limits.windowMs` where none runs) and resolves to 0.
-   * Rejects only when the store is unreachable.
+   * A wrong password: counts it in both windows (opening a window of `limits.windowMs` where
+   * none runs); resolves to the wait when the count went past a limit — a guess beyond the
+   * limit, from a burst that passed check() together — else 0.
    */
-  take(account: string, address: string, limits: ThrottleLimits, now: number): Promise<number>;
-  /** The attempt succeeded: the (account, address) window starts over; the address window gets the attempt back. */
-  succeed(account: string, address: string, now: number): Promise<void>;
-  /** The attempt was not judged (the authenticator failed): both windows get it back. */
-  release(account: string, address: string, now: number): Promise<void>;
+  fail(account: string, address: string, limits: ThrottleLimits, now: number): Promise<number>;
+  /** A right password: the wait when either window is full (the login is refused), else 0 after clearing the (account, address) window. */
+  succeed(account: string, address: string, limits: ThrottleLimits, now: number): Promise<number>;
 }
