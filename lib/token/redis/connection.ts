@@ -50,11 +50,12 @@ export function failFastRedisOptions(commandTimeout = 1000): RedisOptions {
     enableOfflineQueue: false,
     // Reconnect forever, at most a second apart, so recovery follows Redis's return closely.
     retryStrategy: (attempt: number) => Math.min(50 * attempt, 1000),
-    // Sentinel mode: ask the sentinels again at the same pace, and drop the connection as soon
-    // as a sentinel announces +switch-master instead of waiting for the old master to time out.
+    // Sentinel mode: ask the sentinels again at the same pace while none answers.
     sentinelRetryStrategy: (attempt: number) => Math.min(50 * attempt, 1000),
-    failoverDetector: true,
-    // Sentinel mode: a node that answers READONLY was demoted; reconnect to find the master.
+    // Sentinel mode: a master demoted while still up (partition, manual failover) answers
+    // writes with READONLY; reconnecting asks the sentinels for the new master. (ioredis's
+    // failoverDetector would notice sooner, but its sentinel subscriptions outlive the client
+    // after a failover in ioredis 5 and keep the process from exiting.)
     reconnectOnError: (err: Error) => err.message.startsWith('READONLY'),
   };
 }
