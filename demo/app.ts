@@ -1,7 +1,8 @@
 import express, { type Express, type Request } from 'express';
 import {
   aclAuthorizer, bearerGuard, dockerRuntime, engineRouter, htpasswdAuthenticator, ownNamespaceAcl, processRuntime,
-  redisRefreshTokenStore, tokenRouter, writeEngineAuthError, type AclRule, type ContainerRuntime, type RedisRefreshTokenStore, type TokenRouter,
+  redisRefreshTokenStore, redisThrottleStore, tokenRouter, writeEngineAuthError, type AclRule, type ContainerRuntime, type RedisConnectionOptions,
+  type RedisRefreshTokenStore, type RedisThrottleStore, type TokenRouter,
 } from 'dockgate';
 import type { KeyFiles } from './dev-key.js';
 import type { DemoOptions } from './options.js';
@@ -23,14 +24,20 @@ export interface DemoApp {
   tokens: TokenRouter;
   realm: string;
   runtime: ContainerRuntime;
-  /** The Redis refresh-token store, when --redis was given: closed on shutdown. */
+  /** The Redis refresh-token store, when --redis or --redis-cluster was given: closed on shutdown. */
   redisStore?: RedisRefreshTokenStore;
+  /** The Redis login-throttle store, with the refresh-token store: closed on shutdown. */
+  throttleStore?: RedisThrottleStore;
 }
 
 /** Builds the demo from dockgate's public exports, as a host application would. */
 export function createDemoApp(options: DemoOptions, key: KeyFiles, publicUrl: string): DemoApp {
   const realm = `${publicUrl}/token`;
-  const redisStore = options.redis ? redisRefreshTokenStore({ url: options.redis }) : undefined;
+  // Both stores on the same Redis (each opens its own fail-fast connection): every instance
+  // started against it shares refresh tokens and failed-login counts.
+  const redis: RedisConnectionOptions | undefined = options.redis ? { url: options.redis } : options.redisCluster ? { cluster: options.redisCluster } : undefined;
+  const redisStore = redis ? redisRefreshTokenStore(redis) : undefined;
+  const throttleStore = redis ? redisThrottleStore(redis) : undefined;
   const tokens = tokenRouter({
     issuer: options.issuer,
     service: options.service,
@@ -38,6 +45,7 @@ export function createDemoApp(options: DemoOptions, key: KeyFiles, publicUrl: st
     authenticate: htpasswdAuthenticator({ file: options.users }),
     authorize: aclAuthorizer(options.acl ? { file: options.acl } : defaultAcl()),
     ...(redisStore ? { refreshTokens: { store: redisStore } } : {}),
+    ...(throttleStore ? { throttle: { store: throttleStore } } : {}),
   });
   const guard = bearerGuard({ realm, keys: tokens });
   const runtime = options.runtime === 'docker'
@@ -66,5 +74,5 @@ export function createDemoApp(options: DemoOptions, key: KeyFiles, publicUrl: st
   // The engine's clients read {"message"} errors, not the registry's {"errors":[…]}.
   const engineScope = (req: Request) => `engine:api:${req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write'}`;
   app.use('/engine', guard(engineScope, { writeError: writeEngineAuthError }), engine);
-  return { app, engineApp, tokens, realm, runtime, ...(redisStore ? { redisStore } : {}) };
+  return { app, engineApp, tokens, realm, runtime, ...(redisStore ? { redisStore } : {}), ...(throttleStore ? { throttleStore } : {}) };
 }

@@ -13,6 +13,12 @@ function redacted(url: string): string {
   }
 }
 
+function store(options: DemoOptions): string {
+  if (options.redis) return `Redis (${redacted(options.redis)})`;
+  if (options.redisCluster) return `Redis Cluster (${options.redisCluster.join(', ')})`;
+  return 'in memory (use --redis URL or --redis-cluster HOST:PORT,… to share them between instances)';
+}
+
 /** What the demo prints on start: everything a newcomer copies, ready to paste. */
 export function banner(options: DemoOptions, publicUrl: string, engineUrl: string, certPath: string, createdKey: boolean): string {
   const realm = `${publicUrl}/token`;
@@ -24,7 +30,8 @@ dockgate demo is running
   engine API       ${engineUrl}   (API ${options.apiRange.min}-${options.apiRange.max}, ${options.runtime} runtime)
                    ${publicUrl}/engine   (bearer tokens with scope engine:api:read / engine:api:write)
   signing key      ${certPath}${createdKey ? '   (development key, created now)' : ''}
-  refresh tokens   ${options.redis ? `Redis (${redacted(options.redis)})` : 'in memory (use --redis URL to share them between instances)'}
+  refresh tokens   ${store(options)}
+  login throttle   ${options.redis || options.redisCluster ? 'counted in the same Redis, shared by every instance' : 'counted in this process'}
 
 Demo accounts (${options.users}):
   alice / wonderland

@@ -16,6 +16,8 @@ export interface DemoOptions {
   acl?: string;
   apiRange: { min: string; max: string };
   redis?: string;
+  /** Startup nodes of a Redis Cluster (`host:port`), from --redis-cluster. */
+  redisCluster?: string[];
   stateDir: string;
 }
 
@@ -37,7 +39,9 @@ Options:
   --issuer NAME          the tokens' iss (default dockgate-demo)
   --acl FILE             JSON access rules replacing the defaults
   --api-range MIN-MAX    engine API versions served (default 1.12-1.28)
-  --redis URL            keep refresh tokens in Redis instead of memory
+  --redis URL            keep refresh tokens and failed-login counts in Redis instead of memory
+  --redis-cluster HOST:PORT[,HOST:PORT…]
+                         the same in a Redis Cluster (any reachable nodes; the rest are discovered)
   --state-dir DIR        where the development key is kept (default demo/.dockgate, git-ignored)
   --help                 this text
 `;
@@ -63,6 +67,7 @@ export function parseDemoOptions(argv: string[], demoDir: string): DemoOptions |
       acl: { type: 'string' },
       'api-range': { type: 'string', default: '1.12-1.28' },
       redis: { type: 'string' },
+      'redis-cluster': { type: 'string' },
       'state-dir': { type: 'string', default: join(demoDir, '.dockgate') },
       help: { type: 'boolean', default: false },
     },
@@ -74,6 +79,11 @@ export function parseDemoOptions(argv: string[], demoDir: string): DemoOptions |
   const range = /^(\d+\.\d+)-(\d+\.\d+)$/.exec(values['api-range']);
   if (!range) throw new DemoUsageError('--api-range must look like 1.12-1.28');
   if ((values.key === undefined) !== (values.cert === undefined)) throw new DemoUsageError('--key and --cert go together');
+  if (values.redis !== undefined && values['redis-cluster'] !== undefined) throw new DemoUsageError('--redis and --redis-cluster exclude each other');
+  const redisCluster = values['redis-cluster']?.split(',').map((node) => node.trim());
+  if (redisCluster && (redisCluster.length === 0 || redisCluster.some((node) => !/^(\[[^\]]+\]|[^:[\]]+):\d{1,5}$/.test(node)))) {
+    throw new DemoUsageError('--redis-cluster must be HOST:PORT[,HOST:PORT…]');
+  }
   return {
     host: values.host,
     port,
@@ -88,6 +98,7 @@ export function parseDemoOptions(argv: string[], demoDir: string): DemoOptions |
     ...(values.acl ? { acl: values.acl } : {}),
     apiRange: { min: range[1] as string, max: range[2] as string },
     ...(values.redis ? { redis: values.redis } : {}),
+    ...(redisCluster ? { redisCluster } : {}),
     stateDir: values['state-dir'],
   };
 }

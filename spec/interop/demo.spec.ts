@@ -197,8 +197,11 @@ describeWithPeers('the demo with --redis keeps refresh tokens in Redis', [
       const login = await (await fetch(`${base}/token?service=registry.local&offline_token=true&client_id=docker`, {
         headers: { authorization: `Basic ${Buffer.from('alice:wonderland').toString('base64')}` },
       })).json() as { refresh_token: string };
-      const key = `dockgate:rt:token:${createHash('sha256').update(login.refresh_token).digest('hex')}`;
-      expect((await runProgram('redis-cli', ['exists', key])).stdout.trim()).toBe('1');
+      const id = createHash('sha256').update(login.refresh_token).digest('hex');
+      // Under its bucket's hash tag: dockgate:rt:{tag}:token:<sha256>.
+      const [key, ...others] = (await runProgram('redis-cli', ['--scan', '--pattern', `dockgate:rt:{*}:token:${id}`])).stdout.trim().split('\n');
+      expect(others).toEqual([]);
+      expect(key).toMatch(new RegExp(`^dockgate:rt:\\{[0-9a-z]+\\}:token:${id}$`));
       first.child.kill('SIGINT');
       expect(await first.exited).toBe(0);
       const second = await startDemo(args);
@@ -211,7 +214,7 @@ describeWithPeers('the demo with --redis keeps refresh tokens in Redis', [
       expect(refreshed.status).toBe(200);
       second.child.kill('SIGINT');
       expect(await second.exited).toBe(0);
-      await runProgram('redis-cli', ['del', key, 'dockgate:rt:subject:alice']);
+      await runProgram('redis-cli', ['del', key as string, (key as string).replace(/:token:.*$/, ':subject:alice')]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -4,7 +4,11 @@
  * 27100-27105), and two token-service processes on it, as behind a load balancer.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { generateSigningKey, refreshTokenId, RedisRefreshTokenStore } from '../../lib/index.js';
 import { RedisKeyLayout } from '../../lib/token/refresh/redis-key-layout.js';
 import { describeWithPeers, program } from '../support/peers.js';
@@ -90,6 +94,46 @@ describeWithPeers('two token-service processes on a Redis Cluster of 3 masters a
       const statuses = await Promise.all(Array.from({ length: 12 }, (_, i) => passwordFrom(i % 2 ? second : first, address, 'bob', 'guess').then((r) => r.status)));
       expect(statuses.filter((s) => s === 400)).toHaveLength(LIMIT);
       expect(statuses.filter((s) => s === 429)).toHaveLength(12 - LIMIT);
+    });
+  });
+
+  const demoMain = join(process.cwd(), 'demo/dist/main.js');
+  describeWithPeers('the demo with --redis-cluster shares refresh tokens through the cluster', [
+    { name: 'demo/dist/main.js (npm run build:demo)', available: () => existsSync(demoMain) },
+  ], () => {
+    test('the banner names the cluster; a refresh token from the demo\'s login is stored there and refreshed', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'dockgate-demo-cluster-'));
+      const child = spawn(process.execPath, [demoMain, '--port', '7194', '--engine-socket', join(dir, 'e.sock'), '--state-dir', join(dir, 'state'),
+        '--redis-cluster', cluster.nodes.slice(0, 2).join(',')], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+      child.stderr.on('data', (d: Buffer) => { out += d.toString(); });
+      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+      try {
+        expect(await until(async () => out.includes('Ctrl-C stops the demo.'), 15_000)).toBe(true);
+        expect(out).toContain('refresh tokens   Redis Cluster (127.0.0.1:7100, 127.0.0.1:7101)');
+        const base = 'http://127.0.0.1:7194';
+        const basic = `Basic ${Buffer.from('alice:wonderland').toString('base64')}`;
+        const login = await (await fetch(`${base}/token?service=registry.local&offline_token=true&client_id=docker`, { headers: { authorization: basic } })).json() as { refresh_token: string };
+        const form = { grant_type: 'refresh_token', refresh_token: login.refresh_token, service: 'registry.local', client_id: 'docker', scope: 'repository:alice/hello:pull' };
+        const refreshed = await fetch(`${base}/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form) });
+        expect(refreshed.status).toBe(200);
+        // Stored in the cluster, under the default prefix, on the master of its bucket.
+        const demoKeys = new RedisKeyLayout('dockgate:rt:');
+        const tokenKey = demoKeys.tokenKey(refreshTokenId(login.refresh_token));
+        const probe = new RedisRefreshTokenStore({ cluster: cluster.nodes, onConnectionError: () => {} });
+        try {
+          expect((await probe.use(refreshTokenId(login.refresh_token), Date.now(), 60_000))?.subject).toBe('alice');
+          expect(await probe.revokeSubject('alice')).toBeGreaterThanOrEqual(1);
+        } finally {
+          await probe.close();
+        }
+        expect(await cluster.masters()).toContain(await cluster.masterOf(tokenKey));
+      } finally {
+        child.kill('SIGINT');
+        await exited;
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
   });
 

@@ -45,6 +45,7 @@ describeWithPeers('two token-service processes sharing one Redis', [program('red
       ISSUER,
       SERVICE,
       USERS: JSON.stringify({ alice: 'wonderland' }),
+      THROTTLE: JSON.stringify({ maxFailures: 3, windowSeconds: 600 }),
     };
     const ports = [await freePort()];
     while (ports.length < 2) {
@@ -94,6 +95,19 @@ describeWithPeers('two token-service processes sharing one Redis', [program('red
     });
   });
 
+  describe('failed logins split between the two instances are throttled at the configured limit, not twice it', () => {
+    test('3 wrong passwords alternating between instances, then both answer 429 even to the right password', async () => {
+      const from = (server: TokenServerProcess, password: string) => request(server.url).post('/token').type('form').set('X-Forwarded-For', '203.0.113.50')
+        .send({ grant_type: 'password', username: 'alice', password, service: SERVICE, client_id: 'docker' });
+      for (let i = 0; i < 3; i++) expect((await from(i % 2 ? second : first, 'guess')).status).toBe(400);
+      for (const server of [first, second]) {
+        const res = await from(server, 'wonderland');
+        expect(res.status).toBe(429);
+        expect(res.body.error).toBe('slow_down');
+      }
+    });
+  });
+
   describe('a Redis outage: both processes answer 503, never crash, and recover by themselves', () => {
     test('503 temporarily_unavailable with Retry-After while Redis is down; service again after it returns', async () => {
       await redis.stop();
@@ -104,6 +118,15 @@ describeWithPeers('two token-service processes sharing one Redis', [program('red
         expect(down.headers['retry-after']).toBe('5');
         expect(down.body.error).toBe('temporarily_unavailable');
         expect(down.body.refresh_token).toBeUndefined();
+        // The throttle fails open to per-instance limits: a login without a refresh token works,
+        // a wrong password is still "invalid" (never a 500), until this instance's own limit.
+        const online = await request(server.url).post('/token').type('form')
+          .send({ grant_type: 'password', username: 'alice', password: 'wonderland', service: SERVICE, client_id: 'docker' });
+        expect(online.status).toBe(200);
+        const wrong = await request(server.url).post('/token').type('form')
+          .send({ grant_type: 'password', username: 'alice', password: 'guess', service: SERVICE, client_id: 'docker' });
+        expect(wrong.status).toBe(400);
+        expect(wrong.body.error).toBe('invalid_grant');
       }
       // ioredis keeps retrying meanwhile; an unhandled 'error' event would have killed the process.
       await new Promise((resolve) => setTimeout(resolve, 1_000));

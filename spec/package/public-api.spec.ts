@@ -16,7 +16,8 @@ const PUBLIC_API = [
   // token service
   'tokenRouter', 'OAuthError', 'signAccessToken', 'MemoryRefreshTokenStore', 'RedisRefreshTokenStore', 'redisRefreshTokenStore',
   'generateRefreshToken', 'refreshTokenId', 'htpasswdAuthenticator', 'htpasswdLine', 'hashPassword', 'HtpasswdFormatError',
-  'aclAuthorizer', 'ownNamespaceAcl', 'registryTokenConfig',
+  'aclAuthorizer', 'ownNamespaceAcl', 'registryTokenConfig', 'MemoryThrottleStore', 'RedisThrottleStore', 'redisThrottleStore',
+  'failFastRedisOptions', 'failFastClusterOptions',
   // keys and scopes
   'loadSigningKey', 'loadKeyRing', 'generateSigningKey', 'createSelfSignedCertificate', 'splitCertificates', 'libtrustKeyId',
   'jwkThumbprint', 'KeyConfigurationError', 'parseScope', 'parseScopeList', 'formatScope', 'formatGrantedScope', 'mergeScopes',
