@@ -4,9 +4,11 @@
 // generator (autocannon, in the parent). Only `refreshTokens.store` differs:
 //   memory — MemoryRefreshTokenStore (the default);
 //   redis  — RedisRefreshTokenStore on BENCH_REDIS_URL (defaults to redis://127.0.0.1:6379),
-//            under a key prefix of its own that is deleted on "stop".
-// Usage: node refresh-grant-servers.mjs memory|redis. Sends { port } over IPC when listening and
-// exits on "stop".
+//            under a key prefix of its own that is deleted on "stop";
+//   cluster — RedisRefreshTokenStore on the Redis Cluster whose nodes are in BENCH_REDIS_CLUSTER
+//            (host:port,…; the parent starts a throwaway one).
+// Usage: node refresh-grant-servers.mjs memory|redis|cluster. Sends { port } over IPC when
+// listening and exits on "stop".
 import { randomBytes } from 'node:crypto';
 import express from 'express';
 import { Redis } from 'ioredis';
@@ -41,8 +43,10 @@ function listen(handler) {
 }
 
 const name = process.argv[2];
-if (name !== 'memory' && name !== 'redis') throw new TypeError('usage: refresh-grant-servers.mjs memory|redis');
-const redisStore = name === 'redis' ? new RedisRefreshTokenStore({ url: REDIS_URL, keyPrefix: KEY_PREFIX }) : undefined;
+if (!['memory', 'redis', 'cluster'].includes(name)) throw new TypeError('usage: refresh-grant-servers.mjs memory|redis|cluster');
+const redisStore = name === 'redis'
+  ? new RedisRefreshTokenStore({ url: REDIS_URL, keyPrefix: KEY_PREFIX })
+  : name === 'cluster' ? new RedisRefreshTokenStore({ cluster: process.env.BENCH_REDIS_CLUSTER.split(','), keyPrefix: KEY_PREFIX }) : undefined;
 const server = await listen(app(redisStore ?? new MemoryRefreshTokenStore()));
 process.send({ port: server.address().port });
 
@@ -52,6 +56,8 @@ process.on('message', async (message) => {
   server.close();
   if (!redisStore) process.exit(0);
   await redisStore.close();
+  // The throwaway cluster is deleted whole by the parent.
+  if (name === 'cluster') process.exit(0);
   const cleanup = new Redis(REDIS_URL);
   let cursor = '0';
   do {

@@ -1,16 +1,19 @@
-// Tokens per second of the refresh_token grant with the Redis refresh-token store, against the
-// in-memory store measured in the same run (same router, key and request; only the store
+// Tokens per second of the refresh_token grant with the Redis refresh-token store, on one Redis
+// and on a Redis Cluster (3 masters, 3 replicas, started here), against the in-memory store
+// measured in the same run (same router, key and request; only the store
 // differs). The request is what `docker pull` sends holding an identity token. Load comes from
 // autocannon over 127.0.0.1, bounded in time; each store is measured ROUNDS times in alternating
 // order, and the ratio of the means is printed.
 //
-//   npm run bench:refresh                     (builds dist/ first; needs redis-server on 6379)
-//   BENCH_REDIS_URL=redis://127.0.0.1:6380 BENCH_WARMUP=3 BENCH_DURATION=8 BENCH_ROUNDS=2 BENCH_CONNECTIONS=10
+//   npm run bench:refresh                     (builds dist/ first; needs redis-server on 6379, and
+//                                             redis-server/redis-cli for the cluster on 7150-7155)
+//   BENCH_REDIS_URL=redis://127.0.0.1:6380 BENCH_REDIS_CLUSTER=10.0.0.1:7000,… BENCH_WARMUP=3 BENCH_DURATION=8 BENCH_ROUNDS=2 BENCH_CONNECTIONS=10
 import { fork } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { benchNumber } from './support/bench-number.mjs';
+import { startBenchCluster } from './support/redis-cluster.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const WARMUP = benchNumber('BENCH_WARMUP', 3);
@@ -22,7 +25,7 @@ const HEADERS = { 'content-type': 'application/x-www-form-urlencoded' };
 
 function startServer(name) {
   return new Promise((resolve, reject) => {
-    const child = fork(join(here, 'refresh-grant-servers.mjs'), [name], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(join(here, 'refresh-grant-servers.mjs'), [name], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, BENCH_REDIS_CLUSTER: cluster.nodes.join(',') } });
     child.once('error', reject);
     child.once('exit', (code) => reject(new Error(`${name} bench server exited with ${code}`)));
     child.once('message', ({ port }) => resolve({
@@ -53,11 +56,14 @@ function load(port, form, seconds) {
   });
 }
 
-const servers = { memory: await startServer('memory'), redis: await startServer('redis') };
-const runs = { memory: [], redis: [] };
+const cluster = await startBenchCluster();
+const NAMES = ['memory', 'redis', 'cluster'];
+const servers = {};
+const runs = { memory: [], redis: [], cluster: [] };
 try {
+  for (const name of NAMES) servers[name] = await startServer(name);
   const forms = {};
-  for (const name of ['memory', 'redis']) {
+  for (const name of NAMES) {
     // What docker push/pull sends with the identitytoken from ~/.docker/config.json.
     forms[name] = new URLSearchParams({
       client_id: 'docker', grant_type: 'refresh_token', refresh_token: await refreshTokenFrom(servers[name].port),
@@ -66,21 +72,25 @@ try {
     await load(servers[name].port, forms[name], WARMUP);
   }
   for (let round = 0; round < ROUNDS; round += 1) {
-    const order = round % 2 === 0 ? ['memory', 'redis'] : ['redis', 'memory'];
+    const order = round % 2 === 0 ? NAMES : [...NAMES].reverse();
     for (const name of order) {
       const result = await load(servers[name].port, forms[name], DURATION);
       runs[name].push(result);
-      console.log(`round ${round + 1} ${name.padEnd(6)} ${result.requests.average.toFixed(0).padStart(6)} req/s  p50 ${result.latency.p50} ms  p99 ${result.latency.p99} ms`);
+      console.log(`round ${round + 1} ${name.padEnd(7)} ${result.requests.average.toFixed(0).padStart(6)} req/s  p50 ${result.latency.p50} ms  p99 ${result.latency.p99} ms`);
     }
   }
 } finally {
   await Promise.all(Object.values(servers).map((s) => s.stop()));
+  await cluster.stop();
 }
 const mean = (list) => list.reduce((sum, r) => sum + r.requests.average, 0) / list.length;
 const memory = mean(runs.memory);
 const redis = mean(runs.redis);
+const clustered = mean(runs.cluster);
 console.log('');
 console.log(`refresh_token grant, ${CONNECTIONS} connections, ${ROUNDS} × ${DURATION} s per store after ${WARMUP} s warm-up`);
 console.log(`  MemoryRefreshTokenStore (baseline)   ${memory.toFixed(0)} tokens/s`);
 console.log(`  RedisRefreshTokenStore               ${redis.toFixed(0)} tokens/s`);
+console.log(`  RedisRefreshTokenStore on a Cluster  ${clustered.toFixed(0)} tokens/s   (3 masters + 3 replicas)`);
 console.log(`  ratio redis / memory                 ${(redis / memory).toFixed(3)}`);
+console.log(`  ratio cluster / memory               ${(clustered / memory).toFixed(3)}   (target ≥ 0.7)`);
