@@ -39,7 +39,7 @@ export interface RedisConnectionOptions {
  * Retry-After) and within `commandTimeout` when Redis stops answering, while the client keeps
  * reconnecting in the background so the store recovers by itself. With `sentinels` set, the
  * same options suit a Sentinel-configured client: after a failover it asks the sentinels for
- * the new master.
+ * the new master. `commandTimeout` is in milliseconds; defaults to 1000.
  *
  * @example
  * new Redis({ sentinels: [{ host: 's1', port: 26379 }], name: 'mymaster', ...failFastRedisOptions(1000) })
@@ -64,7 +64,8 @@ export function failFastRedisOptions(commandTimeout = 1000): RedisOptions {
  * ioredis Cluster settings with the same fail-fast behaviour as {@link failFastRedisOptions}.
  * While a master is down and before its replica is promoted, commands for its slots fail
  * (503 at the token endpoint) instead of queueing; the slot map is refreshed every second and
- * on every MOVED, so the promoted replica is found by itself.
+ * on every MOVED, so the promoted replica is found by itself. `commandTimeout` is in
+ * milliseconds; defaults to 1000.
  *
  * @example
  * new Cluster([{ host: '10.0.0.1', port: 7000 }], failFastClusterOptions(1000))
