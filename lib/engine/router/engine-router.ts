@@ -7,6 +7,7 @@ import { engineLocals, type EngineContext } from './context.js';
 import { engineHeaders } from './engine-headers.js';
 import { resolveEngineOptions, type EngineRouterOptions } from './options.js';
 import { registerSystemRoutes } from './system-routes.js';
+import { registerInfoRoute } from './info-route.js';
 import { registerContainerRoutes } from './container-routes.js';
 import { registerAttachRoute } from './attach-route.js';
 import { registerEventsRoute } from './events-route.js';
@@ -45,6 +46,7 @@ export function engineRouter(runtime: ContainerRuntime, versionRange?: VersionRa
 
   const api = express.Router();
   registerSystemRoutes(api, ctx);
+  registerInfoRoute(api, ctx);
   registerContainerRoutes(api, ctx);
   registerAttachRoute(api, ctx);
   registerEventsRoute(api, ctx);

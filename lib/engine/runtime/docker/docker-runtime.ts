@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { EngineError } from '../../errors/engine-error.js';
-import { apiVersionAtLeast, isApiVersion } from '../../version/api-version.js';
+import { apiVersionAtLeast, isApiVersion, minApiVersion } from '../../version/api-version.js';
 import type {
   AttachOptions, AttachSession, ContainerRuntime, CreateRequest, EngineEvent, EventsOptions, ListOptions,
   LogsOptions, OutputStream, PullRequest, RemoveOptions, StopOptions, WaitCondition, WaitHandle, WaitResult,
@@ -56,6 +56,16 @@ class DockerRuntime implements ContainerRuntime {
     });
     this.version.catch(() => (this.version = undefined));
     return `/v${await this.version}`;
+  }
+
+  /**
+   * `/v<version>` for a request served at `apiVersion`: the client's own version when the engine
+   * speaks it, so the engine applies its per-version rules itself (fields added or dropped
+   * between 1.24 and 1.43); the engine's version when the client asked for a newer one.
+   */
+  private async at(apiVersion: string): Promise<string> {
+    const own = (await this.prefix()).slice(2);
+    return `/v${minApiVersion(apiVersion, own)}`;
   }
 
   private id(ref: string): string {
@@ -183,6 +193,11 @@ class DockerRuntime implements ContainerRuntime {
       ...(registryAuth ? { headers: { 'X-Registry-Auth': registryAuth } } : {}),
       signal,
     });
+  }
+
+  /** The engine's own `/info`, whole (counts, storage driver, runtimes, security options). */
+  async systemInfo(apiVersion: string): Promise<Record<string, unknown>> {
+    return this.http.json({ method: 'GET', path: `${await this.at(apiVersion)}/info` });
   }
 
   async events({ since, until, filters, signal }: EventsOptions): Promise<Readable> {

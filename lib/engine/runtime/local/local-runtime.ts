@@ -289,6 +289,16 @@ export class LocalRuntime implements ContainerRuntime {
     return Readable.from([Buffer.from(upToDateProgress(request))]);
   }
 
+  /** No storage driver, no image store: images are what the host configured. */
+  async systemInfo(): Promise<Record<string, unknown>> {
+    return {
+      Driver: 'none',
+      DriverStatus: [['Images', `configured by the host (${this.name} runtime)`]],
+      Runtimes: { [this.name]: { path: '' } },
+      DefaultRuntime: this.name,
+    };
+  }
+
   async events(options: EventsOptions): Promise<Readable> {
     return this.bus.subscribe(options);
   }
