@@ -12,6 +12,9 @@ import { registerContainerRoutes } from './container-routes.js';
 import { registerAttachRoute } from './attach-route.js';
 import { registerEventsRoute } from './events-route.js';
 import { registerImageRoutes } from './image-routes.js';
+import { registerImageStoreRoutes } from './image-store-routes.js';
+import { registerNetworkVolumeRoutes } from './network-volume-routes.js';
+import { registerDiskUsageRoute } from './disk-usage-route.js';
 import { registerStopKillRoutes } from './stop-kill-routes.js';
 
 /**
@@ -52,6 +55,9 @@ export function engineRouter(runtime: ContainerRuntime, versionRange?: VersionRa
   registerEventsRoute(api, ctx);
   registerStopKillRoutes(api, ctx);
   registerImageRoutes(api, ctx);
+  registerImageStoreRoutes(api, ctx);
+  registerNetworkVolumeRoutes(api, ctx);
+  registerDiskUsageRoute(api, ctx);
 
   const router = express.Router();
   router.use(engineHeaders(ctx));

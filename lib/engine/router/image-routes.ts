@@ -54,7 +54,7 @@ export function registerImageRoutes(api: Router, ctx: EngineContext): void {
  * dockerd does it with a final `{"errorDetail":{"message":…},"error":…}` line, which the CLI
  * prints as the error.
  */
-async function sendProgress(progress: Readable, res: Response): Promise<void> {
+export async function sendProgress(progress: Readable, res: Response): Promise<void> {
   try {
     for await (const chunk of progress) {
       if (!res.write(chunk as Buffer)) {

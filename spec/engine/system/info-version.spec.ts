@@ -28,7 +28,7 @@ describe('GET /info answers on every runtime, composed from the runtime and the 
       ContainersRunning: 0,
       ContainersPaused: 0,
       ContainersStopped: 0,
-      Images: expect.any(Number),
+      Images: 3,
       Driver: 'none',
       DockerRootDir: '',
       Labels: [],
