@@ -10,7 +10,6 @@ import type { VolumeCreateBody } from '../runtime/operations/volume-operations.j
 const NETWORK_FILTERS = ['name', 'id', 'driver', 'type', 'scope', 'label', 'dangling'];
 const VOLUME_FILTERS = ['dangling', 'driver', 'label', 'name'];
 const VOLUME_PRUNE_FILTERS = ['label', 'all'];
-const VOLUME_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]+$/;
 
 /**
  * `GET /networks`, `GET /networks/{id}` and the volume routes. Listing is what clients do
@@ -67,10 +66,10 @@ export function registerNetworkVolumeRoutes(api: Router, ctx: EngineContext): vo
       }
       const body = (await readJsonBody(req, settings.maxBodyBytes)) ?? {};
       if (typeof body !== 'object' || Array.isArray(body)) throw EngineError.invalidParameter('volume create body must be a JSON object');
-      const { Name } = body as VolumeCreateBody;
-      if (Name !== undefined && Name !== '' && (typeof Name !== 'string' || !VOLUME_NAME.test(Name))) {
-        throw EngineError.invalidParameter(`create ${String(Name)}: "${String(Name)}" includes invalid characters for a local volume name, only "[a-zA-Z0-9][a-zA-Z0-9_.-]" are allowed`);
-      }
+      // Which names are valid is the volume driver's business (dockerd's local driver checks its own); a non-string is not a name.
+      const { Name, Driver } = body as VolumeCreateBody;
+      if (Name !== undefined && typeof Name !== 'string') throw EngineError.invalidParameter('volume Name must be a string');
+      if (Driver !== undefined && typeof Driver !== 'string') throw EngineError.invalidParameter('volume Driver must be a string');
       writeEngineJson(res.status(201), await runtime.createVolume(body as VolumeCreateBody, version));
     }),
   );

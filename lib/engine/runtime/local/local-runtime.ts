@@ -18,14 +18,8 @@ import { ContainerTable } from './container-table.js';
 import { labelMatches } from './label-filter.js';
 import type { LocalLimits } from './local-limits.js';
 import { MAX_TIMER_MS } from './event-bus.js';
-import type { EngineFilters } from '../../http/query.js';
-import type { ImageDeleteItem, ImageListOptions, ImagePruneReport, ImageRemoveOptions } from '../operations/image-operations.js';
-import type { NetworkInspectOptions } from '../operations/network-operations.js';
-import { LocalImageStore, type ImageUser } from './local-image-store.js';
-import { LocalNetworks } from './local-networks.js';
-import { imageHistoryView, imageInspectView, imageSummaryView } from './image-views.js';
-import { imageMatches } from './image-filter.js';
-import type { LocalImage } from './local-container.js';
+import { LocalImageStore } from './local-image-store.js';
+import { LocalCatalog } from './local-catalog.js';
 
 /** Filters `GET /containers/json` accepts for a local runtime. */
 
@@ -37,9 +31,9 @@ import type { LocalImage } from './local-container.js';
 export class LocalRuntime implements ContainerRuntime {
   private readonly table = new ContainerTable();
   private readonly bus = new EventBus();
-  private readonly startedAt = new Date();
   private readonly images: LocalImageStore;
-  private readonly networks: LocalNetworks;
+  /** Images, networks, volumes and /info: the optional operations, kept in their own file. */
+  private readonly catalog: LocalCatalog;
 
   constructor(
     readonly name: string,
@@ -47,8 +41,20 @@ export class LocalRuntime implements ContainerRuntime {
     private readonly limits: LocalLimits,
   ) {
     this.images = new LocalImageStore(executor.images(), (ref) => executor.image(ref));
-    this.networks = new LocalNetworks(executor.networks);
+    this.catalog = new LocalCatalog(name, this.images, executor.networks, this.bus, () => this.table.all());
   }
+
+  readonly systemInfo: LocalCatalog['systemInfo'] = () => this.catalog.systemInfo();
+  readonly listImages: LocalCatalog['listImages'] = (o) => this.catalog.listImages(o);
+  readonly inspectImage: LocalCatalog['inspectImage'] = (ref) => this.catalog.inspectImage(ref);
+  readonly imageHistory: LocalCatalog['imageHistory'] = (ref) => this.catalog.imageHistory(ref);
+  readonly tagImage: LocalCatalog['tagImage'] = (ref, target) => this.catalog.tagImage(ref, target);
+  readonly removeImage: LocalCatalog['removeImage'] = (ref, o) => this.catalog.removeImage(ref, o);
+  readonly pruneImages: LocalCatalog['pruneImages'] = (filters) => this.catalog.pruneImages(filters);
+  readonly listNetworks: LocalCatalog['listNetworks'] = (filters) => this.catalog.listNetworks(filters);
+  readonly inspectNetwork: LocalCatalog['inspectNetwork'] = (ref, o) => this.catalog.inspectNetwork(ref, o);
+  readonly listVolumes: LocalCatalog['listVolumes'] = () => this.catalog.listVolumes();
+  readonly inspectVolume: LocalCatalog['inspectVolume'] = (name) => this.catalog.inspectVolume(name);
 
   async create({ name, body }: CreateRequest): Promise<{ id: string; warnings: string[] }> {
     const ref = familiarImageRef(body.Image);
@@ -301,74 +307,6 @@ export class LocalRuntime implements ContainerRuntime {
       throw EngineError.notFound(`No such image: ${request.ref} (this engine cannot pull images; it runs only the images it is configured with)`);
     }
     return Readable.from([Buffer.from(upToDateProgress(request))]);
-  }
-
-  async listImages({ filters }: ImageListOptions): Promise<Record<string, unknown>[]> {
-    const find = (ref: string): LocalImage | undefined => this.images.find(ref);
-    return this.images
-      .all()
-      .filter(({ image, refs }) => imageMatches(image, refs, filters, find, this.startedAt))
-      .map(({ image, refs }) => imageSummaryView(image, refs, this.startedAt, this.table.all().filter((c) => c.image.id === image.id).length));
-  }
-
-  async inspectImage(ref: string): Promise<Record<string, unknown>> {
-    const image = this.images.resolve(ref);
-    return imageInspectView(image, this.images.refsOf(image.id), this.startedAt, 'none');
-  }
-
-  async imageHistory(ref: string): Promise<Record<string, unknown>[]> {
-    const image = this.images.resolve(ref);
-    return imageHistoryView(image, this.images.refsOf(image.id), this.startedAt, this.name);
-  }
-
-  async tagImage(ref: string, target: string): Promise<void> {
-    this.images.tag(ref, target);
-    this.bus.publishImage('tag', this.images.resolve(target).id, target);
-  }
-
-  async removeImage(ref: string, { force }: ImageRemoveOptions): Promise<ImageDeleteItem[]> {
-    const { id } = this.images.resolve(ref);
-    const removed = this.images.remove(ref, force, this.imageUsers());
-    for (const item of removed) {
-      if ('Untagged' in item) this.bus.publishImage('untag', id, item.Untagged);
-      else this.bus.publishImage('delete', item.Deleted, item.Deleted);
-    }
-    return removed;
-  }
-
-  async pruneImages(filters: EngineFilters): Promise<ImagePruneReport> {
-    return this.images.prune(filters, this.imageUsers(), (image) => image.size ?? 0);
-  }
-
-  private imageUsers(): ImageUser[] {
-    return this.table.all().map((c) => ({ id: c.id, imageId: c.image.id, running: c.status === 'running' }));
-  }
-
-  async listNetworks(filters: EngineFilters): Promise<Record<string, unknown>[]> {
-    return this.networks.list(filters, this.table.all());
-  }
-
-  async inspectNetwork(ref: string, { scope }: NetworkInspectOptions): Promise<Record<string, unknown>> {
-    return this.networks.inspect(ref, scope, this.table.all());
-  }
-
-  /** No volume storage: the list is truthfully empty; creating one is not offered (501). */
-  async listVolumes(): Promise<{ Volumes: Record<string, unknown>[]; Warnings: string[] | null }> {
-    return { Volumes: [], Warnings: null };
-  }
-
-  async inspectVolume(name: string): Promise<Record<string, unknown>> {
-    throw EngineError.notFound(`get ${name}: no such volume`);
-  }
-
-  /** No storage driver, no image store: images are what the host configured. */
-  async systemInfo(): Promise<Record<string, unknown>> {
-    return {
-      Driver: 'none',
-      DriverStatus: [['Images', `configured by the host (${this.name} runtime)`]],
-      Runtimes: { [this.name]: { path: '' } },
-      DefaultRuntime: this.name,
-    };
   }
 
   async events(options: EventsOptions): Promise<Readable> {
