@@ -80,7 +80,7 @@ export function registerImageStoreRoutes(api: Router, ctx: EngineContext): void 
       const progress = await runtime.loadImages({ tar: req, quiet, apiVersion: version, signal: abort.signal });
       res.status(200).setHeader('Content-Type', 'application/json');
       res.flushHeaders();
-      await sendProgress(progress, res);
+      await sendProgress(progress, res, 'load failed');
     }),
   );
 

@@ -67,7 +67,8 @@ export function processRuntime(options: ProcessRuntimeOptions): ContainerRuntime
   const lookup = (ref: string) => images.get(ref) ?? anyTag(images, ref);
   const executor: LocalExecutor = {
     image: (ref) => lookup(ref)?.image,
-    images: () => [...images.entries()].filter(([ref]) => !ref.endsWith(':*')).map(([, entry]) => entry.image),
+    // A `name:*` entry lists as `name:latest`, the tag clients use when they name none.
+    images: () => [...images.keys()].map((ref) => lookup(ref.replace(/:\*$/, ':latest'))?.image).filter((i): i is LocalImage => i !== undefined),
     // Children share the server's network stack: `host` is what they really have; `none` would be a lie.
     networks: ['host'],
     start: ({ argv, env, image, openStdin, output }) => {
