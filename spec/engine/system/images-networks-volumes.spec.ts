@@ -14,6 +14,11 @@ describe('GET /images/json lists the runtime\'s images with dockerd\'s summary s
     expect(res.body.map((i: { RepoTags: string[] }) => i.RepoTags[0]).sort()).toEqual(['busybox:latest', 'fail:1', 'slow:1']);
     expect(res.body[0]).toMatchObject({ Id: BUSYBOX_ID, ParentId: '', RepoDigests: [], Created: expect.any(Number), Size: expect.any(Number), SharedSize: -1, Labels: {} });
   });
+  test('shared-size (1.42+) computes SharedSize (0: local images share no layers); below 1.42 it is not read', async () => {
+    const a = app();
+    expect((await request(a).get('/v1.42/images/json?shared-size=1')).body[0].SharedSize).toBe(0);
+    expect((await request(a).get('/v1.41/images/json?shared-size=1')).body[0].SharedSize).toBe(-1);
+  });
   test('VirtualSize is there below 1.44 and gone from 1.44', async () => {
     const a = app();
     expect((await request(a).get('/v1.43/images/json')).body[0]).toHaveProperty('VirtualSize');

@@ -27,12 +27,16 @@ export class LocalCatalog {
     this.networks = new LocalNetworks(networks);
   }
 
-  async listImages({ filters }: ImageListOptions): Promise<Record<string, unknown>[]> {
+  async listImages({ filters, sharedSize }: ImageListOptions): Promise<Record<string, unknown>[]> {
     const find = (ref: string): LocalImage | undefined => this.images.find(ref);
     return this.images
       .all()
       .filter(({ image, refs }) => imageMatches(image, refs, filters, find, this.startedAt))
-      .map(({ image, refs }) => imageSummaryView(image, refs, this.startedAt, this.containers().filter((c) => c.image.id === image.id).length));
+      .map(({ image, refs }) => ({
+        ...imageSummaryView(image, refs, this.startedAt, this.containers().filter((c) => c.image.id === image.id).length),
+        // Local images share no layers; -1 means "not computed" when the client did not ask.
+        SharedSize: sharedSize ? 0 : -1,
+      }));
   }
 
   async inspectImage(ref: string): Promise<Record<string, unknown>> {
