@@ -189,3 +189,23 @@ describe('GET /system/df composes images, containers and volumes; `type` from 1.
     expect((await request(a).get('/v1.43/system/df?type=disks')).status).toBe(400);
   });
 });
+
+describe('tag, untag and delete are image events on /events', () => {
+  test('docker events --filter type=image sees tag then untag and delete', async () => {
+    const a = app();
+    const since = Math.floor(Date.now() / 1000) - 1;
+    await request(a).post('/v1.43/images/fail:1/tag?repo=again&tag=2');
+    await request(a).delete('/v1.43/images/again:2');
+    await request(a).delete('/v1.43/images/fail:1');
+    const until = Math.floor(Date.now() / 1000) + 1;
+    const res = await request(a)
+      .get(`/v1.43/events?since=${since}&until=${until}&filters=${encodeURIComponent('{"type":{"image":true}}')}`)
+      .parse((stream, cb) => {
+        let text = '';
+        stream.on('data', (c: Buffer) => (text += c.toString()));
+        stream.on('end', () => cb(null, text));
+      });
+    const events = (res.body as string).trim().split('\n').map((l) => JSON.parse(l) as { Action: string; Type: string; Actor: { Attributes: { name: string } } });
+    expect(events.map((e) => `${e.Action} ${e.Actor.Attributes.name}`)).toEqual(['tag again:2', 'untag again:2', 'untag fail:1', expect.stringMatching(/^delete sha256:/)]);
+  });
+});

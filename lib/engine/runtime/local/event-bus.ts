@@ -109,8 +109,9 @@ function matches(e: EngineEvent, filters: EngineFilters): boolean {
   return (
     want('type', e.Type) &&
     want('event', e.Action) &&
-    want('container', e.Actor.ID, attrs.name) &&
-    want('image', attrs.image) &&
+    want('container', ...(e.Type === 'container' ? [e.Actor.ID, attrs.name] : [])) &&
+    // An image event's actor is the image itself (its id, and the reference in `name`).
+    want('image', ...(e.Type === 'image' ? [e.Actor.ID, attrs.name] : [attrs.image])) &&
     labelOk
   );
 }
