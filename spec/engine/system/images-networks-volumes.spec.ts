@@ -209,3 +209,31 @@ describe('tag, untag and delete are image events on /events', () => {
     expect(events.map((e) => `${e.Action} ${e.Actor.Attributes.name}`)).toEqual(['tag again:2', 'untag again:2', 'untag fail:1', expect.stringMatching(/^delete sha256:/)]);
   });
 });
+
+describe('DELETE /images/{id}: dockerd\'s conflicts when an image is named by id', () => {
+  test('referenced twice → must be forced; used by a stopped container → must be forced; forced → untagged and deleted', async () => {
+    const a = app();
+    const id = (await request(a).get('/v1.43/images/fail:1/json')).body.Id as string;
+    const short = id.slice(7, 19);
+    await request(a).post('/v1.43/images/fail:1/tag?repo=other&tag=1');
+    const twice = await request(a).delete(`/v1.43/images/${short}`);
+    expect(twice.status).toBe(409);
+    expect(twice.body.message).toBe(`conflict: unable to delete ${short} (must be forced) - image is referenced in multiple repositories`);
+    await request(a).delete('/v1.43/images/other:1');
+    const c = (await request(a).post('/v1.43/containers/create').send({ Image: 'fail:1' })).body.Id as string;
+    const stopped = await request(a).delete(`/v1.43/images/${id}`);
+    expect(stopped.body.message).toBe(`conflict: unable to delete ${short} (must be forced) - image is being used by stopped container ${c.slice(0, 12)}`);
+    expect((await request(a).delete(`/v1.43/images/${id}?force=1`)).body).toEqual([{ Untagged: 'fail:1' }, { Deleted: id }]);
+  });
+  test('used by a running container → 409 that force cannot override', async () => {
+    const { runtime, release } = testRuntime();
+    const a = testApp(runtime, '1.12-1.43');
+    const id = (await request(a).get('/v1.43/images/slow:1/json')).body.Id as string;
+    const c = (await request(a).post('/v1.43/containers/create').send({ Image: 'slow:1' })).body.Id as string;
+    await request(a).post(`/v1.43/containers/${c}/start`);
+    const res = await request(a).delete(`/v1.43/images/${id}?force=1`);
+    expect(res.status).toBe(409);
+    expect(res.body.message).toBe(`conflict: unable to delete ${id.slice(7, 19)} (cannot be forced) - image is being used by running container ${c.slice(0, 12)}`);
+    release();
+  });
+});

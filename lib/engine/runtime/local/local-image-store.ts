@@ -117,8 +117,9 @@ export class LocalImageStore {
     if (!force && refs.length > 1) throw EngineError.conflict(`conflict: unable to delete ${short} (must be forced) - image is referenced in multiple repositories`);
     const stopped = using[0];
     if (!force && stopped) throw EngineError.conflict(`conflict: unable to delete ${short} (must be forced) - image is being used by stopped container ${stopped.id.slice(0, 12)}`);
+    // Forced past a stopped container, dockerd deletes the image all the same (the container keeps what it runs).
     for (const r of refs) this.untag(r);
-    return [...refs.map((r) => ({ Untagged: r })), ...(using.length === 0 ? [{ Deleted: image.id }] : [])];
+    return [...refs.map((r) => ({ Untagged: r })), { Deleted: image.id }];
   }
 
   /** `POST /images/prune`: local images always carry a reference, so only `dangling=false` removes (unused) ones. */
