@@ -84,10 +84,26 @@ for (const [label, make, forwards] of runtimes) {
       const inspect = await docker(socket, ['network', 'inspect', '-f', '{{.Name}} {{.Driver}}', 'host']);
       expect(inspect.stdout.trim()).toBe('host host');
     });
-    test('docker volume ls', async () => {
+    test('docker volume ls; volume create and rm where the runtime has volumes, 501 where not', async () => {
       const { socket } = await listening;
       const r = await docker(socket, ['volume', 'ls', '-q']);
       expect(r).toMatchObject({ code: 0, stderr: '' });
+      const name = `dockgate-cli-vol-${Date.now()}`;
+      const created = await docker(socket, ['volume', 'create', name]);
+      if (forwards) {
+        expect(created).toMatchObject({ code: 0, stdout: `${name}\n` });
+        expect((await docker(socket, ['volume', 'ls', '-q', '--filter', `name=${name}`])).stdout).toBe(`${name}\n`);
+        expect(await docker(socket, ['volume', 'rm', name])).toMatchObject({ code: 0, stdout: `${name}\n` });
+      } else {
+        expect(created.code).not.toBe(0);
+        expect(created.stderr).toContain('creating volumes is not supported by the process runtime');
+      }
+    });
+    test('docker image history', async () => {
+      const { socket } = await listening;
+      const r = await docker(socket, ['image', 'history', '--format', '{{.ID}}', IMAGE]);
+      expect(r.code).toBe(0);
+      expect(r.stdout.trim().split('\n').length).toBeGreaterThanOrEqual(1);
     });
     if (forwards) {
       test('docker save streams the engine\'s tarball; docker load streams one back', async () => {
