@@ -131,21 +131,23 @@ for (const [label, make, forwards] of runtimes) {
         expect(load.stderr).toContain('loading images (docker load) is not supported by the process runtime');
       });
     }
-    test('docker-py 7 images.list() and info()', async () => {
-      const { socket } = await listening;
-      const script = [
-        'import docker, json',
-        `c = docker.DockerClient(base_url="unix://${socket}", version="1.41")`,
-        'images = c.images.list()',
-        'info = c.info()',
-        'print(json.dumps({"tags": sorted(t for i in images for t in i.tags), "version": info["ServerVersion"], "containers": info["Containers"]}))',
-      ].join('\n');
-      const r = await run('python3', ['-c', script], {});
-      expect(r.stderr).toBe('');
-      const out = JSON.parse(r.stdout) as { tags: string[]; version: string; containers: number };
-      expect(out.tags).toContain(IMAGE);
-      expect(out.version).toBe('0.1.0');
-      expect(out.containers).toEqual(expect.any(Number));
+    describeWithPeers('docker-py', [program('python3', ['-c', 'import docker'])], () => {
+      test('images.list() (each image inspected by id) and info()', async () => {
+        const { socket } = await listening;
+        const script = [
+          'import docker, json',
+          `c = docker.DockerClient(base_url="unix://${socket}", version="1.41")`,
+          'images = c.images.list()',
+          'info = c.info()',
+          'print(json.dumps({"tags": sorted(t for i in images for t in i.tags), "version": info["ServerVersion"], "containers": info["Containers"]}))',
+        ].join('\n');
+        const r = await run('python3', ['-c', script], {});
+        expect(r.stderr).toBe('');
+        const out = JSON.parse(r.stdout) as { tags: string[]; version: string; containers: number };
+        expect(out.tags).toContain(IMAGE);
+        expect(out.version).toBe('0.1.0');
+        expect(out.containers).toEqual(expect.any(Number));
+      });
     });
   });
 }
