@@ -34,10 +34,10 @@ export interface LocalProcess {
 export interface LocalExecutor {
   /** The image for a familiar reference, or undefined when it is not allowed/known. */
   image(ref: string): LocalImage | undefined;
-  /** The images configured under an exact reference (what `docker images` lists at start). */
-  images(): LocalImage[];
-  /** Networks the executor's containers really have (`host`: the server's own stack; `none`: no network at all). */
-  networks: readonly ('host' | 'none')[];
+  /** The images configured under an exact reference (what `docker images` lists at start). Defaults to none. */
+  images?(): LocalImage[];
+  /** Networks the executor's containers really have (`host`: the server's own stack; `none`: no network at all). Defaults to none listed. */
+  networks?: readonly ('host' | 'none')[];
   /** Starts the command; rejects when it cannot start. */
   start(run: {
     argv: string[];

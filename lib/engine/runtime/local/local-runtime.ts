@@ -40,8 +40,8 @@ export class LocalRuntime implements ContainerRuntime {
     private readonly executor: LocalExecutor,
     private readonly limits: LocalLimits,
   ) {
-    this.images = new LocalImageStore(executor.images(), (ref) => executor.image(ref));
-    this.catalog = new LocalCatalog(name, this.images, executor.networks, this.bus, () => this.table.all());
+    this.images = new LocalImageStore(executor.images?.() ?? [], (ref) => executor.image(ref));
+    this.catalog = new LocalCatalog(name, this.images, executor.networks ?? [], this.bus, () => this.table.all());
   }
 
   readonly systemInfo: LocalCatalog['systemInfo'] = () => this.catalog.systemInfo();
