@@ -53,12 +53,13 @@ export function registerInfoRoute(api: Router, ctx: EngineContext): void {
   api.get(
     '/info',
     engineRoute(ctx, async (_req, res, version) => {
-      const [counts, images, reported] = await Promise.all([
-        containerCounts(runtime),
-        runtime.listImages
-          ? runtime.listImages({ all: false, filters: new Map(), digests: false, sharedSize: false, apiVersion: version }).then((l) => l.length)
-          : Promise.resolve(0),
-        runtime.systemInfo ? runtime.systemInfo(version) : Promise.resolve({}),
+      // A forwarding runtime's answer already has the counts: ask the runtime first, count only what it left out.
+      const reported = runtime.systemInfo ? await runtime.systemInfo(version) : {};
+      const [counts, images] = await Promise.all([
+        typeof reported.Containers === 'number' ? {} : containerCounts(runtime),
+        typeof reported.Images === 'number' || !runtime.listImages
+          ? 0
+          : runtime.listImages({ all: false, filters: new Map(), digests: false, sharedSize: false, apiVersion: version }).then((l) => l.length),
       ]);
       const info: Record<string, unknown> = {
         ...host,
