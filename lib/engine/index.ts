@@ -33,3 +33,10 @@ export { processRuntime, type ProcessRuntimeOptions, type ProcessImage } from '.
 export { scriptedRuntime, type ScriptedRuntimeOptions, type ScriptedImage, type ScriptRun, type ScriptResult } from './runtime/scripted/scripted-runtime.js';
 export { dockerRuntime, type DockerRuntimeOptions } from './runtime/docker/docker-runtime.js';
 export { familiarImageRef } from './runtime/local/image-ref.js';
+export type { SystemOperations, DiskUsageOptions } from './runtime/operations/system-operations.js';
+export {
+  loadedImageLines,
+  type ImageOperations, type ImageListOptions, type ImageRemoveOptions, type ImageDeleteItem, type ImagePruneReport, type ImageLoadRequest,
+} from './runtime/operations/image-operations.js';
+export type { NetworkOperations, NetworkInspectOptions } from './runtime/operations/network-operations.js';
+export type { VolumeOperations, VolumeCreateBody, VolumePruneReport } from './runtime/operations/volume-operations.js';

@@ -29,7 +29,7 @@ const PUBLIC_API = [
   // engine API
   'engineRouter', 'listenEngine', 'handleEngineUpgrades', 'processRuntime', 'dockerRuntime', 'scriptedRuntime', 'EngineError',
   'writeEngineError', 'writeEngineJson', 'writeEngineAuthError', 'EngineClient', 'EngineClientError', 'gateApiVersion',
-  'resolveVersionRange', 'compareApiVersions', 'encodeFrame', 'FrameDecoder', 'demultiplex', 'boolValue',
+  'resolveVersionRange', 'compareApiVersions', 'encodeFrame', 'FrameDecoder', 'demultiplex', 'boolValue', 'loadedImageLines',
 ];
 
 describe('the package entry point is ESM with types, for Node 20.19+', () => {

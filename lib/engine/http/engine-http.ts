@@ -1,13 +1,16 @@
 import { Agent, request, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Readable } from 'node:stream';
 import { EngineError } from '../errors/engine-error.js';
 
 /** One request to a real engine. */
 export interface EngineRequest {
   method: string;
   path: string;
-  query?: Record<string, string | undefined>;
+  query?: Record<string, string | string[] | undefined>;
   body?: unknown;
+  /** A body streamed as it is read (an image tarball), sent chunked with `Content-Type: application/x-tar`. */
+  stream?: Readable;
   /** Extra request headers (e.g. `X-Registry-Auth`, passed through untouched). */
   headers?: Record<string, string>;
   signal?: AbortSignal;
@@ -50,7 +53,11 @@ export class EngineHttp {
           agent: this.agent,
           method: req.method,
           path: withQuery(req.path, req.query),
-          headers: { ...req.headers, ...(body ? { 'Content-Type': 'application/json', 'Content-Length': body.length } : {}) },
+          headers: {
+            ...req.headers,
+            ...(body ? { 'Content-Type': 'application/json', 'Content-Length': body.length } : {}),
+            ...(req.stream ? { 'Content-Type': 'application/x-tar', 'Transfer-Encoding': 'chunked' } : {}),
+          },
           ...(req.signal ? { signal: req.signal } : {}),
         },
         (res) => {
@@ -62,7 +69,11 @@ export class EngineHttp {
         },
       );
       outgoing.on('error', (error) => reject(unreachable(this.where, error)));
-      outgoing.end(body);
+      if (req.stream) {
+        // pipe() keeps back-pressure: the client's upload is read only as fast as the engine takes it.
+        req.stream.on('error', (error) => outgoing.destroy(error));
+        req.stream.pipe(outgoing);
+      } else outgoing.end(body);
     });
   }
 
@@ -103,9 +114,12 @@ export class EngineHttp {
   }
 }
 
-function withQuery(path: string, query: Record<string, string | undefined> = {}): string {
+function withQuery(path: string, query: Record<string, string | string[] | undefined> = {}): string {
   const params = new URLSearchParams();
-  for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, v);
+  for (const [k, v] of Object.entries(query)) {
+    if (Array.isArray(v)) for (const each of v) params.append(k, each);
+    else if (v !== undefined) params.set(k, v);
+  }
   const qs = params.toString();
   return qs ? `${path}?${qs}` : path;
 }

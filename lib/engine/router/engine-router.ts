@@ -7,10 +7,14 @@ import { engineLocals, type EngineContext } from './context.js';
 import { engineHeaders } from './engine-headers.js';
 import { resolveEngineOptions, type EngineRouterOptions } from './options.js';
 import { registerSystemRoutes } from './system-routes.js';
+import { registerInfoRoute } from './info-route.js';
 import { registerContainerRoutes } from './container-routes.js';
 import { registerAttachRoute } from './attach-route.js';
 import { registerEventsRoute } from './events-route.js';
 import { registerImageRoutes } from './image-routes.js';
+import { registerImageStoreRoutes } from './image-store-routes.js';
+import { registerNetworkVolumeRoutes } from './network-volume-routes.js';
+import { registerDiskUsageRoute } from './disk-usage-route.js';
 import { registerStopKillRoutes } from './stop-kill-routes.js';
 
 /**
@@ -45,11 +49,15 @@ export function engineRouter(runtime: ContainerRuntime, versionRange?: VersionRa
 
   const api = express.Router();
   registerSystemRoutes(api, ctx);
+  registerInfoRoute(api, ctx);
   registerContainerRoutes(api, ctx);
   registerAttachRoute(api, ctx);
   registerEventsRoute(api, ctx);
   registerStopKillRoutes(api, ctx);
   registerImageRoutes(api, ctx);
+  registerImageStoreRoutes(api, ctx);
+  registerNetworkVolumeRoutes(api, ctx);
+  registerDiskUsageRoute(api, ctx);
 
   const router = express.Router();
   router.use(engineHeaders(ctx));

@@ -54,7 +54,7 @@ export function registerImageRoutes(api: Router, ctx: EngineContext): void {
  * dockerd does it with a final `{"errorDetail":{"message":…},"error":…}` line, which the CLI
  * prints as the error.
  */
-async function sendProgress(progress: Readable, res: Response): Promise<void> {
+export async function sendProgress(progress: Readable, res: Response, failure = 'pull failed'): Promise<void> {
   try {
     for await (const chunk of progress) {
       if (!res.write(chunk as Buffer)) {
@@ -66,7 +66,7 @@ async function sendProgress(progress: Readable, res: Response): Promise<void> {
     res.end();
   } catch (error) {
     if (res.destroyed || res.writableEnded) return;
-    const message = error instanceof EngineError ? error.message : 'pull failed';
+    const message = error instanceof EngineError ? error.message : failure;
     res.end(`${JSON.stringify({ errorDetail: { message }, error: message })}\n`);
   }
 }

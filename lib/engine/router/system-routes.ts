@@ -35,7 +35,8 @@ export function registerSystemRoutes(api: Router, ctx: EngineContext): void {
     ApiVersion: ctx.range.max,
     MinAPIVersion: ctx.range.min,
     GitCommit: '',
-    GoVersion: process.version,
+    // GoVersion is left out: dockgate is not built with Go. The Node.js version it runs on is
+    // named as such in the Engine component's Details (API >= 1.35).
     Os: os,
     Arch: arch,
     KernelVersion: release(),
@@ -49,7 +50,15 @@ export function registerSystemRoutes(api: Router, ctx: EngineContext): void {
       {
         Name: 'Engine',
         Version: engineVersion,
-        Details: { ApiVersion: ctx.range.max, MinAPIVersion: ctx.range.min, Os: os, Arch: arch, Experimental: String(experimental) },
+        Details: {
+          ApiVersion: ctx.range.max,
+          MinAPIVersion: ctx.range.min,
+          Os: os,
+          Arch: arch,
+          KernelVersion: release(),
+          Experimental: String(experimental),
+          NodeVersion: process.version,
+        },
       },
     ],
     ...base,

@@ -1,5 +1,9 @@
 import type { Readable, Writable } from 'node:stream';
 import type { EngineFilters } from '../http/query.js';
+import type { SystemOperations } from './operations/system-operations.js';
+import type { ImageOperations } from './operations/image-operations.js';
+import type { NetworkOperations } from './operations/network-operations.js';
+import type { VolumeOperations } from './operations/volume-operations.js';
 
 /**
  * The body of `POST /containers/create`: a ContainerConfig plus `HostConfig` and
@@ -158,7 +162,11 @@ export interface StopOptions {
 }
 
 /**
- * What `engineRouter` drives. Every method takes the id, unique id prefix or name the client
+ * What `engineRouter` drives. The methods declared here are the required core (the container
+ * lifecycle); each optional feature group lives in its own interface under `operations/`
+ * ({@link SystemOperations}, {@link ImageOperations}, {@link NetworkOperations},
+ * {@link VolumeOperations}) and any of its methods may be left out: its route then answers 501
+ * `<feature> is not supported by the <name> runtime`. Every method takes the id, unique id prefix or name the client
  * sent and resolves it itself; failures are thrown as `EngineError` (NotFound → 404 and so on).
  * Inspect and list return dockerd's JSON shapes, which the router sends as they are.
  *
@@ -168,7 +176,11 @@ export interface StopOptions {
  * @example
  * const runtime: ContainerRuntime = scriptedRuntime({ images: { 'busybox:latest': () => ({ stdout: 'hi\n' }) } });
  */
-export interface ContainerRuntime {
+export interface ContainerRuntime
+  extends Partial<SystemOperations>,
+    Partial<ImageOperations>,
+    Partial<NetworkOperations>,
+    Partial<VolumeOperations> {
   /**
    * The runtime's name in messages (`scripted`, `process`, `docker`): a route whose optional
    * operation the runtime lacks answers 501 `<feature> is not supported by the <name> runtime`.

@@ -1,12 +1,16 @@
 import { Readable } from 'node:stream';
 import { EngineError } from '../../errors/engine-error.js';
-import { apiVersionAtLeast, isApiVersion } from '../../version/api-version.js';
+import { apiVersionAtLeast, isApiVersion, minApiVersion } from '../../version/api-version.js';
 import type {
   AttachOptions, AttachSession, ContainerRuntime, CreateRequest, EngineEvent, EventsOptions, ListOptions,
   LogsOptions, OutputStream, PullRequest, RemoveOptions, StopOptions, WaitCondition, WaitHandle, WaitResult,
 } from '../types.js';
 import type { EngineFilters } from '../../http/query.js';
 import { EngineHttp, readAll } from '../../http/engine-http.js';
+import type { ImageDeleteItem, ImageListOptions, ImageLoadRequest, ImagePruneReport, ImageRemoveOptions } from '../operations/image-operations.js';
+import type { NetworkInspectOptions } from '../operations/network-operations.js';
+import type { VolumeCreateBody, VolumePruneReport } from '../operations/volume-operations.js';
+import type { DiskUsageOptions } from '../operations/system-operations.js';
 
 /** Options of {@link dockerRuntime}. */
 export interface DockerRuntimeOptions {
@@ -56,6 +60,16 @@ class DockerRuntime implements ContainerRuntime {
     });
     this.version.catch(() => (this.version = undefined));
     return `/v${await this.version}`;
+  }
+
+  /**
+   * `/v<version>` for a request served at `apiVersion`: the client's own version when the engine
+   * speaks it, so the engine applies its per-version rules itself (fields added or dropped
+   * between 1.24 and 1.43); the engine's version when the client asked for a newer one.
+   */
+  private async at(apiVersion: string): Promise<string> {
+    const own = (await this.prefix()).slice(2);
+    return `/v${minApiVersion(apiVersion, own)}`;
   }
 
   private id(ref: string): string {
@@ -185,6 +199,90 @@ class DockerRuntime implements ContainerRuntime {
     });
   }
 
+  async listImages({ all, filters, digests, sharedSize, apiVersion }: ImageListOptions): Promise<Record<string, unknown>[]> {
+    return this.http.json({
+      method: 'GET',
+      path: `${await this.at(apiVersion)}/images/json`,
+      query: { all: flag(all), filters: filtersJson(filters), digests: flag(digests), 'shared-size': flag(sharedSize) },
+    });
+  }
+
+  async inspectImage(ref: string, apiVersion: string): Promise<Record<string, unknown>> {
+    return this.http.json({ method: 'GET', path: `${await this.at(apiVersion)}/images/${this.id(ref)}/json` });
+  }
+
+  async imageHistory(ref: string, apiVersion: string): Promise<Record<string, unknown>[]> {
+    return this.http.json({ method: 'GET', path: `${await this.at(apiVersion)}/images/${this.id(ref)}/history` });
+  }
+
+  async tagImage(ref: string, target: string): Promise<void> {
+    const colon = target.lastIndexOf(':');
+    await this.http.empty({
+      method: 'POST',
+      path: `${await this.prefix()}/images/${this.id(ref)}/tag`,
+      query: { repo: target.slice(0, colon), tag: target.slice(colon + 1) },
+    });
+  }
+
+  async removeImage(ref: string, { force, noprune, apiVersion }: ImageRemoveOptions): Promise<ImageDeleteItem[]> {
+    return this.http.json({
+      method: 'DELETE',
+      path: `${await this.at(apiVersion)}/images/${this.id(ref)}`,
+      query: { force: flag(force), noprune: flag(noprune) },
+    });
+  }
+
+  async pruneImages(filters: EngineFilters, apiVersion: string): Promise<ImagePruneReport> {
+    return this.http.json({ method: 'POST', path: `${await this.at(apiVersion)}/images/prune`, query: { filters: filtersJson(filters) } });
+  }
+
+  /** The engine's tarball, piped through as it comes (never held in memory). */
+  async saveImages(refs: string[], signal: AbortSignal): Promise<Readable> {
+    return this.http.send({ method: 'GET', path: `${await this.prefix()}/images/get`, query: { names: refs }, signal });
+  }
+
+  /** The client's tarball is streamed to the engine; its JSON-lines answer comes back as it is. */
+  async loadImages({ tar, quiet, apiVersion, signal }: ImageLoadRequest): Promise<Readable> {
+    return this.http.send({ method: 'POST', path: `${await this.at(apiVersion)}/images/load`, query: { quiet: quiet ? '1' : '0' }, stream: tar, signal });
+  }
+
+  async listNetworks(filters: EngineFilters, apiVersion: string): Promise<Record<string, unknown>[]> {
+    return this.http.json({ method: 'GET', path: `${await this.at(apiVersion)}/networks`, query: { filters: filtersJson(filters) } });
+  }
+
+  async inspectNetwork(ref: string, { verbose, scope, apiVersion }: NetworkInspectOptions): Promise<Record<string, unknown>> {
+    return this.http.json({ method: 'GET', path: `${await this.at(apiVersion)}/networks/${this.id(ref)}`, query: { verbose: flag(verbose), scope } });
+  }
+
+  async listVolumes(filters: EngineFilters, apiVersion: string): Promise<{ Volumes: Record<string, unknown>[]; Warnings: string[] | null }> {
+    return this.http.json({ method: 'GET', path: `${await this.at(apiVersion)}/volumes`, query: { filters: filtersJson(filters) } });
+  }
+
+  async inspectVolume(name: string, apiVersion: string): Promise<Record<string, unknown>> {
+    return this.http.json({ method: 'GET', path: `${await this.at(apiVersion)}/volumes/${this.id(name)}` });
+  }
+
+  async createVolume(body: VolumeCreateBody, apiVersion: string): Promise<Record<string, unknown>> {
+    return this.http.json({ method: 'POST', path: `${await this.at(apiVersion)}/volumes/create`, body });
+  }
+
+  async removeVolume(name: string, force: boolean): Promise<void> {
+    await this.http.empty({ method: 'DELETE', path: `${await this.prefix()}/volumes/${this.id(name)}`, query: { force: flag(force) } });
+  }
+
+  async pruneVolumes(filters: EngineFilters, apiVersion: string): Promise<VolumePruneReport> {
+    return this.http.json({ method: 'POST', path: `${await this.at(apiVersion)}/volumes/prune`, query: { filters: filtersJson(filters) } });
+  }
+
+  async diskUsage({ types, apiVersion }: DiskUsageOptions): Promise<Record<string, unknown>> {
+    return this.http.json({ method: 'GET', path: `${await this.at(apiVersion)}/system/df`, query: { type: types.size > 0 ? [...types] : undefined } });
+  }
+
+  /** The engine's own `/info`, whole (counts, storage driver, runtimes, security options). */
+  async systemInfo(apiVersion: string): Promise<Record<string, unknown>> {
+    return this.http.json({ method: 'GET', path: `${await this.at(apiVersion)}/info` });
+  }
+
   async events({ since, until, filters, signal }: EventsOptions): Promise<Readable> {
     const res = await this.http.send({
       method: 'GET',
@@ -199,6 +297,8 @@ class DockerRuntime implements ContainerRuntime {
     this.http.close();
   }
 }
+
+const flag = (b: boolean): string | undefined => (b ? '1' : undefined);
 
 /** The Go client's "<seconds>.<nanoseconds>" form. */
 function seconds(ms: number | undefined): string | undefined {

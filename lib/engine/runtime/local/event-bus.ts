@@ -24,6 +24,21 @@ export class EventBus {
 
   constructor(private readonly historySize = 256) {}
 
+  /** An image event (`tag`, `untag`, `delete`) as dockerd sends it: Actor.ID is the image id. */
+  publishImage(action: string, imageId: string, name: string): void {
+    const ms = nowMs();
+    this.push({
+      status: action,
+      id: imageId,
+      Type: 'image',
+      Action: action,
+      Actor: { ID: imageId, Attributes: { name } },
+      scope: 'local',
+      time: Math.floor(ms / 1000),
+      timeNano: Math.floor(ms * 1e6),
+    });
+  }
+
   publish(action: string, container: { id: string; name: string; image: string; labels: Record<string, string> }, extra: Record<string, string> = {}): void {
     const ms = nowMs();
     const event: EngineEvent = {
@@ -37,6 +52,10 @@ export class EventBus {
       time: Math.floor(ms / 1000),
       timeNano: Math.floor(ms * 1e6),
     };
+    this.push(event);
+  }
+
+  private push(event: EngineEvent): void {
     this.history.push(event);
     if (this.history.length > this.historySize) this.history.shift();
     for (const deliver of this.subscribers) deliver(event);
@@ -90,8 +109,9 @@ function matches(e: EngineEvent, filters: EngineFilters): boolean {
   return (
     want('type', e.Type) &&
     want('event', e.Action) &&
-    want('container', e.Actor.ID, attrs.name) &&
-    want('image', attrs.image) &&
+    want('container', ...(e.Type === 'container' ? [e.Actor.ID, attrs.name] : [])) &&
+    // An image event's actor is the image itself (its id, and the reference in `name`).
+    want('image', ...(e.Type === 'image' ? [e.Actor.ID, attrs.name] : [attrs.image])) &&
     labelOk
   );
 }

@@ -11,6 +11,11 @@ export interface LocalImage {
   entrypoint?: string[];
   cmd?: string[];
   env?: string[];
+  /** Bytes the image takes (the process runtime's program file). Defaults to 0. */
+  size?: number;
+  /** When the image was made (the program's mtime). Defaults to the runtime's start. */
+  created?: Date;
+  labels?: Record<string, string>;
 }
 
 /** A started container process, as an executor reports it. */
@@ -29,6 +34,10 @@ export interface LocalProcess {
 export interface LocalExecutor {
   /** The image for a familiar reference, or undefined when it is not allowed/known. */
   image(ref: string): LocalImage | undefined;
+  /** The images configured under an exact reference (what `docker images` lists at start). Defaults to none. */
+  images?(): LocalImage[];
+  /** Networks the executor's containers really have (`host`: the server's own stack; `none`: no network at all). Defaults to none listed. */
+  networks?: readonly ('host' | 'none')[];
   /** Starts the command; rejects when it cannot start. */
   start(run: {
     argv: string[];

@@ -18,6 +18,8 @@ import { ContainerTable } from './container-table.js';
 import { labelMatches } from './label-filter.js';
 import type { LocalLimits } from './local-limits.js';
 import { MAX_TIMER_MS } from './event-bus.js';
+import { LocalImageStore } from './local-image-store.js';
+import { LocalCatalog } from './local-catalog.js';
 
 /** Filters `GET /containers/json` accepts for a local runtime. */
 
@@ -29,16 +31,34 @@ import { MAX_TIMER_MS } from './event-bus.js';
 export class LocalRuntime implements ContainerRuntime {
   private readonly table = new ContainerTable();
   private readonly bus = new EventBus();
+  private readonly images: LocalImageStore;
+  /** Images, networks, volumes and /info: the optional operations, kept in their own file. */
+  private readonly catalog: LocalCatalog;
 
   constructor(
     readonly name: string,
     private readonly executor: LocalExecutor,
     private readonly limits: LocalLimits,
-  ) {}
+  ) {
+    this.images = new LocalImageStore(executor.images?.() ?? [], (ref) => executor.image(ref));
+    this.catalog = new LocalCatalog(name, this.images, executor.networks ?? [], this.bus, () => this.table.all());
+  }
+
+  readonly systemInfo: LocalCatalog['systemInfo'] = () => this.catalog.systemInfo();
+  readonly listImages: LocalCatalog['listImages'] = (o) => this.catalog.listImages(o);
+  readonly inspectImage: LocalCatalog['inspectImage'] = (ref) => this.catalog.inspectImage(ref);
+  readonly imageHistory: LocalCatalog['imageHistory'] = (ref) => this.catalog.imageHistory(ref);
+  readonly tagImage: LocalCatalog['tagImage'] = (ref, target) => this.catalog.tagImage(ref, target);
+  readonly removeImage: LocalCatalog['removeImage'] = (ref, o) => this.catalog.removeImage(ref, o);
+  readonly pruneImages: LocalCatalog['pruneImages'] = (filters) => this.catalog.pruneImages(filters);
+  readonly listNetworks: LocalCatalog['listNetworks'] = (filters) => this.catalog.listNetworks(filters);
+  readonly inspectNetwork: LocalCatalog['inspectNetwork'] = (ref, o) => this.catalog.inspectNetwork(ref, o);
+  readonly listVolumes: LocalCatalog['listVolumes'] = () => this.catalog.listVolumes();
+  readonly inspectVolume: LocalCatalog['inspectVolume'] = (name) => this.catalog.inspectVolume(name);
 
   async create({ name, body }: CreateRequest): Promise<{ id: string; warnings: string[] }> {
     const ref = familiarImageRef(body.Image);
-    const image = this.executor.image(ref);
+    const image = this.images.find(body.Image);
     if (!image) throw EngineError.notFound(`No such image: ${ref}`);
     const argv = [...(asList(body.Entrypoint) ?? image.entrypoint ?? []), ...(asList(body.Cmd) ?? image.cmd ?? [])];
     if (argv.length === 0) throw EngineError.invalidParameter('No command specified');
@@ -281,7 +301,7 @@ export class LocalRuntime implements ContainerRuntime {
   }
 
   async pull(request: PullRequest): Promise<Readable> {
-    if (!this.executor.image(request.ref)) {
+    if (!this.images.find(request.ref)) {
       // dockerd's words here would be Docker Hub's "pull access denied … may require 'docker login'",
       // which sends users to log in for an image this runtime can never fetch: say what is true.
       throw EngineError.notFound(`No such image: ${request.ref} (this engine cannot pull images; it runs only the images it is configured with)`);

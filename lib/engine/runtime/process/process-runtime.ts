@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { statSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { isAbsolute } from 'node:path';
@@ -66,6 +67,10 @@ export function processRuntime(options: ProcessRuntimeOptions): ContainerRuntime
   const lookup = (ref: string) => images.get(ref) ?? anyTag(images, ref);
   const executor: LocalExecutor = {
     image: (ref) => lookup(ref)?.image,
+    // A `name:*` entry lists as `name:latest`, the tag clients use when they name none.
+    images: () => [...images.keys()].map((ref) => lookup(ref.replace(/:\*$/, ':latest'))?.image).filter((i): i is LocalImage => i !== undefined),
+    // Children share the server's network stack: `host` is what they really have; `none` would be a lie.
+    networks: ['host'],
     start: ({ argv, env, image, openStdin, output }) => {
       const spec = lookup(image.ref)!;
       const child = spawn(spec.program, argv.slice(1), {
@@ -133,6 +138,7 @@ function validate(options: ProcessRuntimeOptions): Map<string, { image: LocalIma
         ...(spec.entrypoint ? { entrypoint: [...spec.entrypoint] } : {}),
         ...(spec.cmd ? { cmd: [...spec.cmd] } : {}),
         env: spec.env ? [...spec.env] : DEFAULT_ENV,
+        ...programFacts(spec.program),
       },
     });
   }
@@ -157,3 +163,13 @@ function splitEnv(entry: string): [string, string] {
   return i === -1 ? [entry, ''] : [entry.slice(0, i), entry.slice(i + 1)];
 }
 
+
+/** The image's size and creation time are its program's: what a container of it really runs. */
+function programFacts(program: string): { size?: number; created?: Date } {
+  try {
+    const st = statSync(program);
+    return { size: st.size, created: st.mtime };
+  } catch {
+    return {};
+  }
+}

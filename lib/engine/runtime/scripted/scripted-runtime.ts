@@ -58,14 +58,18 @@ export function scriptedRuntime(options: ScriptedRuntimeOptions): ContainerRunti
   }
   const limits = localLimits(options, 'scriptedRuntime');
   const scripts = new Map<string, { image: LocalImage; script: ScriptedImage }>();
+  const started = new Date();
   for (const [name, script] of Object.entries(options.images)) {
     if (typeof script !== 'function') throw new TypeError(`scriptedRuntime option "images['${name}']" must be a function`);
     const ref = familiarImageRef(name);
-    scripts.set(ref, { image: { ref, id: `sha256:${createHash('sha256').update(ref).digest('hex')}`, cmd: ['run'] }, script });
+    scripts.set(ref, { image: { ref, id: `sha256:${createHash('sha256').update(ref).digest('hex')}`, cmd: ['run'], created: started }, script });
   }
   let pids = 1000;
   const executor: LocalExecutor = {
     image: (ref) => scripts.get(ref)?.image,
+    images: () => [...scripts.values()].map((s) => s.image),
+    // A script runs inside the server and opens no network of its own.
+    networks: ['none'],
     start: async ({ argv, env, image, output }) => {
       const { script } = scripts.get(image.ref)!;
       const abort = new AbortController();

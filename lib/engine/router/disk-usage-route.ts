@@ -1,0 +1,46 @@
+import type { Router } from 'express';
+import { engineRoute, type EngineContext } from './context.js';
+import { EngineError } from '../errors/engine-error.js';
+import { writeEngineJson } from '../errors/write-engine-error.js';
+import { apiVersionAtLeast, apiVersionLessThan } from '../version/api-version.js';
+
+const DF_TYPES = ['container', 'image', 'volume', 'build-cache'];
+
+/**
+ * `GET /system/df` (`docker system df`). A runtime's own `diskUsage` answers when it has one;
+ * otherwise the router composes the answer from the image, container and volume lists.
+ * `type` (API 1.42) limits the sections; `BuilderSize` is in answers from 1.31 to 1.41.
+ */
+export function registerDiskUsageRoute(api: Router, ctx: EngineContext): void {
+  const { runtime } = ctx;
+  api.get(
+    '/system/df',
+    engineRoute(ctx, async (req, res, version) => {
+      const raw = req.query.type;
+      const requested = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).map(String);
+      const types = new Set(apiVersionAtLeast(version, '1.42') ? requested : []);
+      for (const t of types) if (!DF_TYPES.includes(t)) throw EngineError.invalidParameter(`unknown object type: ${t}`);
+      const want = (t: string): boolean => types.size === 0 || types.has(t);
+      let usage: Record<string, unknown>;
+      if (runtime.diskUsage) usage = await runtime.diskUsage({ types, apiVersion: version });
+      else {
+        const noFilters = new Map();
+        const [images, containers, volumes] = await Promise.all([
+          want('image') && runtime.listImages
+            ? runtime.listImages({ all: true, filters: noFilters, digests: false, sharedSize: false, apiVersion: version })
+            : Promise.resolve(undefined),
+          want('container') ? runtime.list({ all: true, filters: noFilters }) : Promise.resolve(undefined),
+          want('volume') && runtime.listVolumes ? runtime.listVolumes(noFilters, version).then((v) => v.Volumes) : Promise.resolve(undefined),
+        ]);
+        usage = {
+          ...(images ? { LayersSize: images.reduce((sum, i) => sum + (typeof i.Size === 'number' ? i.Size : 0), 0), Images: images } : {}),
+          ...(containers ? { Containers: containers.map((c) => ({ SizeRw: 0, SizeRootFs: 0, ...c })) } : {}),
+          ...(volumes ? { Volumes: volumes } : {}),
+          ...(want('build-cache') ? { BuildCache: [] } : {}),
+        };
+      }
+      if (apiVersionAtLeast(version, '1.31') && apiVersionLessThan(version, '1.42')) usage = { BuilderSize: 0, ...usage };
+      writeEngineJson(res.status(200), usage);
+    }),
+  );
+}

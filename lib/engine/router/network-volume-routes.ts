@@ -1,0 +1,101 @@
+import type { Request, Router } from 'express';
+import { engineRoute, type EngineContext } from './context.js';
+import { readJsonBody } from './read-json-body.js';
+import { EngineError } from '../errors/engine-error.js';
+import { writeEngineJson } from '../errors/write-engine-error.js';
+import { boolValue, parseFilters, queryString } from '../http/query.js';
+import { apiVersionAtLeast } from '../version/api-version.js';
+import type { VolumeCreateBody } from '../runtime/operations/volume-operations.js';
+
+const NETWORK_FILTERS = ['name', 'id', 'driver', 'type', 'scope', 'label', 'dangling'];
+const VOLUME_FILTERS = ['dangling', 'driver', 'label', 'name'];
+const VOLUME_PRUNE_FILTERS = ['label', 'all'];
+
+/**
+ * `GET /networks`, `GET /networks/{id}` and the volume routes. Listing is what clients do
+ * before anything else (`docker network ls`, `docker volume ls`, testcontainers); a runtime
+ * without the operation answers 501 naming it.
+ */
+export function registerNetworkVolumeRoutes(api: Router, ctx: EngineContext): void {
+  const { runtime, settings } = ctx;
+  const param = (req: Request, key: string): string => (req.params as Record<string, string>)[key] ?? '';
+
+  api.get(
+    '/networks',
+    engineRoute(ctx, async (req, res, version) => {
+      if (!runtime.listNetworks) throw EngineError.unsupported('listing networks', runtime.name);
+      const networks = await runtime.listNetworks(parseFilters(queryString(req.query.filters), NETWORK_FILTERS), version);
+      // From API 1.28 the list no longer carries each network's containers; only inspect does.
+      const trimmed = apiVersionAtLeast(version, '1.28') ? networks.map((n) => ({ ...n, Containers: {} })) : networks;
+      writeEngineJson(res.status(200), trimmed);
+    }),
+  );
+
+  api.get(
+    '/networks/:id',
+    engineRoute(ctx, async (req, res, version) => {
+      if (!runtime.inspectNetwork) throw EngineError.unsupported('inspecting networks', runtime.name);
+      const scope = queryString(req.query.scope);
+      if (scope !== undefined && scope !== '' && !['local', 'swarm', 'global'].includes(scope)) {
+        throw EngineError.invalidParameter(`invalid scope: ${scope}`);
+      }
+      const network = await runtime.inspectNetwork(param(req, 'id'), {
+        // `verbose` arrived in API 1.28, `scope` in 1.31; older requests get neither, as from dockerd.
+        verbose: apiVersionAtLeast(version, '1.28') && boolValue(req.query.verbose),
+        ...(scope && apiVersionAtLeast(version, '1.31') ? { scope } : {}),
+        apiVersion: version,
+      });
+      writeEngineJson(res.status(200), network);
+    }),
+  );
+
+  api.get(
+    '/volumes',
+    engineRoute(ctx, async (req, res, version) => {
+      if (!runtime.listVolumes) throw EngineError.unsupported('listing volumes', runtime.name);
+      writeEngineJson(res.status(200), await runtime.listVolumes(parseFilters(queryString(req.query.filters), VOLUME_FILTERS), version));
+    }),
+  );
+
+  api.post(
+    '/volumes/create',
+    engineRoute(ctx, async (req, res, version) => {
+      if (!runtime.createVolume) {
+        req.resume();
+        throw EngineError.unsupported('creating volumes', runtime.name);
+      }
+      const body = (await readJsonBody(req, settings.maxBodyBytes)) ?? {};
+      if (typeof body !== 'object' || Array.isArray(body)) throw EngineError.invalidParameter('volume create body must be a JSON object');
+      // Which names are valid is the volume driver's business (dockerd's local driver checks its own); a non-string is not a name.
+      const { Name, Driver } = body as VolumeCreateBody;
+      if (Name !== undefined && typeof Name !== 'string') throw EngineError.invalidParameter('volume Name must be a string');
+      if (Driver !== undefined && typeof Driver !== 'string') throw EngineError.invalidParameter('volume Driver must be a string');
+      writeEngineJson(res.status(201), await runtime.createVolume(body as VolumeCreateBody, version));
+    }),
+  );
+
+  api.post(
+    '/volumes/prune',
+    engineRoute(ctx, async (req, res, version) => {
+      if (!runtime.pruneVolumes) throw EngineError.unsupported('pruning volumes', runtime.name);
+      writeEngineJson(res.status(200), await runtime.pruneVolumes(parseFilters(queryString(req.query.filters), VOLUME_PRUNE_FILTERS), version));
+    }),
+  );
+
+  api.get(
+    '/volumes/:name',
+    engineRoute(ctx, async (req, res, version) => {
+      if (!runtime.inspectVolume) throw EngineError.unsupported('inspecting volumes', runtime.name);
+      writeEngineJson(res.status(200), await runtime.inspectVolume(param(req, 'name'), version));
+    }),
+  );
+
+  api.delete(
+    '/volumes/:name',
+    engineRoute(ctx, async (req, res) => {
+      if (!runtime.removeVolume) throw EngineError.unsupported('removing volumes', runtime.name);
+      await runtime.removeVolume(param(req, 'name'), boolValue(req.query.force));
+      res.status(204).end();
+    }),
+  );
+}

@@ -1,0 +1,89 @@
+import type { Readable } from 'node:stream';
+import type { EngineFilters } from '../../http/query.js';
+
+/** Options of `GET /images/json`. */
+export interface ImageListOptions {
+  /** `all`: include intermediate images. */
+  all: boolean;
+  /** `filters` (`dangling`, `label`, `reference`, `before`, `since`). */
+  filters: EngineFilters;
+  /** `digests`: include RepoDigests. */
+  digests: boolean;
+  /** `shared-size` (API ≥ 1.42): compute SharedSize. */
+  sharedSize: boolean;
+  apiVersion: string;
+}
+
+/** Options of `DELETE /images/{name}`. */
+export interface ImageRemoveOptions {
+  force: boolean;
+  /** `noprune`: keep untagged parents. */
+  noprune: boolean;
+  apiVersion: string;
+}
+
+/** One line of dockerd's image delete answer (types/image.DeleteResponse). */
+export type ImageDeleteItem = { Untagged: string } | { Deleted: string };
+
+/** `POST /images/prune` answer. */
+export interface ImagePruneReport {
+  ImagesDeleted: ImageDeleteItem[] | null;
+  SpaceReclaimed: number;
+}
+
+/** What `POST /images/load` hands the runtime. */
+export interface ImageLoadRequest {
+  /** The `docker save` tarball as the client sends it, read with back-pressure, never buffered whole. */
+  tar: Readable;
+  /** `quiet`: no progress bars, only the final `Loaded image: …` lines. */
+  quiet: boolean;
+  apiVersion: string;
+  /** Aborted when the client goes away. */
+  signal: AbortSignal;
+}
+
+/**
+ * Optional image operations. Image references arrive as the client sent them (name[:tag],
+ * name@digest, full or short id); an unknown one is 404 `No such image: <ref>`. A runtime
+ * with a real image store (content-addressed blobs) supplies all of them; a runtime whose
+ * images are configuration supplies the listing ones, and save/load answer 501.
+ */
+export interface ImageOperations {
+  /** `GET /images/json` body: image summaries (types/image.Summary). */
+  listImages(options: ImageListOptions): Promise<Record<string, unknown>[]>;
+  /** `GET /images/{name}/json` body (types.ImageInspect). */
+  inspectImage(ref: string, apiVersion: string): Promise<Record<string, unknown>>;
+  /** `GET /images/{name}/history` body (newest layer first). */
+  imageHistory(ref: string, apiVersion: string): Promise<Record<string, unknown>[]>;
+  /** `POST /images/{name}/tag`: `target` is the validated familiar `repo:tag`. */
+  tagImage(ref: string, target: string): Promise<void>;
+  /** `DELETE /images/{name}`: what was untagged and deleted, in dockerd's order; in use → 409. */
+  removeImage(ref: string, options: ImageRemoveOptions): Promise<ImageDeleteItem[]>;
+  /** `POST /images/prune`: unused images (only untagged ones unless `dangling=false`). */
+  pruneImages(filters: EngineFilters, apiVersion: string): Promise<ImagePruneReport>;
+  /**
+   * `GET /images/get?names=…` and `GET /images/{name}/get`: a `docker save` tarball
+   * (docker-archive with manifest.json, and an OCI layout where the store has one) as a
+   * stream; the router pipes it with back-pressure. Rejects before any byte for an unknown image.
+   */
+  saveImages(refs: string[], signal: AbortSignal): Promise<Readable>;
+  /**
+   * `POST /images/load`: reads the tarball and resolves with dockerd's JSON-lines output
+   * (`{"stream":"Loaded image: busybox:latest\n"}` per image, progress lines first unless
+   * quiet), streamed to the client; see {@link loadedImageLines} for the final lines.
+   */
+  loadImages(request: ImageLoadRequest): Promise<Readable>;
+}
+
+/**
+ * The lines dockerd writes at the end of a load for the references it loaded
+ * (`Loaded image: <ref>`, or `Loaded image ID: <id>` for an untagged one), as JSON lines.
+ *
+ * @example
+ * loadedImageLines(['busybox:latest']); // '{"stream":"Loaded image: busybox:latest\\n"}\r\n'
+ */
+export function loadedImageLines(refs: readonly string[]): string {
+  return refs
+    .map((ref) => JSON.stringify({ stream: `${ref.startsWith('sha256:') ? 'Loaded image ID' : 'Loaded image'}: ${ref}\n` }) + '\r\n')
+    .join('');
+}
