@@ -50,6 +50,11 @@ export class LayerFiles {
     }
   }
 
+  /** Removes a stored layer (one that failed a later check). */
+  async discard(diffId: string): Promise<void> {
+    await rm(this.layerFile(diffId), { force: true });
+  }
+
   /**
    * Unpacks the layers in order into the image's root filesystem (once: an existing one is kept),
    * in a temporary directory renamed into place, so a crash never leaves half a root.
