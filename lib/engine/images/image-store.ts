@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { EngineError } from '../errors/engine-error.js';
@@ -65,8 +65,12 @@ export class ImageStore implements ImageStoreApi {
     if (typeof dir !== 'string' || dir === '') throw new TypeError('"dir" must be the image store directory');
     const resolved = resolveStoreOptions(options);
     await mkdir(join(dir, 'blobs', 'sha256'), { recursive: true });
-    // Leftovers of an interrupted write are never part of the store.
     for (const sub of ['layers', 'rootfs']) await mkdir(join(dir, sub), { recursive: true });
+    // Leftovers of an interrupted write (temporary names, spooled archives) are never part of the store.
+    await rm(join(dir, 'tmp'), { recursive: true, force: true });
+    for (const sub of ['layers', 'rootfs', join('blobs', 'sha256')]) {
+      for (const name of await readdir(join(dir, sub))) if (name.startsWith('.tmp-')) await rm(join(dir, sub, name), { recursive: true, force: true });
+    }
     return new ImageStore(dir, await ImageIndex.load(join(dir, 'images.json')), resolved);
   }
 

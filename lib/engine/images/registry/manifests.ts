@@ -68,7 +68,7 @@ export function parseManifest(body: Buffer, contentType: string | null): ImageMa
   let type = (contentType ?? '').split(';')[0]?.trim() || declared || '';
   // OCI image-spec: mediaType is optional in a manifest; a config field tells a manifest from an index.
   if (type === 'application/json' || type === '') type = declared ?? ('config' in json ? MEDIA.ociManifest : MEDIA.ociIndex);
-  if (json.schemaVersion === 1 || type.includes('manifest.v1+')) {
+  if (json.schemaVersion === 1 || type.startsWith('application/vnd.docker.distribution.manifest.v1')) {
     throw EngineError.invalidParameter('Docker image manifest version 2, schema 1 is not supported: push the image again with a current client');
   }
   if (type === MEDIA.ociIndex || type === MEDIA.dockerList) {

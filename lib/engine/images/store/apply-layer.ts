@@ -16,9 +16,10 @@ const badLayer = (message: string) => EngineError.invalidParameter(`invalid laye
 
 /** A tar member name as a clean path relative to the root, or undefined for the root itself. */
 export function layerPath(name: string): string | undefined {
-  const clean = posix.normalize(`/${name}`).slice(1).replace(/\/$/, '');
+  // As dockerd's archive package: the name joined to the root must stay under it (a breakout is refused).
+  const clean = posix.normalize(name.replace(/^\/+/, '')).replace(/\/$/, '');
+  if (clean === '..' || clean.startsWith('../')) throw badLayer(`${name} leaves the root`);
   if (clean === '' || clean === '.') return undefined;
-  if (clean.split('/').includes('..')) throw badLayer(`${name} leaves the root`);
   return clean;
 }
 
