@@ -189,7 +189,7 @@ export class ImageStore implements ImageStoreApi {
     return saveArchive(this, refs);
   }
 
-  tag(source: string, repo: string, tag = 'latest'): Promise<void> {
+  async tag(source: string, repo: string, tag = 'latest'): Promise<void> {
     const record = this.recordOrThrow(source);
     const ref = normalizeRef(`${repo}:${tag}`);
     return this.exclusive(async () => {
