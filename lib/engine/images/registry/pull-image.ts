@@ -5,7 +5,7 @@ import { EngineError } from '../../errors/engine-error.js';
 import { parsePullReference } from '../../http/pull-reference.js';
 import type { ImageStore } from '../image-store.js';
 import type { ImageConfigBlob, ImagePullRequest, StoredLayer } from '../image-store-types.js';
-import { HashingStream, sha256Of, verifyDigest } from '../store/digest.js';
+import { HashingStream, isSha256Digest, sha256Of, verifyDigest } from '../store/digest.js';
 import { repositoryOf, shortId } from '../store/references.js';
 import { ACCEPTED_MANIFESTS, parseManifest, selectManifest, type Descriptor, type ImageManifest } from './manifests.js';
 import { formatPlatform, parsePlatform } from './platform.js';
@@ -33,6 +33,15 @@ async function refusal(res: Response, ref: string): Promise<EngineError> {
 }
 
 async function fetchManifest(session: RegistrySession, reference: string, ref: string): Promise<{ digest: string; body: Buffer; contentType: string | null }> {
+  if (!reference.startsWith('sha256:')) {
+    // As dockerd 28 (containerd's resolver): HEAD the tag for its digest, then GET by digest, so
+    // the manifest is verified by content. A HEAD has no error body: any other answer falls
+    // through to a GET of the tag, whose body carries the registry's reason.
+    const head = await session.request('HEAD', `manifests/${reference}`, ACCEPTED_MANIFESTS.join(', '));
+    const digest = head.headers.get('docker-content-digest');
+    await head.body?.cancel();
+    if (head.status === 200 && isSha256Digest(digest)) reference = digest;
+  }
   const res = await session.get(`manifests/${reference}`, ACCEPTED_MANIFESTS.join(', '));
   if (res.status !== 200) throw await refusal(res, ref);
   const body = await smallBody(res, MAX_MANIFEST_BYTES);

@@ -15,6 +15,9 @@ export function usesPlainHttp(host: string, insecure: ReadonlySet<string>): bool
   return isIP(hostname) === 4 && hostname.startsWith('127.');
 }
 
+/** Go's url.Error spelling of a method (`Get`, `Head`), as the Docker client's messages show it. */
+const verb = (method: string) => method[0] + method.slice(1).toLowerCase();
+
 /** Options of {@link RegistrySession}. */
 export interface RegistrySessionOptions {
   /** `host[:port]`; Docker Hub names are sent to registry-1.docker.io. */
@@ -48,28 +51,33 @@ export class RegistrySession {
   }
 
   /** GETs `<base>/<suffix>`, authenticating on a 401 challenge and trying once more. */
-  async get(suffix: string, accept?: string): Promise<Response> {
+  get(suffix: string, accept?: string): Promise<Response> {
+    return this.request('GET', suffix, accept);
+  }
+
+  /** Sends `method <base>/<suffix>`, authenticating on a 401 challenge and trying once more. */
+  async request(method: 'GET' | 'HEAD', suffix: string, accept?: string): Promise<Response> {
     const url = `${this.base}/${suffix}`;
     const send = () => {
       const headers: Record<string, string> = {};
       if (accept) headers.Accept = accept;
       if (this.#authorization) headers.Authorization = this.#authorization;
-      return this.#o.fetch(url, { headers, ...(this.#o.signal ? { signal: this.#o.signal } : {}) }).catch((err: unknown) => {
+      return this.#o.fetch(url, { method, headers, ...(this.#o.signal ? { signal: this.#o.signal } : {}) }).catch((err: unknown) => {
         if (this.#o.signal?.aborted) throw err;
-        throw EngineError.system(`Get "${url}": ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`);
+        throw EngineError.system(`${verb(method)} "${url}": ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`);
       });
     };
     const first = await send();
     if (first.status !== 401 || this.#o.credentials?.kind === 'registryToken') return first;
     const header = first.headers.get('www-authenticate');
-    const authorization = await this.#answer(header, url);
+    const authorization = await this.#answer(header, `${verb(method)} "${url}"`);
     if (!authorization || authorization === this.#authorization) return first;
     await first.body?.cancel();
     this.#authorization = authorization;
     return send();
   }
 
-  async #answer(header: string | null, url: string): Promise<string | undefined> {
+  async #answer(header: string | null, request: string): Promise<string | undefined> {
     const creds = this.#o.credentials;
     if (header && /^\s*basic\b/i.test(header)) {
       return creds?.kind === 'password' ? `Basic ${Buffer.from(`${creds.username}:${creds.password}`).toString('base64')}` : undefined;
@@ -87,7 +95,7 @@ export class RegistrySession {
       if (!(err instanceof TokenFetchError)) throw err;
       // As the Docker client reports a token endpoint's refusal: the request it was for, then why.
       const why = err.status === 401 || err.status === 400 ? 'unauthorized: authentication required' : err.message;
-      throw new EngineError(err.status === 401 || err.status === 400 ? 'Unauthorized' : 'System', `Get "${url}": ${why}`);
+      throw new EngineError(err.status === 401 || err.status === 400 ? 'Unauthorized' : 'System', `${request}: ${why}`);
     }
   }
 }
