@@ -33,3 +33,9 @@ export { processRuntime, type ProcessRuntimeOptions, type ProcessImage } from '.
 export { scriptedRuntime, type ScriptedRuntimeOptions, type ScriptedImage, type ScriptRun, type ScriptResult } from './runtime/scripted/scripted-runtime.js';
 export { dockerRuntime, type DockerRuntimeOptions } from './runtime/docker/docker-runtime.js';
 export { familiarImageRef } from './runtime/local/image-ref.js';
+export { ImageStore, type CommitRequest } from './images/image-store.js';
+export { decodeRegistryAuth, type PullCredentials } from './images/registry/registry-auth.js';
+export type {
+  ImageStoreApi, ImageStoreOptions, ImageUsage, ImagePullRequest, ImageRemoveOptions, ImageDeleteEntry, ImagePruneResult,
+  ImageRecord, ImageConfigBlob, ImageRunConfig, ImageHistoryEntry, ResolvedImage, StoredLayer,
+} from './images/image-store-types.js';
