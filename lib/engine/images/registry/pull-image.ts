@@ -51,6 +51,9 @@ async function fetchManifest(session: RegistrySession, reference: string, ref: s
   return { digest, body, contentType: res.headers.get('content-type') };
 }
 
+/** Writes one progress line unless the client has gone. */
+type Send = (text: string) => void;
+
 /** One JSON-lines progress message in dockerd's jsonmessage shape. */
 const line = (message: Record<string, unknown>) => `${JSON.stringify(message)}\n`;
 const layerLine = (status: string, id: string, progressDetail: Record<string, number> = {}) => line({ status, progressDetail, id });
@@ -99,12 +102,16 @@ export async function pullImage(store: ImageStore, request: ImagePullRequest): P
   const byDigest = target.tagOrDigest.startsWith('sha256:');
   const repoDigest = `${name}@${top.digest}`;
   const out = new PassThrough();
+  // The client may go away mid-pull (the route destroys the stream): the pull still completes, quietly.
+  const send: Send = (text) => {
+    if (!out.destroyed && !out.writableEnded) out.write(text);
+  };
   const run = async () => {
-    out.write(line({ status: `Pulling from ${target.path}`, id: target.tagOrDigest }));
+    send(line({ status: `Pulling from ${target.path}`, id: target.tagOrDigest }));
     const existing = store.record(image.config.digest);
     if (existing && (byDigest ? existing.repoDigests.includes(repoDigest) : existing.repoTags.includes(target.ref))) {
-      out.write(line({ status: `Digest: ${top.digest}` }));
-      out.write(line({ status: `Status: Image is up to date for ${target.ref}` }));
+      send(line({ status: `Digest: ${top.digest}` }));
+      send(line({ status: `Status: Image is up to date for ${target.ref}` }));
       return;
     }
     const layers: StoredLayer[] = [];
@@ -113,17 +120,17 @@ export async function pullImage(store: ImageStore, request: ImagePullRequest): P
       const stored = await store.files.stored(diffId);
       if (stored) {
         layers[i] = stored;
-        out.write(layerLine('Already exists', shortId(image.layers[i]?.digest as string)));
+        send(layerLine('Already exists', shortId(image.layers[i]?.digest as string)));
       } else {
         fresh.add(i);
-        out.write(layerLine('Pulling fs layer', shortId(image.layers[i]?.digest as string)));
+        send(layerLine('Pulling fs layer', shortId(image.layers[i]?.digest as string)));
       }
     }
-    for (const i of fresh) layers[i] = await downloadLayer(store, session, image.layers[i] as Descriptor, diffIds[i] as string, target.ref, out);
+    for (const i of fresh) layers[i] = await downloadLayer(store, session, image.layers[i] as Descriptor, diffIds[i] as string, target.ref, send);
     let current = -1;
     let timer: NodeJS.Timeout | undefined;
     const finish = (index: number) => {
-      if (fresh.has(index)) out.write(layerLine('Pull complete', shortId(image.layers[index]?.digest as string)));
+      if (fresh.has(index)) send(layerLine('Pull complete', shortId(image.layers[index]?.digest as string)));
     };
     try {
       await store.commit({
@@ -135,26 +142,26 @@ export async function pullImage(store: ImageStore, request: ImagePullRequest): P
           if (!fresh.has(index)) return;
           const id = shortId(image.layers[index]?.digest as string);
           const total = layers[index]?.size ?? 0;
-          out.write(layerLine('Extracting', id, { current: 0, total }));
-          timer = setInterval(() => out.write(layerLine('Extracting', id, { current: Math.min(read(), total), total })), 200);
+          send(layerLine('Extracting', id, { current: 0, total }));
+          timer = setInterval(() => send(layerLine('Extracting', id, { current: Math.min(read(), total), total })), 200);
         },
       });
     } finally {
       clearInterval(timer);
     }
     if (current >= 0) finish(current);
-    out.write(line({ status: `Digest: ${top.digest}` }));
-    out.write(line({ status: `Status: Downloaded newer image for ${target.ref}` }));
+    send(line({ status: `Digest: ${top.digest}` }));
+    send(line({ status: `Status: Downloaded newer image for ${target.ref}` }));
   };
-  run().then(() => out.end(), (err: unknown) => {
+  run().then(() => { if (!out.destroyed) out.end(); }, (err: unknown) => {
     const message = err instanceof Error ? err.message : String(err);
-    out.end(line({ errorDetail: { message }, error: message }));
+    if (!out.destroyed) out.end(line({ errorDetail: { message }, error: message }));
   });
   return out;
 }
 
 /** Streams one layer blob into the store: compressed digest and size, then diff ID, both verified. */
-async function downloadLayer(store: ImageStore, session: RegistrySession, layer: Descriptor, diffId: string, ref: string, out: PassThrough): Promise<StoredLayer> {
+async function downloadLayer(store: ImageStore, session: RegistrySession, layer: Descriptor, diffId: string, ref: string, send: Send): Promise<StoredLayer> {
   const id = shortId(layer.digest);
   const res = await session.get(`blobs/${layer.digest}`);
   if (res.status !== 200 || !res.body) throw await refusal(res, ref);
@@ -165,7 +172,7 @@ async function downloadLayer(store: ImageStore, session: RegistrySession, layer:
       if (hasher.bytes > layer.size) return callback(EngineError.invalidParameter(`layer ${layer.digest} is larger than its manifest says (${layer.size} bytes)`));
       if (hasher.bytes - reported >= 256 * 1024 || hasher.bytes === layer.size) {
         reported = hasher.bytes;
-        out.write(layerLine('Downloading', id, { current: hasher.bytes, total: layer.size }));
+        send(layerLine('Downloading', id, { current: hasher.bytes, total: layer.size }));
       }
       callback(null, chunk);
     },
@@ -180,7 +187,7 @@ async function downloadLayer(store: ImageStore, session: RegistrySession, layer:
     await store.files.discard(diffId);
     throw err;
   }
-  out.write(layerLine('Verifying Checksum', id));
-  out.write(layerLine('Download complete', id));
+  send(layerLine('Verifying Checksum', id));
+  send(layerLine('Download complete', id));
   return stored;
 }

@@ -73,7 +73,11 @@ export class LayerFiles {
         onLayer?.(index, () => tar.bytesRead);
         await applyLayer(temp, tar);
       }
-      await rename(temp, target);
+      await rename(temp, target).catch(async (err: NodeJS.ErrnoException) => {
+        // Another pull of the same image finished first: its root is the same content.
+        if (!(await stat(target).catch(() => undefined))) throw err;
+        await rm(temp, { recursive: true, force: true });
+      });
     } catch (err) {
       await rm(temp, { recursive: true, force: true });
       throw err;
