@@ -158,7 +158,7 @@ describeWithPeers('image store pulls from a registry through the token flow', [
     const theirs = join(dir, 'theirs.tar');
     expectSuccess(await cli.docker(['save', '-o', theirs, 'busybox:local']));
     const fresh = await ImageStore.open(join(dir, 'loaded'));
-    expect(await text(await fresh.load(createReadStream(theirs)))).toBe(`${JSON.stringify({ stream: 'Loaded image: busybox:local\n' })}\n`);
+    expect(await text(await fresh.load(createReadStream(theirs)))).toBe(`${JSON.stringify({ stream: 'Loaded image: busybox:local\n' })}\r\n`);
     expect((await fresh.inspect('busybox:local')).Id).toBe((await cli.docker(['image', 'inspect', '--format', '{{.Id}}', 'busybox:local'])).stdout.trim());
   }, 60_000);
 

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { EngineFilters } from '../http/query.js';
 
 /**
  * The part of an OCI image config (image-spec config.md `config`) a runtime applies at create.
@@ -89,7 +90,10 @@ export interface ImagePullRequest {
 export interface ImageRemoveOptions {
   /** Untag every reference / delete even when a stopped container uses it (dockerd's `force`). */
   force?: boolean;
-  /** dockerd's `noprune`: accepted only as false (untagged parents do not exist here). */
+  /**
+   * dockerd's `noprune` (keep untagged parent images). Honoured trivially: images in this store
+   * have no parent images (every image carries its whole layer list), so there is nothing to prune.
+   */
   noprune?: boolean;
 }
 
@@ -130,15 +134,20 @@ export interface ImageStoreApi {
   seedBusybox(tags?: string[]): Promise<string>;
   /** Pulls; resolves with dockerd's JSON-lines progress (bytes). Rejects before output when it cannot start. */
   pull(request: ImagePullRequest): Promise<Readable>;
-  /** `docker load`: a docker-archive (or OCI layout) tar; resolves with dockerd's JSON-lines messages. */
-  load(archive: Readable): Promise<Readable>;
-  /** `docker save`: a docker-archive tar of the named images. */
-  save(refs: string[]): Promise<Readable>;
+  /**
+   * `docker load`: a docker-archive (or OCI layout) tar, spooled to disk, never buffered; resolves
+   * with dockerd's JSON-lines messages (`Loaded image: …`) once everything is imported; a broken
+   * archive rejects (400) before any output. `signal` abandons the load.
+   */
+  load(archive: Readable, options?: { signal?: AbortSignal }): Promise<Readable>;
+  /** `docker save`: a docker-archive tar of the named images, streamed; unknown → 404 before any byte. */
+  save(refs: string[], signal?: AbortSignal): Promise<Readable>;
   tag(source: string, repo: string, tag?: string): Promise<void>;
   remove(ref: string, options?: ImageRemoveOptions): Promise<ImageDeleteEntry[]>;
-  prune(options?: { dangling?: boolean }): Promise<ImagePruneResult>;
-  /** `GET /images/json` body. */
-  list(): Promise<Record<string, unknown>[]>;
+  /** `POST /images/prune` with its filters (`dangling` defaulting to true, `until`, `label`, `label!`). */
+  prune(filters?: EngineFilters): Promise<ImagePruneResult>;
+  /** `GET /images/json` body with its filters (`dangling`, `label`, `reference`, `before`, `since`, `until`). */
+  list(filters?: EngineFilters): Promise<Record<string, unknown>[]>;
   /** `GET /images/{name}/json` body; 404 when unknown. */
   inspect(ref: string): Promise<Record<string, unknown>>;
   /** `GET /images/{name}/history` body; 404 when unknown. */

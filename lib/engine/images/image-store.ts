@@ -17,8 +17,11 @@ import { writeFileAtomic } from './store/atomic-file.js';
 import { digestHex, isSha256Digest, sha256Of } from './store/digest.js';
 import { ImageIndex } from './store/image-index.js';
 import { LayerFiles } from './store/layer-files.js';
-import { normalizeRef, shortId } from './store/references.js';
+import { normalizeRef } from './store/references.js';
+import { planRemoval } from './store/removal-plan.js';
 import { historyView, inspectView, listView } from './store/views.js';
+import { danglingFilter, imageMatches, LIST_FILTERS, PRUNE_FILTERS } from './store/image-filters.js';
+import type { EngineFilters } from '../http/query.js';
 
 /** What {@link ImageStore.commit} needs: a verified config and its layers, already stored. */
 export interface CommitRequest {
@@ -181,12 +184,12 @@ export class ImageStore implements ImageStoreApi {
     return pullImage(this, request);
   }
 
-  load(archive: Readable): Promise<Readable> {
-    return loadArchive(this, archive);
+  load(archive: Readable, options: { signal?: AbortSignal } = {}): Promise<Readable> {
+    return loadArchive(this, archive, options.signal);
   }
 
-  save(refs: string[]): Promise<Readable> {
-    return saveArchive(this, refs);
+  save(refs: string[], signal?: AbortSignal): Promise<Readable> {
+    return saveArchive(this, refs, signal);
   }
 
   async tag(source: string, repo: string, tag = 'latest'): Promise<void> {
@@ -205,49 +208,32 @@ export class ImageStore implements ImageStoreApi {
    * in several repositories needs `force`.
    */
   remove(ref: string, options: ImageRemoveOptions = {}): Promise<ImageDeleteEntry[]> {
-    if (options.noprune) throw EngineError.invalidParameter('noprune is not supported: this store has no parent images to keep');
     return this.exclusive(async () => {
       const record = this.recordOrThrow(ref);
-      const force = options.force ?? false;
-      const users = this.options.usage(record.id);
-      const running = users.find((u) => u.running);
-      const stopped = users.find((u) => !u.running);
-      const byId = record.repoTags.every((t) => t !== safeNormalize(ref)) && record.repoDigests.every((d) => d !== safeNormalize(ref));
-      const entries: ImageDeleteEntry[] = [];
-      if (!byId) {
-        const named = safeNormalize(ref) as string;
-        const others = record.repoTags.length + record.repoDigests.length - 1;
-        if (others === 0 && !force && (running ?? stopped)) {
-          const user = (running ?? stopped) as { id: string };
-          throw EngineError.conflict(`conflict: unable to remove repository reference "${ref}" (must force) - container ${shortId(user.id)} is using its referenced image ${shortId(record.id)}`);
-        }
-        record.repoTags = record.repoTags.filter((t) => t !== named);
-        record.repoDigests = record.repoDigests.filter((d) => d !== named);
-        entries.push({ Untagged: named });
-        if (others > 0 || running) {
-          await this.#index.save();
-          return entries;
-        }
-      } else {
-        const repos = new Set(record.repoTags.map((t) => t.slice(0, t.lastIndexOf(':'))));
-        if (running) throw EngineError.conflict(`conflict: unable to delete ${shortId(record.id)} (cannot be forced) - image is being used by running container ${shortId(running.id)}`);
-        if (!force && repos.size > 1) throw EngineError.conflict(`conflict: unable to delete ${shortId(record.id)} (must be forced) - image is referenced in multiple repositories`);
-        if (!force && stopped) throw EngineError.conflict(`conflict: unable to delete ${shortId(record.id)} (must be forced) - image is being used by stopped container ${shortId(stopped.id)}`);
-        for (const name of [...record.repoTags, ...record.repoDigests]) entries.push({ Untagged: name });
-      }
-      entries.push(...(await this.#deleteImage(record)));
+      const plan = planRemoval(record, safeNormalize(ref), options.force ?? false, this.options.usage(record.id), ref);
+      record.repoTags = record.repoTags.filter((t) => !plan.untag.includes(t));
+      record.repoDigests = record.repoDigests.filter((d) => !plan.untag.includes(d));
+      const entries: ImageDeleteEntry[] = plan.untag.map((name) => ({ Untagged: name }));
+      if (plan.deleteImage) entries.push(...(await this.#deleteImage(record)));
+      else await this.#index.save();
       return entries;
     });
   }
 
-  /** `docker image prune`: unused images without tags, or with `dangling: false` every unused image. */
-  prune(options: { dangling?: boolean } = {}): Promise<ImagePruneResult> {
-    const danglingOnly = options.dangling ?? true;
+  /**
+   * `docker image prune`: unused images matching the filters (`dangling`, default true: only
+   * untagged ones; `until`, `label`, `label!`). An image a container uses is never pruned.
+   */
+  prune(filters: EngineFilters = new Map()): Promise<ImagePruneResult> {
+    for (const key of filters.keys()) if (!(PRUNE_FILTERS as readonly string[]).includes(key)) throw EngineError.invalidParameter(`Invalid filter '${key}'`);
+    const effective = new Map(filters);
+    if (danglingFilter(filters) === undefined) effective.set('dangling', new Set(['true']));
+    if (danglingFilter(filters) === false) effective.delete('dangling');
     return this.exclusive(async () => {
       const deleted: ImageDeleteEntry[] = [];
       let reclaimed = 0;
       for (const record of this.#index.all()) {
-        if (danglingOnly && record.repoTags.length > 0) continue;
+        if (!imageMatches({ record, config: await this.config(record.id) }, effective, () => undefined)) continue;
         if (this.options.usage(record.id).length > 0) continue;
         for (const name of [...record.repoTags, ...record.repoDigests]) deleted.push({ Untagged: name });
         reclaimed += record.layers.reduce((sum, l) => sum + l.size, 0);
@@ -274,8 +260,12 @@ export class ImageStore implements ImageStoreApi {
     return entries;
   }
 
-  async list(): Promise<Record<string, unknown>[]> {
-    return Promise.all(this.#index.all().map(async (r) => listView(r, await this.config(r.id))));
+  /** `GET /images/json` body, filtered (`dangling`, `label`, `reference`, `before`, `since`, `until`). */
+  async list(filters: EngineFilters = new Map()): Promise<Record<string, unknown>[]> {
+    for (const key of filters.keys()) if (!(LIST_FILTERS as readonly string[]).includes(key)) throw EngineError.invalidParameter(`Invalid filter '${key}'`);
+    const subjects = await Promise.all(this.#index.all().map(async (record) => ({ record, config: await this.config(record.id) })));
+    const find = (ref: string) => subjects.find((s) => s.record.id === this.record(ref)?.id);
+    return subjects.filter((s) => imageMatches(s, filters, find)).map((s) => listView(s.record, s.config));
   }
 
   async inspect(ref: string): Promise<Record<string, unknown>> {

@@ -77,7 +77,7 @@ describe('docker load: layers applied in order with whiteouts; the config is kep
     const base = await tarOf([{ name: 'f', content: 'base' }, { name: 'gone', content: 'g' }]);
     const top = await tarOf([{ name: 'f', content: 'top' }, { name: '.wh.gone', content: '' }]);
     const out = await collect(await store.load(streamOf(await archiveOf([base, top], 'app:1'))));
-    expect(out.toString()).toBe(`${JSON.stringify({ stream: 'Loaded image: app:1\n' })}\n`);
+    expect(out.toString()).toBe(`${JSON.stringify({ stream: 'Loaded image: app:1\n' })}\r\n`);
   });
 
   test('the root filesystem is the merged layers', async () => {
@@ -156,10 +156,24 @@ describe('tag, rmi and prune follow dockerd: untag vs delete, conflicts with con
     const store = await ImageStore.open(join(dir, 'prune'));
     await store.load(streamOf(await archiveOf([await tarOf([{ name: 'a', content: '3' }])], 'p:1')));
     expect(await store.prune()).toEqual({ ImagesDeleted: null, SpaceReclaimed: 0 });
-    const pruned = await store.prune({ dangling: false });
+    const pruned = await store.prune(new Map([['dangling', new Set(['false'])]]));
     expect(pruned.ImagesDeleted).toContainEqual({ Untagged: 'p:1' });
     expect(pruned.SpaceReclaimed).toBeGreaterThan(0);
     expect(await store.list()).toEqual([]);
+  });
+
+  test('list filters: dangling, label, reference globs, before/since; an unknown filter is a 400', async () => {
+    const store = await ImageStore.open(join(dir, 'filters'));
+    await store.load(streamOf(await archiveOf([await tarOf([{ name: 'a', content: '4' }])], 'web:1')));
+    const f = (key: string, value: string) => new Map([[key, new Set([value])]]);
+    expect((await store.list(f('reference', 'web'))).map((i) => i.RepoTags)).toEqual([['web:1']]);
+    expect(await store.list(f('reference', 'db*'))).toEqual([]);
+    expect(await store.list(f('label', 'l=v'))).toHaveLength(1);
+    expect(await store.list(f('label', 'l=w'))).toEqual([]);
+    expect(await store.list(f('dangling', 'true'))).toEqual([]);
+    await expect(store.list(f('dangling', 'maybe'))).rejects.toMatchObject({ status: 400, message: "Invalid filter 'dangling=maybe'" });
+    await expect(store.list(f('since', 'ghost:1'))).rejects.toMatchObject({ status: 404 });
+    await expect(store.list(f('nope', 'x'))).rejects.toMatchObject({ status: 400, message: "Invalid filter 'nope'" });
   });
 
   test('unknown images are dockerd\'s 404', async () => {

@@ -85,10 +85,12 @@ async function ociLayoutImages(spool: SpooledArchive, platform: string): Promise
  * ID: <id>` for an untagged one, and the note dockerd writes when a tag moves). A broken archive
  * is a 400 before any output.
  */
-export async function loadArchive(store: ImageStore, archive: Readable): Promise<Readable> {
+export async function loadArchive(store: ImageStore, archive: Readable, signal?: AbortSignal): Promise<Readable> {
   await mkdir(join(store.dir, 'tmp'), { recursive: true });
   const dir = await mkdtemp(join(store.dir, 'tmp', 'load-'));
   const lines: string[] = [];
+  const abort = () => archive.destroy(new Error('the client went away'));
+  signal?.addEventListener('abort', abort, { once: true });
   try {
     const spool = await SpooledArchive.from(archive, dir);
     const images = spool.has('manifest.json') ? await dockerArchiveImages(spool) : spool.has('index.json') ? await ociLayoutImages(spool, store.options.platform) : undefined;
@@ -126,7 +128,9 @@ export async function loadArchive(store: ImageStore, archive: Readable): Promise
       for (const tag of tags) lines.push(`Loaded image: ${tag}\n`);
     }
   } finally {
+    signal?.removeEventListener('abort', abort);
     await rm(dir, { recursive: true, force: true });
   }
-  return Readable.from([Buffer.from(lines.map((stream) => `${JSON.stringify({ stream })}\n`).join(''))]);
+  // dockerd's stream formatter ends each JSON message with CRLF.
+  return Readable.from([Buffer.from(lines.map((stream) => `${JSON.stringify({ stream })}\r\n`).join(''))]);
 }

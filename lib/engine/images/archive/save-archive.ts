@@ -40,7 +40,7 @@ function entriesFor(store: ImageStore, refs: string[]): SaveEntry[] {
  * (`[{Config, RepoTags, Layers}]`) and the legacy `repositories` file. Layers stream from the
  * store into the tar; nothing is buffered whole. Unknown names fail before any byte is sent.
  */
-export async function saveArchive(store: ImageStore, refs: string[]): Promise<Readable> {
+export async function saveArchive(store: ImageStore, refs: string[], signal?: AbortSignal): Promise<Readable> {
   const entries = entriesFor(store, refs);
   const configs = await Promise.all(entries.map((e) => store.config(e.record.id)));
   const archive = pack();
@@ -90,5 +90,7 @@ export async function saveArchive(store: ImageStore, refs: string[]): Promise<Re
     archive.finalize();
   };
   write().catch((err: Error) => archive.destroy(err));
-  return Readable.from(archive as unknown as AsyncIterable<Buffer>, { objectMode: false });
+  const out = Readable.from(archive as unknown as AsyncIterable<Buffer>, { objectMode: false });
+  signal?.addEventListener('abort', () => out.destroy(), { once: true });
+  return out;
 }

@@ -54,8 +54,8 @@ async function fetchManifest(session: RegistrySession, reference: string, ref: s
 /** Writes one progress line unless the client has gone. */
 type Send = (text: string) => void;
 
-/** One JSON-lines progress message in dockerd's jsonmessage shape. */
-const line = (message: Record<string, unknown>) => `${JSON.stringify(message)}\n`;
+/** One JSON-lines progress message in dockerd's jsonmessage shape, CRLF-terminated as its stream formatter writes them. */
+const line = (message: Record<string, unknown>) => `${JSON.stringify(message)}\r\n`;
 const layerLine = (status: string, id: string, progressDetail: Record<string, number> = {}) => line({ status, progressDetail, id });
 
 /**
