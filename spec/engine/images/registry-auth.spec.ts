@@ -28,6 +28,7 @@ describe('X-Registry-Auth is base64url JSON of an AuthConfig (dockerd registry.D
     expect(decodeRegistryAuth(undefined)).toBeUndefined();
     expect(decodeRegistryAuth('')).toBeUndefined();
     expect(decodeRegistryAuth(header({}))).toBeUndefined();
+    expect(decodeRegistryAuth(header(null))).toBeUndefined();
   });
 });
 

@@ -120,6 +120,18 @@ describe('docker save writes a docker-archive that docker load reads back to the
     expect(await readFile(join((await b.resolve('round:trip'))?.rootfs as string, 'hello'), 'utf8')).toBe('world');
   });
 
+  test('a gzipped archive loads too (docker save | gzip)', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const c = await ImageStore.open(join(dir, 'save-c'));
+    await c.load(streamOf(gzipSync(await archiveOf([await tarOf([{ name: 'z', content: 'zipped' }])], 'zipped:1'))));
+    expect(await readFile(join((await c.resolve('zipped:1'))?.rootfs as string, 'z'), 'utf8')).toBe('zipped');
+  });
+
+  test('a file that is not an image archive is a 400', async () => {
+    const c = await ImageStore.open(join(dir, 'save-c'));
+    await expect(c.load(streamOf(await tarOf([{ name: 'README', content: 'hi' }])))).rejects.toMatchObject({ status: 400, message: 'invalid image archive: neither manifest.json nor index.json found' });
+  });
+
   test('saving an unknown image is a 404 before any byte', async () => {
     const a = await ImageStore.open(join(dir, 'save-a'));
     await expect(a.save(['nope:1'])).rejects.toMatchObject({ status: 404, message: 'No such image: nope:1' });

@@ -10,6 +10,7 @@ import { normalizeRef } from '../store/references.js';
 import { parseManifest, selectManifest } from '../registry/manifests.js';
 import { parsePlatform } from '../registry/platform.js';
 import { SpooledArchive } from './spool-archive.js';
+import { decompressedLayer } from '../store/decompress.js';
 
 const bad = (why: string) => EngineError.invalidParameter(`invalid image archive: ${why}`);
 
@@ -92,7 +93,8 @@ export async function loadArchive(store: ImageStore, archive: Readable, signal?:
   const abort = () => archive.destroy(new Error('the client went away'));
   signal?.addEventListener('abort', abort, { once: true });
   try {
-    const spool = await SpooledArchive.from(archive, dir);
+    // dockerd also loads a gzipped archive (`docker save | gzip`), told by its magic bytes.
+    const spool = await SpooledArchive.from(await decompressedLayer(archive), dir);
     const images = spool.has('manifest.json') ? await dockerArchiveImages(spool) : spool.has('index.json') ? await ociLayoutImages(spool, store.options.platform) : undefined;
     if (!images) throw bad('neither manifest.json nor index.json found');
     for (const image of images) {

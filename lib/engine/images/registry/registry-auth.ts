@@ -30,7 +30,9 @@ export function decodeRegistryAuth(header: string | undefined): PullCredentials 
   } catch {
     throw invalid('not base64url-encoded JSON');
   }
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw invalid('not a JSON object');
+  // Go's json.Unmarshal of `null` into the AuthConfig leaves it empty: anonymous.
+  if (body === null) return undefined;
+  if (typeof body !== 'object' || Array.isArray(body)) throw invalid('not a JSON object');
   const fields = body as Record<string, unknown>;
   for (const [name, value] of Object.entries(fields)) {
     if (!FIELDS.has(name)) throw invalid(`unknown field "${name}"`);
