@@ -130,7 +130,10 @@ export interface ImageStoreApi {
   resolve(ref: string): Promise<ResolvedImage | undefined>;
   /** Copies the image's root filesystem into `destDir` (created; must not exist) for one container. */
   materialize(imageId: string, destDir: string): Promise<void>;
-  /** Builds (once, deterministically) the busybox image from busybox-static and tags it with `tags`. */
+  /**
+   * Builds the busybox image from busybox-static (deterministic: same binary, same ID) and tags it
+   * with those of `tags` (default `busybox:latest`) that name no image yet. Answers its ID.
+   */
   seedBusybox(tags?: string[]): Promise<string>;
   /** Pulls; resolves with dockerd's JSON-lines progress (bytes). Rejects before output when it cannot start. */
   pull(request: ImagePullRequest): Promise<Readable>;

@@ -5,6 +5,7 @@ import { lstat, mkdtemp, readFile, readlink, rm, writeFile } from 'node:fs/promi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ImageStore } from '../../../lib/engine/images/index.js';
+import { archiveOf, streamOf, tarOf } from './tar-fixture.js';
 
 const hasBusybox = existsSync('/bin/busybox');
 const describeSeed = hasBusybox ? describe : describe.skip;
@@ -60,6 +61,15 @@ describeSeed('the offline busybox image is a real, deterministic one-layer image
     expect(await readFile(join(image?.rootfs as string, 'etc/passwd'), 'utf8')).toMatch(/^root:/);
     expect(execFileSync(join(copy, 'bin/busybox'), ['echo', 'ok']).toString()).toBe('ok\n');
     await expect(store.materialize(id, copy)).rejects.toThrow(/already exists/);
+  });
+
+  test('a name that already means another image keeps it: the seed fills only free names', async () => {
+    const other = await ImageStore.open(join(dir, 'c'));
+    await other.load(streamOf(await archiveOf([await tarOf([{ name: 'real', content: 'pulled' }])], 'busybox:latest')));
+    const pulled = (await other.inspect('busybox:latest')).Id;
+    expect(await other.seedBusybox(['busybox:latest', 'alpine:latest'])).toBe(id);
+    expect((await other.inspect('busybox:latest')).Id).toBe(pulled);
+    expect((await other.inspect('alpine:latest')).Id).toBe(id);
   });
 
   test('the index survives a reopen', async () => {

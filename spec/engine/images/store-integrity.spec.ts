@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { extract } from 'tar-stream';
 import { ImageStore } from '../../../lib/engine/images/index.js';
 import { sha256Of } from '../../../lib/engine/images/store/digest.js';
-import { streamOf, tarOf } from './tar-fixture.js';
+import { archiveOf, collect, streamOf, tarOf } from './tar-fixture.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -17,38 +17,12 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function collect(stream: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer));
-  return Buffer.concat(chunks);
-}
-
 async function members(archive: Buffer): Promise<Map<string, Buffer>> {
   const out = new Map<string, Buffer>();
   const ex = extract();
   Readable.from([archive]).pipe(ex as unknown as NodeJS.WritableStream);
   for await (const entry of ex) out.set(entry.header.name, await collect(entry as unknown as Readable));
   return out;
-}
-
-/** A docker-archive with one image of the given layers (tars), tagged `tag`. */
-async function archiveOf(layers: Buffer[], tag: string, diffIds = layers.map((l) => sha256Of(l))): Promise<Buffer> {
-  const config = Buffer.from(JSON.stringify({ architecture: 'amd64', os: 'linux', config: { Cmd: ['cat', '/f'], Env: ['A=1'], WorkingDir: '/w', User: '1000', ExposedPorts: { '80/tcp': {} }, Labels: { l: 'v' } }, rootfs: { type: 'layers', diff_ids: diffIds }, history: layers.map((_, i) => ({ created: '2024-05-01T00:00:00Z', created_by: `step ${i}` })) }));
-  const files = [
-    ...layers.map((l, i) => ({ name: `l${i}/layer.tar`, content: l.toString('latin1') })),
-    { name: 'cfg.json', content: config.toString('latin1') },
-    { name: 'manifest.json', content: JSON.stringify([{ Config: 'cfg.json', RepoTags: [tag], Layers: layers.map((_, i) => `l${i}/layer.tar`) }]) },
-  ];
-  // tarOf writes strings; latin1 keeps the bytes of binary members as they are.
-  return tarOfBinary(files);
-}
-
-async function tarOfBinary(files: { name: string; content: string }[]): Promise<Buffer> {
-  const { pack } = await import('tar-stream');
-  const p = pack();
-  for (const f of files) await new Promise<void>((resolve, reject) => p.entry({ name: f.name }, Buffer.from(f.content, 'latin1'), (e) => (e ? reject(e) : resolve())));
-  p.finalize();
-  return collect(Readable.from(p as unknown as AsyncIterable<Buffer>));
 }
 
 describe('content is verified against its digest: a tampered layer is refused and nothing of it is kept', () => {

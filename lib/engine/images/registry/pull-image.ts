@@ -126,7 +126,14 @@ export async function pullImage(store: ImageStore, request: ImagePullRequest): P
         send(layerLine('Pulling fs layer', shortId(image.layers[i]?.digest as string)));
       }
     }
-    for (const i of fresh) layers[i] = await downloadLayer(store, session, image.layers[i] as Descriptor, diffIds[i] as string, target.ref, send);
+    // Three downloads at a time, as dockerd's default max-concurrent-downloads; the first failure stops the pull.
+    const queue = [...fresh];
+    const worker = async () => {
+      for (let i = queue.shift(); i !== undefined; i = queue.shift()) {
+        layers[i] = await downloadLayer(store, session, image.layers[i] as Descriptor, diffIds[i] as string, target.ref, send);
+      }
+    };
+    await Promise.all([worker(), worker(), worker()]);
     let current = -1;
     let timer: NodeJS.Timeout | undefined;
     const finish = (index: number) => {

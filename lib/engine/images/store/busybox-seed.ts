@@ -6,6 +6,7 @@ import { pack, type Header as Headers } from 'tar-stream';
 import { EngineError } from '../../errors/engine-error.js';
 import type { ImageStore } from '../image-store.js';
 import { serverPlatform } from '../registry/platform.js';
+import { sha256Of } from './digest.js';
 
 const run = promisify(execFile);
 
@@ -31,7 +32,9 @@ const DIRECTORIES: [string, number, number?][] = [
  * Builds the offline `busybox` image: one layer made from Debian's busybox-static
  * (`/bin/busybox`, a symbolic link per applet where `busybox --list-full` puts it, /etc/passwd
  * and /etc/group with root, a uid-1000 `user` and nobody, and /tmp), with fixed times and
- * ordering so the same binary always yields the same layer and image IDs. Answers the image ID.
+ * ordering so the same binary always yields the same layer and image IDs. Only names that do not
+ * already name an image are tagged (a pulled `busybox:latest` is never replaced). Answers the
+ * seed's image ID.
  */
 export async function buildBusyboxSeed(store: ImageStore, tags: string[], binary = '/bin/busybox'): Promise<string> {
   let program: Buffer;
@@ -74,6 +77,14 @@ export async function buildBusyboxSeed(store: ImageStore, tags: string[], binary
     os,
     rootfs: { type: 'layers', diff_ids: [layer.diffId] },
   };
-  const { id } = await store.commit({ config: Buffer.from(JSON.stringify(config)), layers: [layer], tags });
+  const bytes = Buffer.from(JSON.stringify(config));
+  // A name that already means an image (a real busybox pulled or loaded) keeps it: the seed only fills free names.
+  const free = tags.filter((tag) => store.record(tag) === undefined);
+  const id = sha256Of(bytes);
+  if (free.length === 0 && store.record(id) === undefined) {
+    if (!store.records().some((r) => r.layers.some((l) => l.diffId === layer.diffId))) await store.files.discard(layer.diffId);
+    return id;
+  }
+  await store.commit({ config: bytes, layers: [layer], tags: free });
   return id;
 }
