@@ -40,3 +40,9 @@ export {
 } from './runtime/operations/image-operations.js';
 export type { NetworkOperations, NetworkInspectOptions } from './runtime/operations/network-operations.js';
 export type { VolumeOperations, VolumeCreateBody, VolumePruneReport } from './runtime/operations/volume-operations.js';
+export { ImageStore, type CommitRequest } from './images/image-store.js';
+export { decodeRegistryAuth, type PullCredentials } from './images/registry/registry-auth.js';
+export type {
+  ImageStoreApi, ImageStoreOptions, ImageUsage, ImagePullRequest, ImageRemoveOptions as ImageStoreRemoveOptions, ImageDeleteEntry, ImagePruneResult,
+  ImageRecord, ImageConfigBlob, ImageRunConfig, ImageHistoryEntry, ResolvedImage, StoredLayer,
+} from './images/image-store-types.js';

@@ -30,6 +30,8 @@ const PUBLIC_API = [
   'engineRouter', 'listenEngine', 'handleEngineUpgrades', 'processRuntime', 'dockerRuntime', 'scriptedRuntime', 'EngineError',
   'writeEngineError', 'writeEngineJson', 'writeEngineAuthError', 'EngineClient', 'EngineClientError', 'gateApiVersion',
   'resolveVersionRange', 'compareApiVersions', 'encodeFrame', 'FrameDecoder', 'demultiplex', 'boolValue', 'loadedImageLines',
+  // image store
+  'ImageStore', 'decodeRegistryAuth',
 ];
 
 describe('the package entry point is ESM with types, for Node 20.19+', () => {

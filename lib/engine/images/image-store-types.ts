@@ -1,0 +1,158 @@
+import type { Readable } from 'node:stream';
+import type { EngineFilters } from '../http/query.js';
+
+/**
+ * The part of an OCI image config (image-spec config.md `config`) a runtime applies at create.
+ * Field names are the spec's (which are also dockerd's `ContainerConfig` names).
+ */
+export interface ImageRunConfig {
+  User?: string;
+  ExposedPorts?: Record<string, Record<string, never>>;
+  Env?: string[];
+  Entrypoint?: string[] | null;
+  Cmd?: string[] | null;
+  Volumes?: Record<string, Record<string, never>>;
+  WorkingDir?: string;
+  Labels?: Record<string, string> | null;
+  StopSignal?: string;
+  [field: string]: unknown;
+}
+
+/** One `history` entry of an image config. */
+export interface ImageHistoryEntry {
+  created?: string;
+  created_by?: string;
+  author?: string;
+  comment?: string;
+  empty_layer?: boolean;
+}
+
+/** The image config blob (image-spec config.md), as stored; its sha256 is the image ID. */
+export interface ImageConfigBlob {
+  created?: string;
+  author?: string;
+  architecture: string;
+  os: string;
+  variant?: string;
+  config?: ImageRunConfig;
+  rootfs: { type: 'layers'; diff_ids: string[] };
+  history?: ImageHistoryEntry[];
+  [field: string]: unknown;
+}
+
+/** A layer as the store keeps it: an uncompressed tar named by its diff ID. */
+export interface StoredLayer {
+  /** `sha256:…` of the uncompressed tar (the config's `rootfs.diff_ids` entry). */
+  diffId: string;
+  /** Bytes of the uncompressed tar. */
+  size: number;
+}
+
+/** What the store knows about one image. */
+export interface ImageRecord {
+  /** `sha256:…` of the config blob: dockerd's image ID. */
+  id: string;
+  /** Familiar `name:tag` references pointing at it (`busybox:latest`, `127.0.0.1:5000/alice/x:1`). */
+  repoTags: string[];
+  /** `name@sha256:…` manifest digests it was pulled by. */
+  repoDigests: string[];
+  layers: StoredLayer[];
+  /** ISO time the image was last tagged (dockerd's `Metadata.LastTagTime`). */
+  lastTagTime?: string;
+}
+
+/** An image ready to run: the config to apply and the unpacked root filesystem. */
+export interface ResolvedImage {
+  id: string;
+  /** The familiar reference it was resolved from, or the ID when resolved by ID. */
+  ref: string;
+  config: ImageConfigBlob;
+  /**
+   * The unpacked root filesystem: a directory the store owns. READ-ONLY for everyone else: a
+   * container must run on its own copy ({@link ImageStoreApi.materialize}); the store never
+   * changes it once written (it is replaced only by deleting the image).
+   */
+  rootfs: string;
+}
+
+/** A pull (`POST /images/create?fromImage=…`), the engine's PullRequest fields the store needs. */
+export interface ImagePullRequest {
+  /** Familiar reference with tag or digest (`busybox:latest`, `127.0.0.1:5000/alice/x@sha256:…`). */
+  ref: string;
+  /** `os[/arch[/variant]]`; defaults to the server's platform. */
+  platform?: string;
+  /** The client's `X-Registry-Auth` header (base64url JSON); a credential, never logged. */
+  registryAuth?: string;
+  signal?: AbortSignal;
+}
+
+/** `DELETE /images/{name}` options. */
+export interface ImageRemoveOptions {
+  /** Untag every reference / delete even when a stopped container uses it (dockerd's `force`). */
+  force?: boolean;
+  /**
+   * dockerd's `noprune` (keep untagged parent images). Honoured trivially: images in this store
+   * have no parent images (every image carries its whole layer list), so there is nothing to prune.
+   */
+  noprune?: boolean;
+}
+
+/** dockerd's `DELETE /images/{name}` answer entries. */
+export type ImageDeleteEntry = { Untagged: string } | { Deleted: string };
+
+/** Who uses an image: the runtime's answer to the store, so remove/prune can refuse a conflict. */
+export interface ImageUsage {
+  /** Container IDs using the image, with whether each is running. */
+  (imageId: string): { id: string; running: boolean }[];
+}
+
+/** `POST /images/prune` answer. */
+export interface ImagePruneResult {
+  ImagesDeleted: ImageDeleteEntry[] | null;
+  SpaceReclaimed: number;
+}
+
+/** Options of `ImageStore.open`. */
+export interface ImageStoreOptions {
+  /** Registries (`host[:port]`) spoken to over plain HTTP besides 127.0.0.0/8 and localhost. Defaults to none. */
+  insecureRegistries?: string[];
+  /** Containers using each image (for rmi/prune conflicts). Defaults to none using any image. */
+  usage?: ImageUsage;
+  /** The fetch implementation for registries. Defaults to the global `fetch`. */
+  fetch?: typeof fetch;
+  /** The platform pulls pick by default (`linux/amd64`). Defaults to this server's. */
+  platform?: string;
+}
+
+/** The surface a runtime builds on (implemented by `ImageStore`). */
+export interface ImageStoreApi {
+  /** The image for a reference, an ID or unique ID prefix; undefined when unknown. */
+  resolve(ref: string): Promise<ResolvedImage | undefined>;
+  /** Copies the image's root filesystem into `destDir` (created; must not exist) for one container. */
+  materialize(imageId: string, destDir: string): Promise<void>;
+  /**
+   * Builds the busybox image from busybox-static (deterministic: same binary, same ID) and tags it
+   * with those of `tags` (default `busybox:latest`) that name no image yet. Answers its ID.
+   */
+  seedBusybox(tags?: string[]): Promise<string>;
+  /** Pulls; resolves with dockerd's JSON-lines progress (bytes). Rejects before output when it cannot start. */
+  pull(request: ImagePullRequest): Promise<Readable>;
+  /**
+   * `docker load`: a docker-archive (or OCI layout) tar, spooled to disk, never buffered; resolves
+   * with dockerd's JSON-lines messages (`Loaded image: …`) once everything is imported; a broken
+   * archive rejects (400) before any output. `signal` abandons the load.
+   */
+  load(archive: Readable, options?: { signal?: AbortSignal }): Promise<Readable>;
+  /** `docker save`: a docker-archive tar of the named images, streamed; unknown → 404 before any byte. */
+  save(refs: string[], signal?: AbortSignal): Promise<Readable>;
+  tag(source: string, repo: string, tag?: string): Promise<void>;
+  remove(ref: string, options?: ImageRemoveOptions): Promise<ImageDeleteEntry[]>;
+  /** `POST /images/prune` with its filters (`dangling` defaulting to true, `until`, `label`, `label!`). */
+  prune(filters?: EngineFilters): Promise<ImagePruneResult>;
+  /** `GET /images/json` body with its filters (`dangling`, `label`, `reference`, `before`, `since`, `until`). */
+  list(filters?: EngineFilters): Promise<Record<string, unknown>[]>;
+  /** `GET /images/{name}/json` body; 404 when unknown. */
+  inspect(ref: string): Promise<Record<string, unknown>>;
+  /** `GET /images/{name}/history` body; 404 when unknown. */
+  history(ref: string): Promise<Record<string, unknown>[]>;
+}

@@ -1,0 +1,288 @@
+import { spawn } from 'node:child_process';
+import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { EngineError } from '../errors/engine-error.js';
+import { loadArchive } from './archive/load-archive.js';
+import { saveArchive } from './archive/save-archive.js';
+import type {
+  ImageConfigBlob, ImageDeleteEntry, ImagePruneResult, ImagePullRequest, ImageRecord, ImageRemoveOptions,
+  ImageStoreApi, ImageStoreOptions, ResolvedImage, StoredLayer,
+} from './image-store-types.js';
+import { pullImage } from './registry/pull-image.js';
+import { resolveStoreOptions, type ResolvedStoreOptions } from './store-options.js';
+import { buildBusyboxSeed } from './store/busybox-seed.js';
+import { chainIds } from './store/chain-id.js';
+import { writeFileAtomic } from './store/atomic-file.js';
+import { digestHex, isSha256Digest, sha256Of } from './store/digest.js';
+import { ImageIndex } from './store/image-index.js';
+import { LayerFiles } from './store/layer-files.js';
+import { normalizeRef } from './store/references.js';
+import { planRemoval } from './store/removal-plan.js';
+import { historyView, inspectView, listView } from './store/views.js';
+import { danglingFilter, imageMatches, LIST_FILTERS, PRUNE_FILTERS } from './store/image-filters.js';
+import type { EngineFilters } from '../http/query.js';
+
+/** What {@link ImageStore.commit} needs: a verified config and its layers, already stored. */
+export interface CommitRequest {
+  config: Buffer;
+  layers: StoredLayer[];
+  /** Familiar `name:tag` references to point at the image. */
+  tags: string[];
+  /** `name@sha256:…` of the manifest it was pulled by. */
+  repoDigest?: string;
+  onLayer?: (index: number, read: () => number) => void;
+}
+
+/**
+ * A content-addressed image store in a state directory:
+ * `blobs/sha256/<hex>` (image configs; the ID is the config's digest), `layers/<diffhex>.tar`
+ * (uncompressed layer tars, named by the digest they were verified against), `rootfs/<idhex>/`
+ * (each image's layers unpacked in order, whiteouts applied) and `images.json` (the
+ * repositories/tags index, replaced atomically). Everything is verified on the way in; the
+ * unpacked roots are never changed after they are renamed into place, so containers run on
+ * copies ({@link materialize}).
+ *
+ * @example
+ * const store = await ImageStore.open('/var/lib/dockgate/images');
+ * await store.seedBusybox(['busybox:latest', 'alpine:latest']);
+ * const image = await store.resolve('busybox'); // { id, config, rootfs }
+ * await store.materialize(image!.id, '/var/lib/dockgate/containers/abc/rootfs');
+ */
+export class ImageStore implements ImageStoreApi {
+  readonly dir: string;
+  readonly options: ResolvedStoreOptions;
+  readonly files: LayerFiles;
+  readonly #index: ImageIndex;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(dir: string, index: ImageIndex, options: ResolvedStoreOptions) {
+    this.dir = dir;
+    this.#index = index;
+    this.options = options;
+    this.files = new LayerFiles(join(dir, 'layers'), join(dir, 'rootfs'));
+  }
+
+  /** Opens (creating when needed) the store in `dir`, reading back its index. */
+  static async open(dir: string, options: ImageStoreOptions = {}): Promise<ImageStore> {
+    if (typeof dir !== 'string' || dir === '') throw new TypeError('"dir" must be the image store directory');
+    const resolved = resolveStoreOptions(options);
+    await mkdir(join(dir, 'blobs', 'sha256'), { recursive: true });
+    for (const sub of ['layers', 'rootfs']) await mkdir(join(dir, sub), { recursive: true });
+    // Leftovers of an interrupted write (temporary names, spooled archives) are never part of the store.
+    await rm(join(dir, 'tmp'), { recursive: true, force: true });
+    for (const sub of ['layers', 'rootfs', join('blobs', 'sha256')]) {
+      for (const name of await readdir(join(dir, sub))) if (name.startsWith('.tmp-')) await rm(join(dir, sub, name), { recursive: true, force: true });
+    }
+    return new ImageStore(dir, await ImageIndex.load(join(dir, 'images.json')), resolved);
+  }
+
+  /** Runs index mutations one at a time. */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(fn, fn);
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  blobFile(digest: string): string {
+    return join(this.dir, 'blobs', 'sha256', digestHex(digest));
+  }
+
+  /** The record for a reference, ID or unique ID prefix. */
+  record(ref: string): ImageRecord | undefined {
+    const found = this.#index.find(ref);
+    if (found) return found;
+    try {
+      return this.#index.byTag(normalizeRef(ref));
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The record or dockerd's 404 `No such image: <ref>`. */
+  recordOrThrow(ref: string): ImageRecord {
+    const found = this.record(ref);
+    if (!found) throw EngineError.notFound(`No such image: ${ref}`);
+    return found;
+  }
+
+  records(): ImageRecord[] {
+    return this.#index.all();
+  }
+
+  async config(id: string): Promise<ImageConfigBlob> {
+    return JSON.parse(await readFile(this.blobFile(id), 'utf8')) as ImageConfigBlob;
+  }
+
+  async resolve(ref: string): Promise<ResolvedImage | undefined> {
+    const record = this.record(ref);
+    if (!record) return undefined;
+    const config = await this.config(record.id);
+    const rootfs = await this.files.buildRootfs(record.id, config.rootfs.diff_ids);
+    return { id: record.id, ref: record.repoTags.find((t) => t === ref || t === safeNormalize(ref)) ?? record.id, config, rootfs };
+  }
+
+  /**
+   * Gives a container its own writable copy of the image's root filesystem: `cp -a
+   * --reflink=auto` (a copy-on-write clone on btrfs/xfs, a plain copy elsewhere), keeping owners,
+   * modes, links and times. `destDir` must not exist yet.
+   */
+  async materialize(imageId: string, destDir: string): Promise<void> {
+    const record = this.recordOrThrow(imageId);
+    const config = await this.config(record.id);
+    const source = await this.files.buildRootfs(record.id, config.rootfs.diff_ids);
+    if (await stat(destDir).catch(() => undefined)) throw EngineError.conflict(`${destDir} already exists`);
+    await new Promise<void>((resolve, reject) => {
+      const child = spawn('cp', ['-a', '--reflink=auto', '--', source, destDir], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let err = '';
+      child.stderr.on('data', (c: Buffer) => { err += c.toString(); });
+      child.on('error', reject);
+      child.on('exit', (code) => (code === 0 ? resolve() : reject(EngineError.system(`copying the image's root filesystem failed: ${err.trim()}`))));
+    });
+  }
+
+  /**
+   * Records an image whose layers are stored: checks the config against its layers, writes the
+   * config blob, unpacks the root filesystem, then points the tags at it. Answers the ID and the
+   * images that lost a tag to it.
+   */
+  async commit(request: CommitRequest): Promise<{ id: string; moved: { ref: string; from: string }[] }> {
+    const id = sha256Of(request.config);
+    let config: ImageConfigBlob;
+    try {
+      config = JSON.parse(request.config.toString('utf8')) as ImageConfigBlob;
+    } catch {
+      throw EngineError.invalidParameter('invalid image config: not JSON');
+    }
+    const diffIds = config.rootfs?.diff_ids;
+    if (!Array.isArray(diffIds) || !diffIds.every(isSha256Digest)) throw EngineError.invalidParameter('invalid image config: rootfs.diff_ids');
+    if (diffIds.length !== request.layers.length || diffIds.some((d, i) => request.layers[i]?.diffId !== d)) {
+      throw EngineError.invalidParameter('image config does not match its layers (rootfs.diff_ids)');
+    }
+    await writeFileAtomic(this.blobFile(id), request.config);
+    await this.files.buildRootfs(id, diffIds, request.onLayer);
+    return this.exclusive(async () => {
+      const now = new Date().toISOString();
+      const record = this.#index.get(id) ?? { id, repoTags: [], repoDigests: [], layers: request.layers };
+      if (request.repoDigest && !record.repoDigests.includes(request.repoDigest)) record.repoDigests.push(request.repoDigest);
+      this.#index.put(record);
+      const moved: { ref: string; from: string }[] = [];
+      for (const tag of request.tags) {
+        const previous = this.#index.setTag(tag, id, now);
+        if (previous) moved.push({ ref: tag, from: previous.id });
+      }
+      await this.#index.save();
+      return { id, moved };
+    });
+  }
+
+  seedBusybox(tags: string[] = ['busybox:latest']): Promise<string> {
+    return buildBusyboxSeed(this, tags.map(normalizeRef));
+  }
+
+  pull(request: ImagePullRequest): Promise<Readable> {
+    return pullImage(this, request);
+  }
+
+  load(archive: Readable, options: { signal?: AbortSignal } = {}): Promise<Readable> {
+    return loadArchive(this, archive, options.signal);
+  }
+
+  save(refs: string[], signal?: AbortSignal): Promise<Readable> {
+    return saveArchive(this, refs, signal);
+  }
+
+  async tag(source: string, repo: string, tag = 'latest'): Promise<void> {
+    const record = this.recordOrThrow(source);
+    const ref = normalizeRef(`${repo}:${tag}`);
+    return this.exclusive(async () => {
+      this.#index.setTag(ref, record.id, new Date().toISOString());
+      await this.#index.save();
+    });
+  }
+
+  /**
+   * `docker rmi`, as dockerd decides (daemon/images/image_delete.go): a tag of an image with other
+   * references is only untagged; the last reference, or an ID, deletes the image unless a
+   * container uses it (a running one: never; a stopped one: only with `force`); an ID of an image
+   * in several repositories needs `force`.
+   */
+  remove(ref: string, options: ImageRemoveOptions = {}): Promise<ImageDeleteEntry[]> {
+    return this.exclusive(async () => {
+      const record = this.recordOrThrow(ref);
+      const plan = planRemoval(record, safeNormalize(ref), options.force ?? false, this.options.usage(record.id), ref);
+      record.repoTags = record.repoTags.filter((t) => !plan.untag.includes(t));
+      record.repoDigests = record.repoDigests.filter((d) => !plan.untag.includes(d));
+      const entries: ImageDeleteEntry[] = plan.untag.map((name) => ({ Untagged: name }));
+      if (plan.deleteImage) entries.push(...(await this.#deleteImage(record)));
+      else await this.#index.save();
+      return entries;
+    });
+  }
+
+  /**
+   * `docker image prune`: unused images matching the filters (`dangling`, default true: only
+   * untagged ones; `until`, `label`, `label!`). An image a container uses is never pruned.
+   */
+  prune(filters: EngineFilters = new Map()): Promise<ImagePruneResult> {
+    for (const key of filters.keys()) if (!(PRUNE_FILTERS as readonly string[]).includes(key)) throw EngineError.invalidParameter(`Invalid filter '${key}'`);
+    const effective = new Map(filters);
+    if (danglingFilter(filters) === undefined) effective.set('dangling', new Set(['true']));
+    if (danglingFilter(filters) === false) effective.delete('dangling');
+    return this.exclusive(async () => {
+      const deleted: ImageDeleteEntry[] = [];
+      let reclaimed = 0;
+      for (const record of this.#index.all()) {
+        if (!imageMatches({ record, config: await this.config(record.id) }, effective, () => undefined)) continue;
+        if (this.options.usage(record.id).length > 0) continue;
+        for (const name of [...record.repoTags, ...record.repoDigests]) deleted.push({ Untagged: name });
+        reclaimed += record.layers.reduce((sum, l) => sum + l.size, 0);
+        deleted.push(...(await this.#deleteImage(record)));
+      }
+      return { ImagesDeleted: deleted.length > 0 ? deleted : null, SpaceReclaimed: reclaimed };
+    });
+  }
+
+  /** Drops the record, its root filesystem and the layers no other image uses (index saved). */
+  async #deleteImage(record: ImageRecord): Promise<ImageDeleteEntry[]> {
+    this.#index.delete(record.id);
+    await this.#index.save();
+    await rm(this.files.rootfs(record.id), { recursive: true, force: true });
+    await rm(this.blobFile(record.id), { force: true });
+    const entries: ImageDeleteEntry[] = [{ Deleted: record.id }];
+    const inUse = new Set(this.#index.all().flatMap((r) => r.layers.map((l) => l.diffId)));
+    const chains = chainIds(record.layers.map((l) => l.diffId));
+    for (const [i, layer] of record.layers.entries()) {
+      if (inUse.has(layer.diffId)) continue;
+      await rm(this.files.layerFile(layer.diffId), { force: true });
+      entries.push({ Deleted: chains[i] as string });
+    }
+    return entries;
+  }
+
+  /** `GET /images/json` body, filtered (`dangling`, `label`, `reference`, `before`, `since`, `until`). */
+  async list(filters: EngineFilters = new Map()): Promise<Record<string, unknown>[]> {
+    for (const key of filters.keys()) if (!(LIST_FILTERS as readonly string[]).includes(key)) throw EngineError.invalidParameter(`Invalid filter '${key}'`);
+    const subjects = await Promise.all(this.#index.all().map(async (record) => ({ record, config: await this.config(record.id) })));
+    const find = (ref: string) => subjects.find((s) => s.record.id === this.record(ref)?.id);
+    return subjects.filter((s) => imageMatches(s, filters, find)).map((s) => listView(s.record, s.config));
+  }
+
+  async inspect(ref: string): Promise<Record<string, unknown>> {
+    const record = this.recordOrThrow(ref);
+    return inspectView(record, await this.config(record.id));
+  }
+
+  async history(ref: string): Promise<Record<string, unknown>[]> {
+    const record = this.recordOrThrow(ref);
+    return historyView(record, await this.config(record.id));
+  }
+}
+
+function safeNormalize(ref: string): string | undefined {
+  try {
+    return normalizeRef(ref);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,101 @@
+import { isIP } from 'node:net';
+import { parseChallenge, RegistryTokenClient, TokenFetchError, type RegistryCredentials } from '../../../client/registry/index.js';
+import { EngineError } from '../../errors/engine-error.js';
+import type { PullCredentials } from './registry-auth.js';
+
+/**
+ * Whether dockerd would speak plain HTTP to a registry: loopback hosts (127.0.0.0/8, ::1,
+ * `localhost`, which dockerd always treats as insecure) and the configured insecure registries.
+ */
+export function usesPlainHttp(host: string, insecure: ReadonlySet<string>): boolean {
+  const lower = host.toLowerCase();
+  if (insecure.has(lower)) return true;
+  const hostname = lower.startsWith('[') ? lower.slice(1, lower.indexOf(']')) : lower.replace(/:\d+$/, '');
+  if (hostname === 'localhost' || hostname === '::1') return true;
+  return isIP(hostname) === 4 && hostname.startsWith('127.');
+}
+
+/** Go's url.Error spelling of a method (`Get`, `Head`), as the Docker client's messages show it. */
+const verb = (method: string) => method[0] + method.slice(1).toLowerCase();
+
+/** Options of {@link RegistrySession}. */
+export interface RegistrySessionOptions {
+  /** `host[:port]`; Docker Hub names are sent to registry-1.docker.io. */
+  host: string;
+  /** Repository path (`library/busybox`). */
+  path: string;
+  credentials: PullCredentials | undefined;
+  insecure: ReadonlySet<string>;
+  fetch: typeof fetch;
+  signal?: AbortSignal;
+}
+
+/**
+ * One pull's conversation with a registry: answers its `WWW-Authenticate` challenge once with
+ * dockgate's own token client (password grant, or the identity token as a refresh token for the
+ * challenge's realm) for `repository:<path>:pull`, then sends that bearer token on every request.
+ * A Basic challenge gets the password as Basic credentials. Credentials never leave for another
+ * origin: the token client only talks to the realm, and fetch drops Authorization on redirects to
+ * another origin (blob storage).
+ */
+export class RegistrySession {
+  readonly base: string;
+  readonly #o: RegistrySessionOptions;
+  #authorization: string | undefined;
+
+  constructor(options: RegistrySessionOptions) {
+    this.#o = options;
+    const host = ['docker.io', 'index.docker.io'].includes(options.host) ? 'registry-1.docker.io' : options.host;
+    this.base = `${usesPlainHttp(host, options.insecure) ? 'http' : 'https'}://${host}/v2/${options.path}`;
+    if (options.credentials?.kind === 'registryToken') this.#authorization = `Bearer ${options.credentials.registryToken}`;
+  }
+
+  /** GETs `<base>/<suffix>`, authenticating on a 401 challenge and trying once more. */
+  get(suffix: string, accept?: string): Promise<Response> {
+    return this.request('GET', suffix, accept);
+  }
+
+  /** Sends `method <base>/<suffix>`, authenticating on a 401 challenge and trying once more. */
+  async request(method: 'GET' | 'HEAD', suffix: string, accept?: string): Promise<Response> {
+    const url = `${this.base}/${suffix}`;
+    const send = () => {
+      const headers: Record<string, string> = {};
+      if (accept) headers.Accept = accept;
+      if (this.#authorization) headers.Authorization = this.#authorization;
+      return this.#o.fetch(url, { method, headers, ...(this.#o.signal ? { signal: this.#o.signal } : {}) }).catch((err: unknown) => {
+        if (this.#o.signal?.aborted) throw err;
+        throw EngineError.system(`${verb(method)} "${url}": ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`);
+      });
+    };
+    const first = await send();
+    if (first.status !== 401 || this.#o.credentials?.kind === 'registryToken') return first;
+    const header = first.headers.get('www-authenticate');
+    const authorization = await this.#answer(header, `${verb(method)} "${url}"`);
+    if (!authorization || authorization === this.#authorization) return first;
+    await first.body?.cancel();
+    this.#authorization = authorization;
+    return send();
+  }
+
+  async #answer(header: string | null, request: string): Promise<string | undefined> {
+    const creds = this.#o.credentials;
+    if (header && /^\s*basic\b/i.test(header)) {
+      return creds?.kind === 'password' ? `Basic ${Buffer.from(`${creds.username}:${creds.password}`).toString('base64')}` : undefined;
+    }
+    const challenge = parseChallenge(header);
+    if (!challenge) return undefined;
+    let credentials: RegistryCredentials | undefined;
+    if (creds?.kind === 'password') credentials = { username: creds.username, password: creds.password };
+    if (creds?.kind === 'identityToken') credentials = { refreshToken: creds.identityToken, realm: challenge.realm };
+    const client = new RegistryTokenClient({ ...(credentials ? { credentials } : {}), offline: false, fetch: this.#o.fetch, clientId: 'dockgate' });
+    try {
+      const token = await client.token({ ...challenge, scopes: [] }, [`repository:${this.#o.path}:pull`]);
+      return `Bearer ${token}`;
+    } catch (err) {
+      if (!(err instanceof TokenFetchError)) throw err;
+      // As the Docker client reports a token endpoint's refusal: the request it was for, then why.
+      const why = err.status === 401 || err.status === 400 ? 'unauthorized: authentication required' : err.message;
+      throw new EngineError(err.status === 401 || err.status === 400 ? 'Unauthorized' : 'System', `${request}: ${why}`);
+    }
+  }
+}

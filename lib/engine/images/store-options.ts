@@ -1,0 +1,29 @@
+import { isDomain } from '../../reference/repository-name.js';
+import type { ImageStoreOptions, ImageUsage } from './image-store-types.js';
+import { serverPlatform } from './registry/platform.js';
+
+/** {@link ImageStoreOptions} with defaults applied. */
+export interface ResolvedStoreOptions {
+  insecureRegistries: ReadonlySet<string>;
+  usage: ImageUsage;
+  fetch: typeof fetch;
+  platform: string;
+}
+
+/** Defaults and validates the store's options once; a bad option throws a TypeError naming it. */
+export function resolveStoreOptions(options: ImageStoreOptions): ResolvedStoreOptions {
+  const insecure = options.insecureRegistries ?? [];
+  if (!Array.isArray(insecure) || !insecure.every((h) => typeof h === 'string' && isDomain(h))) {
+    throw new TypeError('"insecureRegistries" must be a list of registry hosts (host[:port])');
+  }
+  if (options.usage !== undefined && typeof options.usage !== 'function') throw new TypeError('"usage" must be a function');
+  if (options.fetch !== undefined && typeof options.fetch !== 'function') throw new TypeError('"fetch" must be a function');
+  const platform = options.platform ?? serverPlatform();
+  if (typeof platform !== 'string' || !/^[a-z0-9]+\/[a-z0-9]+(?:\/[a-z0-9]+)?$/.test(platform)) throw new TypeError('"platform" must be os/arch[/variant]');
+  return {
+    insecureRegistries: new Set(insecure.map((h) => h.toLowerCase())),
+    usage: options.usage ?? (() => []),
+    fetch: options.fetch ?? fetch,
+    platform,
+  };
+}

@@ -1,0 +1,87 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { chmod, mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { EngineError } from '../../errors/engine-error.js';
+import type { StoredLayer } from '../image-store-types.js';
+import { applyLayer } from './apply-layer.js';
+import { tempPathFor } from './atomic-file.js';
+import { decompressedLayer } from './decompress.js';
+import { digestHex, HashingStream, verifyDigest } from './digest.js';
+
+/** Where layers (uncompressed tars by diff ID) and unpacked root filesystems (by image ID) live. */
+export class LayerFiles {
+  constructor(readonly layersDir: string, readonly rootfsDir: string) {}
+
+  layerFile(diffId: string): string {
+    return join(this.layersDir, `${digestHex(diffId)}.tar`);
+  }
+
+  rootfs(imageId: string): string {
+    return join(this.rootfsDir, digestHex(imageId));
+  }
+
+  /** The stored layer, or undefined when it is not there. */
+  async stored(diffId: string): Promise<StoredLayer | undefined> {
+    const info = await stat(this.layerFile(diffId)).catch(() => undefined);
+    return info ? { diffId, size: info.size } : undefined;
+  }
+
+  /**
+   * Stores a layer from a stream (gzip or plain tar), hashing while it is written: the
+   * uncompressed bytes must hash to `expectedDiffId` when given (else the layer is refused and
+   * nothing is kept). `onBytes` sees the uncompressed byte count as it grows.
+   */
+  async importLayer(source: Readable, expectedDiffId?: string, onBytes?: (bytes: number) => void): Promise<StoredLayer> {
+    await mkdir(this.layersDir, { recursive: true });
+    const temp = tempPathFor(join(this.layersDir, 'x'));
+    const hasher = new HashingStream();
+    if (onBytes) hasher.on('data', () => onBytes(hasher.bytes));
+    try {
+      await pipeline(await decompressedLayer(source), hasher, createWriteStream(temp));
+      const diffId = hasher.digest();
+      if (expectedDiffId !== undefined) verifyDigest('layer', expectedDiffId, diffId);
+      await rename(temp, this.layerFile(diffId));
+      return { diffId, size: hasher.bytes };
+    } catch (err) {
+      await rm(temp, { force: true });
+      throw err;
+    }
+  }
+
+  /** Removes a stored layer (one that failed a later check). */
+  async discard(diffId: string): Promise<void> {
+    await rm(this.layerFile(diffId), { force: true });
+  }
+
+  /**
+   * Unpacks the layers in order into the image's root filesystem (once: an existing one is kept),
+   * in a temporary directory renamed into place, so a crash never leaves half a root.
+   */
+  async buildRootfs(imageId: string, diffIds: readonly string[], onLayer?: (index: number, read: () => number) => void): Promise<string> {
+    const target = this.rootfs(imageId);
+    if (await stat(target).catch(() => undefined)) return target;
+    await mkdir(this.rootfsDir, { recursive: true });
+    const temp = await mkdtemp(join(this.rootfsDir, '.tmp-'));
+    try {
+      await chmod(temp, 0o755);
+      for (const [index, diffId] of diffIds.entries()) {
+        const file = this.layerFile(diffId);
+        if (!(await stat(file).catch(() => undefined))) throw EngineError.system(`layer ${diffId} is missing from the image store`);
+        const tar = createReadStream(file);
+        onLayer?.(index, () => tar.bytesRead);
+        await applyLayer(temp, tar);
+      }
+      await rename(temp, target).catch(async (err: NodeJS.ErrnoException) => {
+        // Another pull of the same image finished first: its root is the same content.
+        if (!(await stat(target).catch(() => undefined))) throw err;
+        await rm(temp, { recursive: true, force: true });
+      });
+    } catch (err) {
+      await rm(temp, { recursive: true, force: true });
+      throw err;
+    }
+    return target;
+  }
+}

@@ -1,0 +1,61 @@
+import type { ImageConfigBlob, ImageHistoryEntry, ImageRecord } from '../image-store-types.js';
+
+const seconds = (iso: string | undefined) => (iso ? Math.floor(Date.parse(iso) / 1000) || 0 : 0);
+const sizeOf = (record: ImageRecord) => record.layers.reduce((sum, l) => sum + l.size, 0);
+
+/** One entry of `GET /images/json` (dockerd's image.Summary). */
+export function listView(record: ImageRecord, config: ImageConfigBlob): Record<string, unknown> {
+  return {
+    Id: record.id,
+    ParentId: '',
+    RepoTags: record.repoTags,
+    RepoDigests: record.repoDigests,
+    Created: seconds(config.created),
+    Size: sizeOf(record),
+    SharedSize: -1,
+    Labels: config.config?.Labels ?? {},
+    Containers: -1,
+  };
+}
+
+/** `GET /images/{name}/json` (dockerd's image.InspectResponse). */
+export function inspectView(record: ImageRecord, config: ImageConfigBlob): Record<string, unknown> {
+  return {
+    Id: record.id,
+    RepoTags: record.repoTags,
+    RepoDigests: record.repoDigests,
+    Parent: '',
+    Comment: '',
+    Created: config.created ?? '',
+    DockerVersion: typeof config.docker_version === 'string' ? config.docker_version : '',
+    Author: config.author ?? '',
+    Config: { Env: null, Cmd: null, Entrypoint: null, WorkingDir: '', Labels: null, ...(config.config ?? {}) },
+    Architecture: config.architecture,
+    ...(config.variant ? { Variant: config.variant } : {}),
+    Os: config.os,
+    Size: sizeOf(record),
+    GraphDriver: { Name: 'dockgate', Data: null },
+    RootFS: { Type: 'layers', Layers: config.rootfs.diff_ids },
+    Metadata: { LastTagTime: record.lastTagTime ?? '0001-01-01T00:00:00Z' },
+  };
+}
+
+/**
+ * `GET /images/{name}/history`, newest first as dockerd answers: one row per config history entry,
+ * the top row carrying the image ID and tags, others `<missing>` (dockerd's word for layers that
+ * are not images of their own); empty layers have size 0.
+ */
+export function historyView(record: ImageRecord, config: ImageConfigBlob): Record<string, unknown>[] {
+  const history: ImageHistoryEntry[] = config.history ?? record.layers.map(() => ({}));
+  let layer = 0;
+  const rows = history.map((entry) => {
+    const size = entry.empty_layer ? 0 : record.layers[layer++]?.size ?? 0;
+    return { Id: '<missing>', Created: seconds(entry.created), CreatedBy: entry.created_by ?? '', Tags: null as string[] | null, Size: size, Comment: entry.comment ?? '' };
+  });
+  rows.reverse();
+  if (rows[0]) {
+    rows[0].Id = record.id;
+    rows[0].Tags = record.repoTags.length > 0 ? record.repoTags : null;
+  }
+  return rows;
+}
