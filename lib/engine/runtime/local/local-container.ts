@@ -29,12 +29,17 @@ export interface LocalProcess {
 export interface LocalExecutor {
   /** The image for a familiar reference, or undefined when it is not allowed/known. */
   image(ref: string): LocalImage | undefined;
+  /** Refuses (throws a 400 EngineError naming the field) a create body the executor cannot honor. Optional. */
+  validate?(body: ContainerCreateBody): void;
   /** Starts the command; rejects when it cannot start. */
   start(run: {
     argv: string[];
     env: string[];
     image: LocalImage;
     openStdin: boolean;
+    /** Container id and create body, for executors that isolate per container. */
+    id: string;
+    body: ContainerCreateBody;
     output: (stream: 1 | 2, data: Buffer) => void;
   }): Promise<LocalProcess>;
 }

@@ -40,6 +40,7 @@ export class LocalRuntime implements ContainerRuntime {
     const ref = familiarImageRef(body.Image);
     const image = this.executor.image(ref);
     if (!image) throw EngineError.notFound(`No such image: ${ref}`);
+    this.executor.validate?.(body);
     const argv = [...(asList(body.Entrypoint) ?? image.entrypoint ?? []), ...(asList(body.Cmd) ?? image.cmd ?? [])];
     if (argv.length === 0) throw EngineError.invalidParameter('No command specified');
     if (this.table.size >= this.limits.maxContainers) {
@@ -88,6 +89,8 @@ export class LocalRuntime implements ContainerRuntime {
         env: c.env,
         image: c.image,
         openStdin: c.openStdin,
+        id: c.id,
+        body: c.body,
         output: (stream, data) => {
           c.log.append(c.tty ? 1 : stream, data);
           if (c.log.full) c.process?.pause();

@@ -1,0 +1,159 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
+import { EngineError } from '../../errors/engine-error.js';
+import { signalNumber } from '../../http/signal.js';
+import type { ContainerCreateBody, ContainerRuntime } from '../types.js';
+import type { LocalExecutor, LocalImage, LocalProcess } from '../local/local-container.js';
+import { LocalRuntime } from '../local/local-runtime.js';
+import { localLimits } from '../local/local-limits.js';
+
+/** Options of {@link sandboxRuntime}. */
+export interface SandboxRuntimeOptions {
+  /** Directory holding each container's writable root filesystem copy. Defaults to a new directory under `os.tmpdir()`. */
+  stateDir?: string;
+  /** Path of the bubblewrap binary. Defaults to `bwrap` found on PATH. */
+  bwrap?: string;
+  /** Static busybox used to seed the `busybox` image's root filesystem. Defaults to `/bin/busybox`. */
+  busybox?: string;
+  /** Bytes of output kept per container. Defaults to 1 MiB. */
+  maxLogBytes?: number;
+  /** Containers kept at once. Defaults to 1000. */
+  maxContainers?: number;
+}
+
+const APPLETS = ['sh', 'id', 'cat', 'touch', 'ls', 'sleep', 'echo', 'hostname', 'ps', 'mkdir', 'rm', 'true', 'false', 'env', 'pwd', 'kill', 'wc', 'head', 'yes', 'dd', 'test', '['];
+
+/** HostConfig fields the sandbox cannot honor: refused with a 400 naming the field, never dropped. */
+const REFUSED_HOST = ['Memory', 'MemorySwap', 'MemoryReservation', 'NanoCpus', 'CpuShares', 'CpuQuota', 'CpuPeriod', 'CpusetCpus', 'PidsLimit',
+  'Privileged', 'PortBindings', 'PublishAllPorts', 'Devices', 'DeviceRequests', 'SecurityOpt', 'CapAdd', 'CapDrop', 'Tmpfs', 'Binds', 'Mounts',
+  'Init', 'IpcMode', 'PidMode', 'UTSMode', 'UsernsMode', 'Sysctls', 'Ulimits', 'VolumesFrom', 'Links', 'ExtraHosts', 'Dns', 'OomKillDisable', 'BlkioWeight', 'ShmSize', 'Runtime'];
+
+/**
+ * The isolating embedded runtime: each container runs under bubblewrap in its own mount, PID,
+ * IPC and UTS namespaces (user namespace too, for `User`), rooted at its own writable copy of the
+ * image's root filesystem, with its own /proc and a minimal /dev. Killing the bwrap child tears
+ * down the PID namespace (`--die-with-parent`, pid 1 gone → every process gone).
+ *
+ * Honored: Cmd, Entrypoint, Env, WorkingDir, User (numeric `uid[:gid]`), Hostname, Labels,
+ * ReadonlyRootfs, AutoRemove, NetworkMode `host` (the default: there is no bridge to give) and
+ * `none`. Refused with a 400 naming the field: everything in {@link REFUSED_HOST} when set, Tty.
+ *
+ * @example
+ * app.use(engineRouter(sandboxRuntime({ stateDir: '/var/lib/dockgate' })));
+ */
+export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRuntime {
+  if (typeof options !== 'object' || options === null) throw new TypeError('sandboxRuntime options must be an object');
+  const limits = localLimits(options, 'sandboxRuntime');
+  const bwrap = options.bwrap ?? 'bwrap';
+  const probe = spawnSync(bwrap, ['--version'], { encoding: 'utf8' });
+  if (probe.error || probe.status !== 0) {
+    throw new TypeError(`sandboxRuntime needs bubblewrap: "${bwrap}" was not found or failed (install the Debian package "bubblewrap")`);
+  }
+  if (options.stateDir !== undefined && (typeof options.stateDir !== 'string' || !isAbsolute(options.stateDir))) {
+    throw new TypeError('sandboxRuntime option "stateDir" must be an absolute path');
+  }
+  const stateDir = options.stateDir ?? mkdtempSync(join(tmpdir(), 'dockgate-sandbox-'));
+  const busybox = options.busybox ?? '/bin/busybox';
+  const baseRootfs = join(stateDir, 'images', 'busybox', 'rootfs');
+  seedBusybox(baseRootfs, busybox);
+  const image: LocalImage = {
+    ref: 'busybox:latest',
+    id: 'sha256:' + 'b'.repeat(64),
+    cmd: ['sh'],
+    env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'],
+  };
+  const executor: LocalExecutor = {
+    image: (ref) => (ref === 'busybox:latest' ? image : undefined),
+    validate: refuseUnsupported,
+    start: ({ argv, env, openStdin, output, id, body }) => {
+      const rootfs = join(stateDir, 'containers', id, 'rootfs');
+      rmSync(rootfs, { recursive: true, force: true });
+      mkdirSync(join(stateDir, 'containers', id), { recursive: true });
+      cpSync(baseRootfs, rootfs, { recursive: true, verbatimSymlinks: true });
+      const args = bwrapArgs(rootfs, body);
+      const child = spawn(bwrap, [...args, '--', ...argv], {
+        env: Object.fromEntries(env.map((e) => splitEnv(e))),
+        stdio: [openStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+      });
+      const stdout = child.stdout!;
+      const stderr = child.stderr!;
+      stdout.on('data', (d: Buffer) => output(1, d));
+      stderr.on('data', (d: Buffer) => output(2, d));
+      const exited = new Promise<number>((resolve) => {
+        child.on('close', (code, signal) => resolve(code ?? 128 + (signal ? signalNumber(signal) : 0)));
+      });
+      return new Promise<LocalProcess>((resolve, reject) => {
+        child.once('error', reject);
+        child.once('spawn', () => {
+          child.off('error', reject);
+          child.on('error', () => undefined);
+          resolve({
+            pid: child.pid ?? 0,
+            ...(child.stdin ? { stdin: child.stdin } : {}),
+            exited,
+            pause: () => { stdout.pause(); stderr.pause(); },
+            resume: () => { stdout.resume(); stderr.resume(); },
+            // bwrap is outside the PID namespace; SIGKILL to it kills the namespace's pid 1 via
+            // --die-with-parent, and the kernel then kills every process of the namespace.
+            kill: (sig = 'SIGTERM') => { child.kill(sig); },
+          });
+        });
+      });
+    },
+  };
+  return new LocalRuntime('sandbox', executor, limits);
+}
+
+function refuseUnsupported(body: ContainerCreateBody): void {
+  const host = body.HostConfig ?? {};
+  for (const field of REFUSED_HOST) {
+    const v = host[field];
+    if (v === undefined || v === null || v === false || v === 0 || v === '' || (Array.isArray(v) && v.length === 0)
+      || (typeof v === 'object' && !Array.isArray(v) && Object.keys(v as object).length === 0)) continue;
+    throw EngineError.invalidParameter(`HostConfig.${field} is not supported by the sandbox runtime`);
+  }
+  if (body.Tty === true) throw EngineError.invalidParameter('Tty is not supported by the sandbox runtime yet');
+  const mode = host.NetworkMode;
+  if (mode !== undefined && mode !== '' && mode !== 'default' && mode !== 'host' && mode !== 'none') {
+    throw EngineError.invalidParameter(`HostConfig.NetworkMode "${String(mode)}" is not supported by the sandbox runtime (host or none)`);
+  }
+  const user = body.User;
+  if (typeof user === 'string' && user !== '' && !/^\d+(:\d+)?$/.test(user) && user !== 'root') {
+    throw EngineError.invalidParameter(`User "${user}": the sandbox runtime accepts only numeric uid[:gid] or root`);
+  }
+  if (body.WorkingDir !== undefined && body.WorkingDir !== '' && (typeof body.WorkingDir !== 'string' || !body.WorkingDir.startsWith('/'))) {
+    throw EngineError.invalidParameter('WorkingDir must be an absolute path');
+  }
+}
+
+function bwrapArgs(rootfs: string, body: ContainerCreateBody): string[] {
+  const host = body.HostConfig ?? {};
+  const args = ['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--new-session'];
+  if (host.NetworkMode === 'none') args.push('--unshare-net');
+  args.push(host.ReadonlyRootfs === true ? '--ro-bind' : '--bind', rootfs, '/', '--proc', '/proc', '--dev', '/dev');
+  const user = typeof body.User === 'string' && /^\d+(:\d+)?$/.test(body.User) ? body.User : undefined;
+  if (user) {
+    const [uid = '0', gid = uid] = user.split(':');
+    args.push('--unshare-user', '--uid', uid, '--gid', gid);
+  }
+  if (typeof body.Hostname === 'string' && body.Hostname !== '') args.push('--hostname', body.Hostname);
+  args.push('--chdir', typeof body.WorkingDir === 'string' && body.WorkingDir !== '' ? body.WorkingDir : '/');
+  return args;
+}
+
+/** A one-binary root filesystem: busybox, applet symlinks, /etc/passwd, empty /tmp. */
+function seedBusybox(rootfs: string, busybox: string): void {
+  rmSync(rootfs, { recursive: true, force: true });
+  for (const d of ['bin', 'etc', 'tmp', 'root', 'proc', 'dev']) mkdirSync(join(rootfs, d), { recursive: true });
+  cpSync(busybox, join(rootfs, 'bin', 'busybox'));
+  for (const a of APPLETS) symlinkSync('busybox', join(rootfs, 'bin', a as string));
+  writeFileSync(join(rootfs, 'etc', 'passwd'), 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n');
+  writeFileSync(join(rootfs, 'etc', 'group'), 'root:x:0:\nnogroup:x:65534:\n');
+}
+
+function splitEnv(entry: string): [string, string] {
+  const i = entry.indexOf('=');
+  return i === -1 ? [entry, ''] : [entry.slice(0, i), entry.slice(i + 1)];
+}
