@@ -1,5 +1,7 @@
 import { test, expect, afterAll } from '@jest/globals';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { FrameDecoder, sandboxRuntime } from '../../lib/engine/index.js';
 import { listenOnSocket, socketRequest } from './helpers.js';
@@ -73,6 +75,30 @@ d('sandbox runtime: own PID and UTS namespaces, User and Hostname honored', () =
   });
 });
 
+d('sandbox runtime: Binds, Mounts, Tmpfs and capabilities', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dockgate-bind-'));
+  writeFileSync(join(dir, 'hello'), 'from host\n');
+  test('a ro bind is readable and not writable', async () => {
+    const r = await run(['sh', '-c', 'cat /data/hello; touch /data/new'], { HostConfig: { Binds: [`${dir}:/data:ro`] } });
+    expect(r.out).toBe('from host\n');
+    expect(r.err).toMatch(/Read-only/i);
+    expect(existsSync(join(dir, 'new'))).toBe(false);
+  });
+  test('a rw bind Mount writes through to the host', async () => {
+    const r = await run(['sh', '-c', 'echo back > /data/back'], { HostConfig: { Mounts: [{ Type: 'bind', Source: dir, Target: '/data' }] } });
+    expect(r.code).toBe(0);
+    expect(readFileSync(join(dir, 'back'), 'utf8')).toBe('back\n');
+  });
+  test('Tmpfs mounts an empty tmpfs at the path', async () => {
+    const r = await run(['sh', '-c', 'grep " /scratch " /proc/mounts'], { HostConfig: { Tmpfs: { '/scratch': '' } } });
+    expect(r.out).toMatch(/^tmpfs \/scratch tmpfs/);
+  });
+  test('the default capability set is dockerd\'s, and CapDrop ALL empties it', async () => {
+    expect((await run(['grep', 'CapEff', '/proc/self/status'])).out).toBe('CapEff:\t00000000a80425fb\n');
+    expect((await run(['grep', 'CapEff', '/proc/self/status'], { HostConfig: { CapDrop: ['ALL'] } })).out).toBe('CapEff:\t0000000000000000\n');
+  });
+});
+
 d('sandbox runtime: stop takes down the whole process tree', () => {
   test('kill of a shell with background sleeps leaves no sleep behind', async () => {
     const { socket } = (await listening)!;
@@ -89,13 +115,23 @@ d('sandbox runtime: stop takes down the whole process tree', () => {
 });
 
 d('sandbox runtime: isolation fields it cannot honor are refused with a 400 naming the field', () => {
-  for (const [field, value] of [['Memory', 1 << 26], ['Privileged', true], ['Binds', ['/etc:/host']], ['CapDrop', ['ALL']], ['PortBindings', { '80/tcp': [{ HostPort: '8080' }] }], ['PidsLimit', 10]] as const) {
+  for (const [field, value] of [['Memory', 1 << 26], ['Privileged', true], ['Devices', [{ PathOnHost: '/dev/sda' }]], ['SecurityOpt', ['seccomp=unconfined']], ['PortBindings', { '80/tcp': [{ HostPort: '8080' }] }], ['PidsLimit', 10]] as const) {
     test(`HostConfig.${field}`, async () => {
       const r = await create({ Cmd: ['true'], HostConfig: { [field]: value } });
       expect(r.status).toBe(400);
       expect(r.json.message).toContain(`HostConfig.${field}`);
     });
   }
+  test('a named volume in Binds is refused, naming HostConfig.Binds', async () => {
+    const r = await create({ Cmd: ['true'], HostConfig: { Binds: ['vol:/data'] } });
+    expect(r.status).toBe(400);
+    expect(r.json.message).toContain('HostConfig.Binds');
+  });
+  test('a volume Mount is refused, naming HostConfig.Mounts', async () => {
+    const r = await create({ Cmd: ['true'], HostConfig: { Mounts: [{ Type: 'volume', Source: 'v', Target: '/v' }] } });
+    expect(r.status).toBe(400);
+    expect(r.json.message).toContain('HostConfig.Mounts');
+  });
   test('a named User is refused, naming it', async () => {
     const r = await create({ Cmd: ['true'], User: 'daemon' });
     expect(r.status).toBe(400);

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { EngineError } from '../../errors/engine-error.js';
@@ -23,11 +23,11 @@ export interface SandboxRuntimeOptions {
   maxContainers?: number;
 }
 
-const APPLETS = ['sh', 'id', 'cat', 'touch', 'ls', 'sleep', 'echo', 'hostname', 'ps', 'mkdir', 'rm', 'true', 'false', 'env', 'pwd', 'kill', 'wc', 'head', 'yes', 'dd', 'test', '['];
+const APPLETS = ['grep', 'sh', 'id', 'cat', 'touch', 'ls', 'sleep', 'echo', 'hostname', 'ps', 'mkdir', 'rm', 'true', 'false', 'env', 'pwd', 'kill', 'wc', 'head', 'yes', 'dd', 'test', '['];
 
 /** HostConfig fields the sandbox cannot honor: refused with a 400 naming the field, never dropped. */
 const REFUSED_HOST = ['Memory', 'MemorySwap', 'MemoryReservation', 'NanoCpus', 'CpuShares', 'CpuQuota', 'CpuPeriod', 'CpusetCpus', 'PidsLimit',
-  'Privileged', 'PortBindings', 'PublishAllPorts', 'Devices', 'DeviceRequests', 'SecurityOpt', 'CapAdd', 'CapDrop', 'Tmpfs', 'Binds', 'Mounts',
+  'Privileged', 'PortBindings', 'PublishAllPorts', 'Devices', 'DeviceRequests', 'SecurityOpt',
   'Init', 'IpcMode', 'PidMode', 'UTSMode', 'UsernsMode', 'Sysctls', 'Ulimits', 'VolumesFrom', 'Links', 'ExtraHosts', 'Dns', 'OomKillDisable', 'BlkioWeight', 'ShmSize', 'Runtime'];
 
 /**
@@ -38,7 +38,8 @@ const REFUSED_HOST = ['Memory', 'MemorySwap', 'MemoryReservation', 'NanoCpus', '
  *
  * Honored: Cmd, Entrypoint, Env, WorkingDir, User (numeric `uid[:gid]`), Hostname, Labels,
  * ReadonlyRootfs, AutoRemove, NetworkMode `host` (the default: there is no bridge to give) and
- * `none`. Refused with a 400 naming the field: everything in {@link REFUSED_HOST} when set, Tty.
+ * `none`, Binds and bind Mounts (ro/rw), Tmpfs (no options), CapAdd/CapDrop (from dockerd's
+ * default capability set). Refused with a 400 naming the field: everything in {@link REFUSED_HOST} when set, Tty.
  *
  * @example
  * app.use(engineRouter(sandboxRuntime({ stateDir: '/var/lib/dockgate' })));
@@ -114,6 +115,20 @@ function refuseUnsupported(body: ContainerCreateBody): void {
       || (typeof v === 'object' && !Array.isArray(v) && Object.keys(v as object).length === 0)) continue;
     throw EngineError.invalidParameter(`HostConfig.${field} is not supported by the sandbox runtime`);
   }
+  for (const bind of asArray(host.Binds, 'HostConfig.Binds')) parseBind(bind);
+  for (const m of asArray(host.Mounts, 'HostConfig.Mounts')) parseMount(m);
+  if (host.Tmpfs !== undefined && host.Tmpfs !== null) {
+    if (typeof host.Tmpfs !== 'object' || Array.isArray(host.Tmpfs)) throw EngineError.invalidParameter('HostConfig.Tmpfs must map paths to options');
+    for (const [path, opts] of Object.entries(host.Tmpfs as Record<string, unknown>)) {
+      if (!path.startsWith('/')) throw EngineError.invalidParameter(`HostConfig.Tmpfs path "${path}" must be absolute`);
+      if (opts !== '' && opts !== undefined) throw EngineError.invalidParameter(`HostConfig.Tmpfs options for "${path}" are not supported by the sandbox runtime`);
+    }
+  }
+  for (const field of ['CapAdd', 'CapDrop'] as const) {
+    for (const cap of asArray(host[field], `HostConfig.${field}`)) {
+      if (typeof cap !== 'string' || !/^(CAP_)?[A-Z_]+$/i.test(cap)) throw EngineError.invalidParameter(`HostConfig.${field}: invalid capability "${String(cap)}"`);
+    }
+  }
   if (body.Tty === true) throw EngineError.invalidParameter('Tty is not supported by the sandbox runtime yet');
   const mode = host.NetworkMode;
   if (mode !== undefined && mode !== '' && mode !== 'default' && mode !== 'host' && mode !== 'none') {
@@ -133,6 +148,16 @@ function bwrapArgs(rootfs: string, body: ContainerCreateBody): string[] {
   const args = ['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--new-session'];
   if (host.NetworkMode === 'none') args.push('--unshare-net');
   args.push(host.ReadonlyRootfs === true ? '--ro-bind' : '--bind', rootfs, '/', '--proc', '/proc', '--dev', '/dev');
+  for (const bind of asArray(host.Binds, 'HostConfig.Binds')) {
+    const b = parseBind(bind);
+    args.push(b.readOnly ? '--ro-bind' : '--bind', b.source, b.target);
+  }
+  for (const m of asArray(host.Mounts, 'HostConfig.Mounts')) {
+    const b = parseMount(m);
+    args.push(b.readOnly ? '--ro-bind' : '--bind', b.source, b.target);
+  }
+  for (const path of Object.keys((host.Tmpfs ?? {}) as Record<string, unknown>)) args.push('--tmpfs', path);
+  args.push(...capabilityArgs(asArray(host.CapAdd, '') as string[], asArray(host.CapDrop, '') as string[]));
   const user = typeof body.User === 'string' && /^\d+(:\d+)?$/.test(body.User) ? body.User : undefined;
   if (user) {
     const [uid = '0', gid = uid] = user.split(':');
@@ -141,6 +166,49 @@ function bwrapArgs(rootfs: string, body: ContainerCreateBody): string[] {
   if (typeof body.Hostname === 'string' && body.Hostname !== '') args.push('--hostname', body.Hostname);
   args.push('--chdir', typeof body.WorkingDir === 'string' && body.WorkingDir !== '' ? body.WorkingDir : '/');
   return args;
+}
+
+/** dockerd's default capability set: a container gets these and no others unless CapAdd/CapDrop say so. */
+const DEFAULT_CAPS = ['CHOWN', 'DAC_OVERRIDE', 'FSETID', 'FOWNER', 'MKNOD', 'NET_RAW', 'SETGID', 'SETUID', 'SETFCAP', 'SETPCAP', 'NET_BIND_SERVICE', 'SYS_CHROOT', 'KILL', 'AUDIT_WRITE'];
+
+function capabilityArgs(add: string[], drop: string[]): string[] {
+  const norm = (c: string): string => c.toUpperCase().replace(/^CAP_/, '');
+  const dropped = new Set(drop.map(norm));
+  const added = add.map(norm);
+  if (added.includes('ALL')) return [...dropped].flatMap((c) => (c === 'ALL' ? ['--cap-drop', 'ALL'] : ['--cap-drop', `CAP_${c}`]));
+  const caps = dropped.has('ALL') ? added : [...new Set([...DEFAULT_CAPS, ...added])].filter((c) => !dropped.has(c));
+  return ['--cap-drop', 'ALL', ...caps.flatMap((c) => ['--cap-add', `CAP_${c}`])];
+}
+
+function asArray(v: unknown, field: string): unknown[] {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) throw EngineError.invalidParameter(`${field} must be a list`);
+  return v;
+}
+
+interface BindSpec { source: string; target: string; readOnly: boolean }
+
+/** `/host:/container[:ro|rw]`; named volumes and other options are refused, naming the field. */
+function parseBind(bind: unknown): BindSpec {
+  const parts = typeof bind === 'string' ? bind.split(':') : [];
+  const [source = '', target = '', mode = 'rw'] = parts;
+  if (parts.length < 2 || parts.length > 3 || !source.startsWith('/') || !target.startsWith('/')) {
+    throw EngineError.invalidParameter(`HostConfig.Binds "${String(bind)}": the sandbox runtime accepts only /host/path:/container/path[:ro|rw]`);
+  }
+  if (mode !== 'ro' && mode !== 'rw') throw EngineError.invalidParameter(`HostConfig.Binds "${bind as string}": mode "${mode}" is not supported (ro or rw)`);
+  if (!existsSync(source)) throw EngineError.invalidParameter(`HostConfig.Binds "${bind as string}": host path does not exist`);
+  return { source, target, readOnly: mode === 'ro' };
+}
+
+function parseMount(m: unknown): BindSpec {
+  const mount = (m ?? {}) as { Type?: unknown; Source?: unknown; Target?: unknown; ReadOnly?: unknown; [k: string]: unknown };
+  if (mount.Type !== 'bind') throw EngineError.invalidParameter(`HostConfig.Mounts: Type "${String(mount.Type)}" is not supported by the sandbox runtime (bind only)`);
+  for (const k of Object.keys(mount)) {
+    if (!['Type', 'Source', 'Target', 'ReadOnly', 'Consistency'].includes(k) && mount[k] !== undefined && mount[k] !== null) {
+      throw EngineError.invalidParameter(`HostConfig.Mounts.${k} is not supported by the sandbox runtime`);
+    }
+  }
+  return parseBind(`${String(mount.Source)}:${String(mount.Target)}:${mount.ReadOnly === true ? 'ro' : 'rw'}`);
 }
 
 /** A one-binary root filesystem: busybox, applet symlinks, /etc/passwd, empty /tmp. */
