@@ -8,6 +8,7 @@ import type { ContainerCreateBody, ContainerRuntime } from '../types.js';
 import type { LocalExecutor, LocalImage, LocalProcess } from '../local/local-container.js';
 import { LocalRuntime } from '../local/local-runtime.js';
 import { localLimits } from '../local/local-limits.js';
+import { refuseHostFields, UNHONORED_HOST_FIELDS } from '../local/refuse-fields.js';
 
 /** Options of {@link sandboxRuntime}. */
 export interface SandboxRuntimeOptions {
@@ -26,9 +27,7 @@ export interface SandboxRuntimeOptions {
 const APPLETS = ['grep', 'sh', 'id', 'cat', 'touch', 'ls', 'sleep', 'echo', 'hostname', 'ps', 'mkdir', 'rm', 'true', 'false', 'env', 'pwd', 'kill', 'wc', 'head', 'yes', 'dd', 'test', '['];
 
 /** HostConfig fields the sandbox cannot honor: refused with a 400 naming the field, never dropped. */
-const REFUSED_HOST = ['Memory', 'MemorySwap', 'MemoryReservation', 'NanoCpus', 'CpuShares', 'CpuQuota', 'CpuPeriod', 'CpusetCpus', 'PidsLimit',
-  'Privileged', 'PortBindings', 'PublishAllPorts', 'Devices', 'DeviceRequests', 'SecurityOpt',
-  'Init', 'IpcMode', 'PidMode', 'UTSMode', 'UsernsMode', 'Sysctls', 'Ulimits', 'VolumesFrom', 'Links', 'ExtraHosts', 'Dns', 'OomKillDisable', 'BlkioWeight', 'ShmSize', 'Runtime'];
+const REFUSED_HOST = [...UNHONORED_HOST_FIELDS, 'Init'];
 
 /**
  * The isolating embedded runtime: each container runs under bubblewrap in its own mount, PID,
@@ -109,12 +108,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
 
 function refuseUnsupported(body: ContainerCreateBody): void {
   const host = body.HostConfig ?? {};
-  for (const field of REFUSED_HOST) {
-    const v = host[field];
-    if (v === undefined || v === null || v === false || v === 0 || v === '' || (Array.isArray(v) && v.length === 0)
-      || (typeof v === 'object' && !Array.isArray(v) && Object.keys(v as object).length === 0)) continue;
-    throw EngineError.invalidParameter(`HostConfig.${field} is not supported by the sandbox runtime`);
-  }
+  refuseHostFields(body, REFUSED_HOST, 'sandbox');
   for (const bind of asArray(host.Binds, 'HostConfig.Binds')) parseBind(bind);
   for (const m of asArray(host.Mounts, 'HostConfig.Mounts')) parseMount(m);
   if (host.Tmpfs !== undefined && host.Tmpfs !== null) {
