@@ -18,7 +18,8 @@ export const UNHONORED_HOST_FIELDS = [
 
 /** True for a value the Docker CLI sends when the user did not set the field. */
 export function isUnset(v: unknown): boolean {
-  return v === undefined || v === null || v === false || v === 0 || v === '' || (Array.isArray(v) && v.length === 0)
+  // -1 is the CLI's "unset" for MemorySwappiness (and "unlimited" for PidsLimit).
+  return v === undefined || v === null || v === false || v === 0 || v === -1 || v === '' || (Array.isArray(v) && v.length === 0)
     || (typeof v === 'object' && !Array.isArray(v) && Object.keys(v as object).length === 0);
 }
 

@@ -65,7 +65,9 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'],
   };
   const executor: LocalExecutor = {
-    image: (ref) => (ref === 'busybox:latest' ? image : undefined),
+    // The seed image, until the content-addressed image store lands: every tag of busybox (and
+    // alpine, which the demo has always aliased to it) runs the busybox root filesystem.
+    image: (ref) => (/^(busybox|alpine):[\w.-]+$/.test(ref) ? { ...image, ref } : undefined),
     validate: refuseUnsupported,
     start: ({ argv, env, openStdin, output, id, body }) => {
       const rootfs = join(stateDir, 'containers', id, 'rootfs');
