@@ -156,7 +156,7 @@ function bwrapArgs(rootfs: string, body: ContainerCreateBody): string[] {
   args.push(...capabilityArgs(asArray(host.CapAdd, '') as string[], asArray(host.CapDrop, '') as string[]));
   const user = typeof body.User === 'string' && /^\d+(:\d+)?$/.test(body.User) ? body.User : undefined;
   if (user) {
-    const [uid = '0', gid = uid] = user.split(':');
+    const [uid = '0', gid = '0'] = user.split(':'); // dockerd: -u 1000 is uid 1000, gid 0
     args.push('--unshare-user', '--uid', uid, '--gid', gid);
   }
   if (typeof body.Hostname === 'string' && body.Hostname !== '') args.push('--hostname', body.Hostname);
