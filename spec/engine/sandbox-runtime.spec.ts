@@ -10,7 +10,8 @@ import { describeWithPeers, type PeerCheck } from '../support/peers.js';
 const hasBwrap = spawnSync('bwrap', ['--version']).status === 0 && existsSync('/bin/busybox');
 const bwrap: PeerCheck = { name: 'bwrap (Debian bubblewrap) and /bin/busybox (busybox-static)', available: () => hasBwrap };
 const d = (title: string, body: () => void) => describeWithPeers(title, [bwrap], body);
-const runtime = hasBwrap ? sandboxRuntime({ maxLogBytes: 64 * 1024 }) : undefined;
+const stateDir = mkdtempSync(join(tmpdir(), 'dockgate-sandbox-spec-'));
+const runtime = hasBwrap ? sandboxRuntime({ stateDir, maxLogBytes: 64 * 1024 }) : undefined;
 const listening = runtime ? listenOnSocket(runtime) : undefined;
 afterAll(async () => {
   await runtime?.close?.();
@@ -45,6 +46,15 @@ d('sandbox runtime: the container never sees the host filesystem', () => {
   test('writes stay in the container: another container does not see them', async () => {
     expect((await run(['sh', '-c', 'echo x > /written && cat /written'])).out).toBe('x\n');
     expect((await run(['sh', '-c', 'test -e /written && echo seen || echo absent'])).out).toBe('absent\n');
+  });
+  test('removing a container deletes its root filesystem copy', async () => {
+    const { socket } = (await listening)!;
+    const r = await run(['true']);
+    const dir = join(stateDir, 'containers', r.id);
+    expect(existsSync(dir)).toBe(true);
+    expect((await socketRequest(socket, 'DELETE', `/v1.28/containers/${r.id}`)).status).toBe(204);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(existsSync(dir)).toBe(false);
   });
   test('ReadonlyRootfs makes / read-only', async () => {
     const r = await run(['touch', '/x'], { HostConfig: { ReadonlyRootfs: true } });

@@ -31,6 +31,8 @@ export interface LocalExecutor {
   image(ref: string): LocalImage | undefined;
   /** Refuses (throws a 400 EngineError naming the field) a create body the executor cannot honor. Optional. */
   validate?(body: ContainerCreateBody): void;
+  /** Frees what the executor keeps for a removed container (e.g. its root filesystem copy). Optional. */
+  removed?(id: string): void;
   /** Starts the command; rejects when it cannot start. */
   start(run: {
     argv: string[];

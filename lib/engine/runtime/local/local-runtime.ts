@@ -232,6 +232,7 @@ export class LocalRuntime implements ContainerRuntime {
     this.table.delete(c);
     c.log.close();
     c.stdin?.end();
+    this.executor.removed?.(c.id);
     this.bus.publish('destroy', eventActor(c));
     const result: WaitResult = { StatusCode: c.exitCode, Error: null };
     for (const notify of c.removeWaiters) notify(result);

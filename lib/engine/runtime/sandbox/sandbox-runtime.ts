@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { EngineError } from '../../errors/engine-error.js';
@@ -69,6 +70,10 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     // alpine, which the demo has always aliased to it) runs the busybox root filesystem.
     image: (ref) => (/^(busybox|alpine):[\w.-]+$/.test(ref) ? { ...image, ref } : undefined),
     validate: refuseUnsupported,
+    // The container's writable root filesystem copy goes with it (asynchronously: rm -f answers first).
+    removed: (id) => {
+      void rm(join(stateDir, 'containers', id), { recursive: true, force: true }).catch(() => undefined);
+    },
     start: ({ argv, env, openStdin, output, id, body }) => {
       const rootfs = join(stateDir, 'containers', id, 'rootfs');
       rmSync(rootfs, { recursive: true, force: true });
