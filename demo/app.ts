@@ -1,6 +1,7 @@
 import express, { type Express, type Request } from 'express';
+import { join } from 'node:path';
 import {
-  aclAuthorizer, bearerGuard, dockerRuntime, engineRouter, htpasswdAuthenticator, ownNamespaceAcl, processRuntime,
+  aclAuthorizer, bearerGuard, dockerRuntime, engineRouter, htpasswdAuthenticator, ownNamespaceAcl, processRuntime, sandboxRuntime,
   redisRefreshTokenStore, redisThrottleStore, tokenRouter, writeEngineAuthError, type AclRule, type ContainerRuntime, type RedisConnectionOptions,
   type RedisRefreshTokenStore, type RedisThrottleStore, type TokenRouter,
 } from 'dockgate';
@@ -50,6 +51,8 @@ export function createDemoApp(options: DemoOptions, key: KeyFiles, publicUrl: st
   const guard = bearerGuard({ realm, keys: tokens });
   const runtime = options.runtime === 'docker'
     ? dockerRuntime({ socketPath: options.dockerSocket })
+    : options.runtime === 'sandbox'
+    ? sandboxRuntime({ stateDir: join(options.stateDir, 'engine') })
     : processRuntime({
       // Commands of these images run on this host, through busybox (busybox-static) when there is one.
       images: {

@@ -51,7 +51,7 @@ ${registryTokenConfig({ realm, service: options.service, issuer: options.issuer,
 Run a container through the engine API:
   export DOCKER_HOST=${engineUrl}
   docker run --rm busybox echo hello
-${options.runtime === 'process' && !existsSync('/bin/busybox') ? '  (note: /bin/busybox is missing, so busybox and alpine containers will fail to start:\n   install busybox-static, or use --runtime docker)\n' : ''}
+${options.runtime === 'process' ? '  (WARNING: the process runtime is unconfined: containers run on this host as this user)\n' : ''}${options.runtime !== 'docker' && !existsSync('/bin/busybox') ? '  (note: /bin/busybox is missing, so busybox and alpine containers will fail to start:\n   install busybox-static, or use --runtime docker)\n' : ''}
 Skopeo against the protected routes:
   skopeo list-tags --tls-verify=false --creds alice:wonderland docker://${hostPort}/alice/hello
 

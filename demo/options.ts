@@ -6,7 +6,7 @@ export interface DemoOptions {
   host: string;
   port: number;
   engineSocket: string;
-  runtime: 'process' | 'docker';
+  runtime: 'sandbox' | 'process' | 'docker';
   dockerSocket: string;
   key?: string;
   cert?: string;
@@ -30,7 +30,8 @@ Options:
   --host HOST            address to listen on (default 127.0.0.1)
   --port PORT            TCP port for the token service, /v2/ and /engine (default 5001)
   --engine-socket PATH   Unix socket of the engine API (default ${join(tmpdir(), 'dockgate-engine.sock')})
-  --runtime KIND         process (busybox/alpine commands run on this host) or docker (default process)
+  --runtime KIND         sandbox (busybox/alpine containers isolated with bubblewrap), process (UNCONFINED:
+                         commands run on this host as this user) or docker (default sandbox)
   --docker-socket PATH   engine socket for --runtime docker (default /var/run/docker.sock)
   --key FILE             PEM signing key (default: a development key made on first start)
   --cert FILE            PEM certificate of --key (default: the development certificate)
@@ -57,7 +58,7 @@ export function parseDemoOptions(argv: string[], demoDir: string): DemoOptions |
       host: { type: 'string', default: '127.0.0.1' },
       port: { type: 'string', default: '5001' },
       'engine-socket': { type: 'string', default: join(tmpdir(), 'dockgate-engine.sock') },
-      runtime: { type: 'string', default: 'process' },
+      runtime: { type: 'string', default: 'sandbox' },
       'docker-socket': { type: 'string', default: '/var/run/docker.sock' },
       key: { type: 'string' },
       cert: { type: 'string' },
@@ -75,7 +76,7 @@ export function parseDemoOptions(argv: string[], demoDir: string): DemoOptions |
   if (values.help) return 'help';
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new DemoUsageError('--port must be a port number');
-  if (values.runtime !== 'process' && values.runtime !== 'docker') throw new DemoUsageError('--runtime must be process or docker');
+  if (values.runtime !== 'sandbox' && values.runtime !== 'process' && values.runtime !== 'docker') throw new DemoUsageError('--runtime must be sandbox, process or docker');
   const range = /^(\d+\.\d+)-(\d+\.\d+)$/.exec(values['api-range']);
   if (!range) throw new DemoUsageError('--api-range must look like 1.12-1.28');
   if ((values.key === undefined) !== (values.cert === undefined)) throw new DemoUsageError('--key and --cert go together');

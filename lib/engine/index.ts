@@ -30,6 +30,7 @@ export type {
   AttachOptions, AttachSession, EngineEvent, EventsOptions, ListOptions, RemoveOptions, PullRequest, StopOptions,
 } from './runtime/types.js';
 export { processRuntime, type ProcessRuntimeOptions, type ProcessImage } from './runtime/process/process-runtime.js';
+export { sandboxRuntime, type SandboxRuntimeOptions } from './runtime/sandbox/sandbox-runtime.js';
 export { scriptedRuntime, type ScriptedRuntimeOptions, type ScriptedImage, type ScriptRun, type ScriptResult } from './runtime/scripted/scripted-runtime.js';
 export { dockerRuntime, type DockerRuntimeOptions } from './runtime/docker/docker-runtime.js';
 export { familiarImageRef } from './runtime/local/image-ref.js';

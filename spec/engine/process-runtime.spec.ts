@@ -1,5 +1,6 @@
 import { test, expect, afterAll } from '@jest/globals';
 import { existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { request as httpRequest } from 'node:http';
 import { FrameDecoder, processRuntime } from '../../lib/engine/index.js';
@@ -109,5 +110,37 @@ d('process runtime: Cmd runs as a child process of an allow-listed image', () =>
     expect(() => processRuntime({ images: {} })).toThrow(/"images"/);
     expect(() => processRuntime({ images: { busybox: { program: 'busybox' } } })).toThrow(/program" must be an absolute path/);
     expect(() => processRuntime({ images: { busybox: { program: '/bin/busybox' } }, maxLogBytes: 10 })).toThrow(/maxLogBytes/);
+  });
+});
+
+d('process runtime: unconfined, so isolation and resource fields are refused with a 400 naming them', () => {
+  const cases: [string, object][] = [
+    ['User', { User: '1000' }], ['Hostname', { Hostname: 'h' }], ['WorkingDir', { WorkingDir: '/tmp' }],
+    ['HostConfig.ReadonlyRootfs', { HostConfig: { ReadonlyRootfs: true } }], ['HostConfig.Binds', { HostConfig: { Binds: ['/etc:/e'] } }],
+    ['HostConfig.Memory', { HostConfig: { Memory: 1 << 26 } }], ['HostConfig.CapDrop', { HostConfig: { CapDrop: ['ALL'] } }],
+    ['HostConfig.Privileged', { HostConfig: { Privileged: true } }], ['HostConfig.NetworkMode', { HostConfig: { NetworkMode: 'none' } }],
+  ];
+  for (const [field, extra] of cases) {
+    test(field, async () => {
+      const { socket } = (await listening)!;
+      const res = await socketRequest(socket, 'POST', '/v1.28/containers/create', { Image: 'busybox', Cmd: ['true'], ...extra });
+      expect(res.status).toBe(400);
+      expect(JSON.parse(res.body.toString()).message).toContain(field);
+    });
+  }
+});
+
+d('process runtime: kill takes down the whole process group', () => {
+  test('no background sleep outlives a killed container', async () => {
+    const { socket } = (await listening)!;
+    const created = await socketRequest(socket, 'POST', '/v1.28/containers/create', { Image: 'busybox', Cmd: ['sh', '-c', 'sleep 4321 & sleep 4321 & wait'] });
+    const id = JSON.parse(created.body.toString()).Id as string;
+    await socketRequest(socket, 'POST', `/v1.28/containers/${id}/start`);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(spawnSync('pgrep', ['-f', 'sleep 4321']).stdout.toString().trim()).not.toBe('');
+    await socketRequest(socket, 'POST', `/v1.28/containers/${id}/kill`);
+    await socketRequest(socket, 'POST', `/v1.28/containers/${id}/wait`);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(spawnSync('pgrep', ['-f', 'sleep 4321']).stdout.toString().trim()).toBe('');
   });
 });

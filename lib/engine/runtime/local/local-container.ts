@@ -38,12 +38,19 @@ export interface LocalExecutor {
   images?(): LocalImage[];
   /** Networks the executor's containers really have (`host`: the server's own stack; `none`: no network at all). Defaults to none listed. */
   networks?: readonly ('host' | 'none')[];
+  /** Refuses (throws a 400 EngineError naming the field) a create body the executor cannot honor. Optional. */
+  validate?(body: ContainerCreateBody): void;
+  /** Frees what the executor keeps for a removed container (e.g. its root filesystem copy). Optional. */
+  removed?(id: string): void;
   /** Starts the command; rejects when it cannot start. */
   start(run: {
     argv: string[];
     env: string[];
     image: LocalImage;
     openStdin: boolean;
+    /** Container id and create body, for executors that isolate per container. */
+    id: string;
+    body: ContainerCreateBody;
     output: (stream: 1 | 2, data: Buffer) => void;
   }): Promise<LocalProcess>;
 }

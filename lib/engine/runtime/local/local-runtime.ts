@@ -60,6 +60,7 @@ export class LocalRuntime implements ContainerRuntime {
     const ref = familiarImageRef(body.Image);
     const image = this.images.find(body.Image);
     if (!image) throw EngineError.notFound(`No such image: ${ref}`);
+    this.executor.validate?.(body);
     const argv = [...(asList(body.Entrypoint) ?? image.entrypoint ?? []), ...(asList(body.Cmd) ?? image.cmd ?? [])];
     if (argv.length === 0) throw EngineError.invalidParameter('No command specified');
     if (this.table.size >= this.limits.maxContainers) {
@@ -108,6 +109,8 @@ export class LocalRuntime implements ContainerRuntime {
         env: c.env,
         image: c.image,
         openStdin: c.openStdin,
+        id: c.id,
+        body: c.body,
         output: (stream, data) => {
           c.log.append(c.tty ? 1 : stream, data);
           if (c.log.full) c.process?.pause();
@@ -249,6 +252,7 @@ export class LocalRuntime implements ContainerRuntime {
     this.table.delete(c);
     c.log.close();
     c.stdin?.end();
+    this.executor.removed?.(c.id);
     this.bus.publish('destroy', eventActor(c));
     const result: WaitResult = { StatusCode: c.exitCode, Error: null };
     for (const notify of c.removeWaiters) notify(result);

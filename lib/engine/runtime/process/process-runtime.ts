@@ -9,6 +9,8 @@ import { signalNumber } from '../../http/signal.js';
 import type { LocalExecutor, LocalImage, LocalProcess } from '../local/local-container.js';
 import { LocalRuntime } from '../local/local-runtime.js';
 import { localLimits } from '../local/local-limits.js';
+import { refuseConfigFields, refuseHostFields, UNHONORED_HOST_FIELDS } from '../local/refuse-fields.js';
+import { EngineError } from '../../errors/engine-error.js';
 
 /** How one allow-listed image runs on the host. */
 export interface ProcessImage {
@@ -51,7 +53,7 @@ export interface ProcessRuntimeOptions {
 const DEFAULT_ENV = ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'];
 
 /**
- * The embedded runtime: each container is a child process started without a shell, from an
+ * The UNCONFINED embedded runtime (not a sandbox): each container is a child process started without a shell, from an
  * image allow-list the host configures. The environment holds only the image's and the
  * request's entries (nothing of dockgate's own). No TTY is allocated: with `Tty: true` both
  * streams are delivered raw on one stream.
@@ -71,6 +73,16 @@ export function processRuntime(options: ProcessRuntimeOptions): ContainerRuntime
     images: () => [...images.keys()].map((ref) => lookup(ref.replace(/:\*$/, ':latest'))?.image).filter((i): i is LocalImage => i !== undefined),
     // Children share the server's network stack: `host` is what they really have; `none` would be a lie.
     networks: ['host'],
+    validate: (body) => {
+      // Unconfined: every container runs as the server's user, on the host's filesystem and
+      // network. Whatever would need isolation is refused rather than silently dropped.
+      refuseConfigFields(body, ['User', 'Hostname', 'Domainname', 'WorkingDir', 'Volumes', 'ExposedPorts'], 'process');
+      refuseHostFields(body, [...UNHONORED_HOST_FIELDS, 'Binds', 'Mounts', 'Tmpfs', 'ReadonlyRootfs', 'CapAdd', 'CapDrop', 'Init'], 'process');
+      const mode = body.HostConfig?.NetworkMode;
+      if (mode !== undefined && mode !== null && mode !== '' && mode !== 'default' && mode !== 'host') {
+        throw EngineError.invalidParameter(`HostConfig.NetworkMode "${String(mode)}" is not supported by the process runtime (host only)`);
+      }
+    },
     start: ({ argv, env, image, openStdin, output }) => {
       const spec = lookup(image.ref)!;
       const child = spawn(spec.program, argv.slice(1), {
@@ -79,11 +91,21 @@ export function processRuntime(options: ProcessRuntimeOptions): ContainerRuntime
         env: Object.fromEntries(env.map((e) => splitEnv(e))),
         stdio: [openStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
         shell: false,
+        // Own process group, so kill reaches every process the command started (kill(-pgid)).
+        detached: true,
       });
       const stdout = child.stdout!;
       const stderr = child.stderr!;
       stdout.on('data', (d: Buffer) => output(1, d));
       stderr.on('data', (d: Buffer) => output(2, d));
+      // Like a container's pid 1: when the command exits, whatever it left behind in its group goes too.
+      child.once('exit', () => {
+        try {
+          if (child.pid) process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // the group is already empty
+        }
+      });
       const exited = new Promise<number>((resolve) => {
         child.on('close', (code, signal) => resolve(code ?? 128 + (signal ? signalNumber(signal) : 0))); // dockerd: killed by signal N → 128 + N
       });
@@ -105,7 +127,11 @@ export function processRuntime(options: ProcessRuntimeOptions): ContainerRuntime
               stderr.resume();
             },
             kill: (sig = 'SIGTERM') => {
-              child.kill(sig);
+              try {
+                if (child.pid) process.kill(-child.pid, sig);
+              } catch {
+                child.kill(sig);
+              }
             },
           });
         });

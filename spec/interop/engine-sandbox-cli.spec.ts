@@ -1,0 +1,85 @@
+import { test, expect, afterAll } from '@jest/globals';
+import { execFile, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describeWithPeers, program, type PeerCheck } from '../support/peers.js';
+import { sandboxRuntime } from '../../lib/engine/index.js';
+import { listenOnSocket } from '../engine/helpers.js';
+
+const CLI = '/usr/local/bin/docker';
+const hasBwrap = spawnSync('bwrap', ['--version']).status === 0 && existsSync('/bin/busybox');
+const bwrap: PeerCheck = { name: 'bwrap (Debian bubblewrap) and /bin/busybox (busybox-static)', available: () => hasBwrap };
+const configDir = mkdtempSync(join(tmpdir(), 'dockgate-cli-'));
+
+function docker(socket: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', DOCKER_HOST: `unix://${socket}`, DOCKER_CONFIG: configDir };
+  return new Promise((resolve) => {
+    execFile(CLI, args, { env, timeout: 20_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+describeWithPeers('Docker CLI 28 against the sandbox runtime: each container is isolated (bubblewrap)', [program(CLI), bwrap], () => {
+  const runtime = hasBwrap ? sandboxRuntime() : undefined;
+  const listening = runtime ? listenOnSocket(runtime) : undefined;
+  afterAll(async () => {
+    await (await listening)?.close();
+    await runtime?.close?.();
+  });
+  const run = async (...args: string[]) => docker((await listening)!.socket, ['run', '--rm', ...args]);
+
+  test('-u 1000 runs as uid 1000, gid 0 (as dockerd does)', async () => {
+    expect(await run('-u', '1000', 'busybox', 'id')).toMatchObject({ code: 0, stdout: 'uid=1000 gid=0(root)\n' });
+  });
+  test('--read-only: touch /x fails', async () => {
+    const r = await run('--read-only', 'busybox', 'touch', '/x');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/Read-only file system/);
+  });
+  test('the host /etc/shadow is not there', async () => {
+    const r = await run('busybox', 'cat', '/etc/shadow');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/No such file/);
+  });
+  test('-v host:ctr:ro is readable, not writable; -v host:ctr writes through', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dockgate-v-'));
+    writeFileSync(join(dir, 'f'), 'host file\n');
+    const ro = await run('-v', `${dir}:/d:ro`, 'busybox', 'sh', '-c', 'cat /d/f; touch /d/g');
+    expect(ro.stdout).toBe('host file\n');
+    expect(ro.stderr).toMatch(/Read-only/);
+    expect((await run('-v', `${dir}:/d`, 'busybox', 'sh', '-c', 'echo w > /d/g')).code).toBe(0);
+    expect(existsSync(join(dir, 'g'))).toBe(true);
+  });
+  test('--network none leaves only lo', async () => {
+    const r = await run('--network', 'none', 'busybox', 'sh', '-c', 'cat /proc/net/dev | tail -n +3 | cut -d: -f1');
+    expect(r.stdout.trim()).toBe('lo');
+  });
+  test('--hostname sets the UTS hostname', async () => {
+    expect((await run('--hostname', 'sandboxed', 'busybox', 'hostname')).stdout).toBe('sandboxed\n');
+  });
+  test('--tmpfs mounts a tmpfs', async () => {
+    expect((await run('--tmpfs', '/scratch', 'busybox', 'sh', '-c', 'grep -c " /scratch tmpfs" /proc/mounts')).stdout).toBe('1\n');
+  });
+  test('--cap-drop ALL leaves no effective capability', async () => {
+    expect((await run('--cap-drop', 'ALL', 'busybox', 'grep', 'CapEff', '/proc/self/status')).stdout).toBe('CapEff:\t0000000000000000\n');
+  });
+  for (const [flag, field] of [[['--memory', '64m'], 'HostConfig.Memory'], [['--privileged'], 'HostConfig.Privileged'], [['-p', '8080:80'], 'HostConfig.PortBindings'], [['--pids-limit', '10'], 'HostConfig.PidsLimit'], [['--security-opt', 'seccomp=unconfined'], 'HostConfig.SecurityOpt']] as const) {
+    test(`${flag[0]} is refused with a message naming ${field}`, async () => {
+      const r = await run(...flag, 'busybox', 'true');
+      expect(r.code).toBe(125);
+      expect(r.stderr).toContain(field);
+    });
+  }
+  test('rm -f of sh -c "sleep & sleep & wait" leaves no process behind', async () => {
+    const { socket } = (await listening)!;
+    const name = `dg-tree-${Date.now()}`;
+    expect((await docker(socket, ['run', '-d', '--name', name, 'busybox', 'sh', '-c', 'sleep 2345 & sleep 2345 & wait'])).code).toBe(0);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(spawnSync('pgrep', ['-f', 'sleep 2345']).stdout.toString().trim()).not.toBe('');
+    expect((await docker(socket, ['rm', '-f', name])).code).toBe(0);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(spawnSync('pgrep', ['-f', 'sleep 2345']).stdout.toString().trim()).toBe('');
+  });
+});
