@@ -16,6 +16,9 @@ import { registerImageStoreRoutes } from './image-store-routes.js';
 import { registerNetworkVolumeRoutes } from './network-volume-routes.js';
 import { registerDiskUsageRoute } from './disk-usage-route.js';
 import { registerStopKillRoutes } from './stop-kill-routes.js';
+import { registerExecRoutes } from './exec-routes.js';
+import { registerContainerOpsRoutes } from './container-ops-routes.js';
+import { registerArchiveRoutes } from './archive-routes.js';
 
 /**
  * dockerd's `versionMatcher` (`/v{version:[0-9.]+}`): digits and dots only, so `/vabc/…` or
@@ -54,6 +57,9 @@ export function engineRouter(runtime: ContainerRuntime, versionRange?: VersionRa
   registerAttachRoute(api, ctx);
   registerEventsRoute(api, ctx);
   registerStopKillRoutes(api, ctx);
+  registerExecRoutes(api, ctx);
+  registerContainerOpsRoutes(api, ctx);
+  registerArchiveRoutes(api, ctx);
   registerImageRoutes(api, ctx);
   registerImageStoreRoutes(api, ctx);
   registerNetworkVolumeRoutes(api, ctx);

@@ -28,6 +28,35 @@ export interface LocalProcess {
   pause(): void;
   resume(): void;
   kill(signal?: NodeJS.Signals): void;
+  /**
+   * Host pids of every process of the container (for pause, top and stats). Optional: a
+   * runtime whose containers are not host processes (scripted) leaves it out.
+   */
+  pids?(): number[];
+}
+
+/** An exec'd process; `resize` when it runs on a TTY. */
+export interface LocalExecProcess extends LocalProcess {
+  resize?(height: number, width: number): void;
+}
+
+/** What an executor needs to run a command inside a running container (`docker exec`). */
+export interface LocalExecRun {
+  container: LocalContainer;
+  argv: string[];
+  /** The container's environment followed by the exec's `Env`. */
+  env: string[];
+  /** The exec's `User`, else the container's; empty means the container's default. */
+  user: string;
+  /** The exec's `WorkingDir`, else the container's; empty means the container's default. */
+  workingDir: string;
+  tty: boolean;
+  /** Keep a stdin pipe open (the exec attached stdin). */
+  stdin: boolean;
+  /** `[height, width]` of the TTY. */
+  consoleSize?: [number, number];
+  privileged: boolean;
+  output: (stream: 1 | 2, data: Buffer) => void;
 }
 
 /** What runs containers for a local runtime: the process executor or a script. */
@@ -42,6 +71,11 @@ export interface LocalExecutor {
   validate?(body: ContainerCreateBody): void;
   /** Frees what the executor keeps for a removed container (e.g. its root filesystem copy). Optional. */
   removed?(id: string): void;
+  /**
+   * Runs a command in a running container (`docker exec`); throws a 400 EngineError naming a
+   * field it cannot honor. Optional: without it the exec routes answer 501.
+   */
+  exec?(run: LocalExecRun): Promise<LocalExecProcess>;
   /** Starts the command; rejects when it cannot start. */
   start(run: {
     argv: string[];
@@ -71,6 +105,8 @@ export interface LocalContainer {
   autoRemove: boolean;
   labels: Record<string, string>;
   status: LocalStatus;
+  /** Frozen by `docker pause` (status stays `running`, as State.Running does in dockerd). */
+  paused?: boolean;
   pid: number;
   exitCode: number;
   error: string;

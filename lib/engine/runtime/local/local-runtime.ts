@@ -20,6 +20,9 @@ import type { LocalLimits } from './local-limits.js';
 import { MAX_TIMER_MS } from './event-bus.js';
 import { LocalImageStore } from './local-image-store.js';
 import { LocalCatalog } from './local-catalog.js';
+import { LocalExecs } from './local-exec.js';
+import { LocalContainerOps } from './local-container-ops.js';
+import type { ExecOperations } from '../operations/exec-operations.js';
 
 /** Filters `GET /containers/json` accepts for a local runtime. */
 
@@ -34,6 +37,9 @@ export class LocalRuntime implements ContainerRuntime {
   private readonly images: LocalImageStore;
   /** Images, networks, volumes and /info: the optional operations, kept in their own file. */
   private readonly catalog: LocalCatalog;
+  /** Exec instances and the other container operations, kept in their own files. */
+  private readonly execs: LocalExecs;
+  private readonly ops: LocalContainerOps;
 
   constructor(
     readonly name: string,
@@ -42,7 +48,38 @@ export class LocalRuntime implements ContainerRuntime {
   ) {
     this.images = new LocalImageStore(executor.images?.() ?? [], (ref) => executor.image(ref));
     this.catalog = new LocalCatalog(name, this.images, executor.networks ?? [], this.bus, () => this.table.all());
+    this.execs = new LocalExecs(name, executor);
+    this.ops = new LocalContainerOps({
+      name,
+      resolve: (ref) => this.table.resolve(ref),
+      rename: (c, newName) => this.table.rename(c, newName),
+      all: () => this.table.all(),
+      publish: (action, c, extra) => this.bus.publish(action, eventActor(c), extra),
+      start: (ref) => this.start(ref),
+      stop: (ref, o) => this.stop(ref, o),
+      remove: (ref, o) => this.remove(ref, o),
+    });
+    // Exec only where the executor can run a command inside a container; elsewhere its routes answer 501.
+    if (executor.exec) {
+      this.createExec = async (ref, body) => this.execs.create(this.table.resolve(ref), body);
+      this.startExec = (id, o) => this.execs.start(id, o);
+      this.inspectExec = async (id) => this.execs.inspect(id);
+      this.resizeExec = async (id, { height, width }) => this.execs.resize(id, height, width);
+    }
   }
+
+  readonly createExec?: ExecOperations['createExec'];
+  readonly startExec?: ExecOperations['startExec'];
+  readonly inspectExec?: ExecOperations['inspectExec'];
+  readonly resizeExec?: ExecOperations['resizeExec'];
+  readonly restart: LocalContainerOps['restart'] = (ref, o) => this.ops.restart(ref, o);
+  readonly rename: LocalContainerOps['rename'] = (ref, n) => this.ops.rename(ref, n);
+  readonly pause: LocalContainerOps['pause'] = (ref) => this.ops.pause(ref);
+  readonly unpause: LocalContainerOps['unpause'] = (ref) => this.ops.unpause(ref);
+  readonly top: LocalContainerOps['top'] = (ref, a) => this.ops.top(ref, a);
+  readonly stats: LocalContainerOps['stats'] = (ref, o) => this.ops.stats(ref, o);
+  readonly pruneContainers = (filters: Parameters<LocalContainerOps['prune']>[0]): ReturnType<LocalContainerOps['prune']> => this.ops.prune(filters);
+  readonly update: LocalContainerOps['update'] = (ref, b) => this.ops.update(ref, b);
 
   readonly systemInfo: LocalCatalog['systemInfo'] = () => this.catalog.systemInfo();
   readonly listImages: LocalCatalog['listImages'] = (o) => this.catalog.listImages(o);
@@ -275,13 +312,13 @@ export class LocalRuntime implements ContainerRuntime {
     if (signal === 'SIGKILL') await this.settled(proc);
   }
 
-  async stop(ref: string, { timeout }: StopOptions): Promise<void> {
+  async stop(ref: string, { timeout, signal }: StopOptions): Promise<void> {
     const c = this.table.resolve(ref);
     const proc = c.process;
     if (c.status !== 'running' || !proc) throw EngineError.notModified('Container is already stopped');
     const configured = c.body.StopTimeout;
     const seconds = timeout ?? (typeof configured === 'number' && Number.isInteger(configured) ? configured : 10);
-    this.signal(c, proc, stopSignal(c.body.StopSignal));
+    this.signal(c, proc, signal ?? stopSignal(c.body.StopSignal));
     // Negative waits for the exit, as dockerd does; so does a wait longer than a timer can hold.
     if (seconds >= 0 && seconds * 1000 <= MAX_TIMER_MS) {
       const grace = new AbortController();
