@@ -11,6 +11,7 @@ import type { ImageDeleteItem, ImageListOptions, ImageLoadRequest, ImagePruneRep
 import type { NetworkInspectOptions } from '../operations/network-operations.js';
 import type { VolumeCreateBody, VolumePruneReport } from '../operations/volume-operations.js';
 import type { DiskUsageOptions } from '../operations/system-operations.js';
+import { DockerContainerOps, refuseOldSignal } from './docker-container-ops.js';
 
 /** Options of {@link dockerRuntime}. */
 export interface DockerRuntimeOptions {
@@ -49,7 +50,42 @@ class DockerRuntime implements ContainerRuntime {
     pinned?: string,
   ) {
     if (pinned) this.version = Promise.resolve(pinned);
+    const ops = new DockerContainerOps(http, { at: (v) => (v ? this.at(v) : this.prefix()), id: (ref) => this.id(ref) });
+    // Exec and the container operations live in docker-container-ops.ts.
+    this.createExec = ops.createExec.bind(ops);
+    this.startExec = ops.startExec.bind(ops);
+    this.inspectExec = ops.inspectExec.bind(ops);
+    this.resizeExec = ops.resizeExec.bind(ops);
+    this.restart = ops.restart.bind(ops);
+    this.rename = ops.rename.bind(ops);
+    this.pause = ops.pause.bind(ops);
+    this.unpause = ops.unpause.bind(ops);
+    this.top = ops.top.bind(ops);
+    this.stats = ops.stats.bind(ops);
+    this.pruneContainers = ops.pruneContainers.bind(ops);
+    this.changes = ops.changes.bind(ops);
+    this.update = ops.update.bind(ops);
+    this.statPath = ops.statPath.bind(ops);
+    this.getArchive = ops.getArchive.bind(ops);
+    this.putArchive = ops.putArchive.bind(ops);
   }
+
+  readonly createExec: DockerContainerOps['createExec'];
+  readonly startExec: DockerContainerOps['startExec'];
+  readonly inspectExec: DockerContainerOps['inspectExec'];
+  readonly resizeExec: DockerContainerOps['resizeExec'];
+  readonly restart: DockerContainerOps['restart'];
+  readonly rename: DockerContainerOps['rename'];
+  readonly pause: DockerContainerOps['pause'];
+  readonly unpause: DockerContainerOps['unpause'];
+  readonly top: DockerContainerOps['top'];
+  readonly stats: DockerContainerOps['stats'];
+  readonly pruneContainers: DockerContainerOps['pruneContainers'];
+  readonly changes: DockerContainerOps['changes'];
+  readonly update: DockerContainerOps['update'];
+  readonly statPath: DockerContainerOps['statPath'];
+  readonly getArchive: DockerContainerOps['getArchive'];
+  readonly putArchive: DockerContainerOps['putArchive'];
 
   /** `/v<version>` prefix; the engine's own version is learnt once from `/_ping`. */
   private async prefix(): Promise<string> {
@@ -175,12 +211,14 @@ class DockerRuntime implements ContainerRuntime {
     await this.http.empty({ method: 'POST', path: `${await this.prefix()}/containers/${this.id(ref)}/kill`, query: { signal } });
   }
 
-  async stop(ref: string, { timeout }: StopOptions): Promise<void> {
+  async stop(ref: string, { timeout, signal }: StopOptions): Promise<void> {
+    const prefix = await this.prefix();
+    refuseOldSignal(prefix, signal);
     // 304 (already stopped) comes back as a NotModified EngineError and is answered as such.
     await this.http.empty({
       method: 'POST',
-      path: `${await this.prefix()}/containers/${this.id(ref)}/stop`,
-      query: { t: timeout === undefined ? undefined : String(timeout) },
+      path: `${prefix}/containers/${this.id(ref)}/stop`,
+      query: { t: timeout === undefined ? undefined : String(timeout), signal },
     });
   }
 

@@ -10,6 +10,8 @@ import type { LocalExecutor, LocalImage, LocalProcess } from '../local/local-con
 import { LocalRuntime } from '../local/local-runtime.js';
 import { localLimits } from '../local/local-limits.js';
 import { refuseHostFields, UNHONORED_HOST_FIELDS } from '../local/refuse-fields.js';
+import { descendants } from '../local/proc-stats.js';
+import { sandboxExec } from './sandbox-exec.js';
 
 /** Options of {@link sandboxRuntime}. */
 export interface SandboxRuntimeOptions {
@@ -74,6 +76,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     removed: (id) => {
       void rm(join(stateDir, 'containers', id), { recursive: true, force: true }).catch(() => undefined);
     },
+    // `docker exec`: nsenter into the running container (sandbox-exec.ts).
+    exec: (run) => sandboxExec(run, existsSync('/usr/bin/nsenter') ? '/usr/bin/nsenter' : 'nsenter'),
     start: ({ argv, env, openStdin, output, id, body }) => {
       const rootfs = join(stateDir, 'containers', id, 'rootfs');
       rmSync(rootfs, { recursive: true, force: true });
@@ -105,6 +109,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
             // bwrap is outside the PID namespace; SIGKILL to it kills the namespace's pid 1 via
             // --die-with-parent, and the kernel then kills every process of the namespace.
             kill: (sig = 'SIGTERM') => { child.kill(sig); },
+            // The container's processes: everything under bwrap (its init, pid 1 inside, and below).
+            pids: () => (child.pid ? descendants(child.pid) : []),
           });
         });
       });
