@@ -76,6 +76,11 @@ export interface LocalExecutor {
    * field it cannot honor. Optional: without it the exec routes answer 501.
    */
   exec?(run: LocalExecRun): Promise<LocalExecProcess>;
+  /**
+   * The container has its own root filesystem with `tar` and `stat`: `docker cp` runs them inside
+   * it through {@link exec}. Defaults to false (the archive routes answer 501).
+   */
+  copiesWithTar?: boolean;
   /** Starts the command; rejects when it cannot start. */
   start(run: {
     argv: string[];

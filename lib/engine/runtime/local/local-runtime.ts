@@ -22,6 +22,8 @@ import { LocalImageStore } from './local-image-store.js';
 import { LocalCatalog } from './local-catalog.js';
 import { LocalExecs } from './local-exec.js';
 import { LocalContainerOps } from './local-container-ops.js';
+import { LocalArchive } from './local-archive.js';
+import type { ContainerOperations } from '../operations/container-operations.js';
 import type { ExecOperations } from '../operations/exec-operations.js';
 
 /** Filters `GET /containers/json` accepts for a local runtime. */
@@ -66,12 +68,21 @@ export class LocalRuntime implements ContainerRuntime {
       this.inspectExec = async (id) => this.execs.inspect(id);
       this.resizeExec = async (id, { height, width }) => this.execs.resize(id, height, width);
     }
+    if (executor.exec && executor.copiesWithTar) {
+      const archive = new LocalArchive(name, executor);
+      this.statPath = (ref, path) => archive.stat(this.table.resolve(ref), path, ref);
+      this.getArchive = (ref, path, signal) => archive.get(this.table.resolve(ref), path, ref, signal);
+      this.putArchive = (ref, path, tar, o) => archive.put(this.table.resolve(ref), path, ref, tar, o);
+    }
   }
 
   readonly createExec?: ExecOperations['createExec'];
   readonly startExec?: ExecOperations['startExec'];
   readonly inspectExec?: ExecOperations['inspectExec'];
   readonly resizeExec?: ExecOperations['resizeExec'];
+  readonly statPath?: ContainerOperations['statPath'];
+  readonly getArchive?: ContainerOperations['getArchive'];
+  readonly putArchive?: ContainerOperations['putArchive'];
   readonly restart: LocalContainerOps['restart'] = (ref, o) => this.ops.restart(ref, o);
   readonly rename: LocalContainerOps['rename'] = (ref, n) => this.ops.rename(ref, n);
   readonly pause: LocalContainerOps['pause'] = (ref) => this.ops.pause(ref);

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { EngineError } from '../../errors/engine-error.js';
 import type { LocalExecProcess, LocalExecRun } from '../local/local-container.js';
 import { descendants } from '../local/proc-stats.js';
@@ -16,11 +17,9 @@ import { spawnExec } from '../local/spawn-exec.js';
  * CapAdd/CapDrop set (nsenter cannot drop capabilities and no helper binary can be run from
  * inside the container's root); a non-zero uid has none, as in dockerd.
  */
-export function sandboxExec(run: LocalExecRun, nsenter = 'nsenter'): Promise<LocalExecProcess> {
+export async function sandboxExec(run: LocalExecRun, nsenter = 'nsenter'): Promise<LocalExecProcess> {
   if (run.privileged) throw EngineError.invalidParameter('Privileged is not supported by the sandbox runtime');
-  const outer = run.container.process?.pid;
-  const init = outer ? descendants(outer)[0] : undefined;
-  if (!init) throw EngineError.conflict(`Container ${run.container.id} is not running`);
+  const init = await containerInit(run);
   const user = run.user !== '' ? run.user : (run.container.body.User ?? '');
   const [uid, gid] = parseUser(user);
   const cwd = run.workingDir !== '' ? run.workingDir : (run.container.body.WorkingDir || '/');
@@ -35,6 +34,21 @@ export function sandboxExec(run: LocalExecRun, nsenter = 'nsenter'): Promise<Loc
     ...(run.consoleSize ? { consoleSize: run.consoleSize } : {}),
     output: run.output,
   });
+}
+
+/**
+ * The host pid of bubblewrap's init inside the container. It is joined only once the container's
+ * command (its child, pid 2) exists: before that bubblewrap may still be building the root, and
+ * an exec right after `docker run -d` would land in a half-made container.
+ */
+async function containerInit(run: LocalExecRun): Promise<number> {
+  const outer = run.container.process?.pid;
+  for (let i = 0; outer && i < 200; i++) {
+    const tree = descendants(outer);
+    if (tree.length >= 2) return tree[0]!;
+    await delay(10);
+  }
+  throw EngineError.conflict(`Container ${run.container.id} is not running`);
 }
 
 /** Numeric `uid[:gid]` or `root`, as the sandbox takes for containers; `-u 1000` means gid 0, as in dockerd. */

@@ -27,7 +27,7 @@ export interface SandboxRuntimeOptions {
   maxContainers?: number;
 }
 
-const APPLETS = ['grep', 'sh', 'id', 'cat', 'touch', 'ls', 'sleep', 'echo', 'hostname', 'ps', 'mkdir', 'rm', 'true', 'false', 'env', 'pwd', 'kill', 'wc', 'head', 'yes', 'dd', 'test', '['];
+const APPLETS = ['grep', 'sh', 'id', 'cat', 'touch', 'ls', 'sleep', 'echo', 'hostname', 'ps', 'mkdir', 'rm', 'true', 'false', 'env', 'pwd', 'kill', 'wc', 'head', 'yes', 'dd', 'test', '[', 'tar', 'stat', 'readlink'];
 
 /** HostConfig fields the sandbox cannot honor: refused with a 400 naming the field, never dropped. */
 const REFUSED_HOST = [...UNHONORED_HOST_FIELDS, 'Init'];
@@ -78,6 +78,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     },
     // `docker exec`: nsenter into the running container (sandbox-exec.ts).
     exec: (run) => sandboxExec(run, existsSync('/usr/bin/nsenter') ? '/usr/bin/nsenter' : 'nsenter'),
+    // `docker cp` runs tar and stat inside the running container (local-archive.ts).
+    copiesWithTar: true,
     start: ({ argv, env, openStdin, output, id, body }) => {
       const rootfs = join(stateDir, 'containers', id, 'rootfs');
       rmSync(rootfs, { recursive: true, force: true });
