@@ -58,18 +58,18 @@ for (const [label, make, image, peers] of runtimes) {
       expect((await cli(['exec', name, 'sh', '-c', 'echo oops >&2; exit 3'])).code).toBe(3);
     });
     test('docker exec -w sets the working directory (API 1.35), -e adds to the environment', async () => {
-      expect((await cli(['exec', '-w', '/tmp', name, 'pwd'])).stdout).toBe('/tmp\n');
+      expect((await cli(['exec', '-w', '/bin', name, 'sh', '-c', 'echo $PWD'])).stdout).toBe('/bin\n');
       expect((await cli(['exec', '-e', 'GREETING=hello', name, 'sh', '-c', 'echo $GREETING'])).stdout).toBe('hello\n');
     });
     test('docker exec -i passes stdin through the hijacked connection', async () => {
       expect((await cli(['exec', '-i', name, 'cat'], 'piped in\n')).stdout).toBe('piped in\n');
     });
     test('the exec runs inside the container: same hostname and PID namespace', async () => {
-      expect((await cli(['exec', name, 'hostname'])).stdout).toBe('dg-ops-host\n');
-      expect((await cli(['exec', name, 'sh', '-c', 'ps -o comm | grep -c sleep'])).stdout.trim()).toBe('1');
+      expect((await cli(['exec', name, 'busybox', 'hostname'])).stdout).toBe('dg-ops-host\n');
+      expect((await cli(['exec', name, 'busybox', 'pidof', 'sleep'])).stdout.trim()).toMatch(/^\d+$/);
     });
     test('docker exec -u 1000 runs as that uid', async () => {
-      expect((await cli(['exec', '-u', '1000', name, 'id', '-u'])).stdout).toBe('1000\n');
+      expect((await cli(['exec', '-u', '1000', name, 'busybox', 'id', '-u'])).stdout).toBe('1000\n');
     });
     test('docker top lists the container\'s processes', async () => {
       const r = await cli(['top', name]);
@@ -98,27 +98,28 @@ for (const [label, make, image, peers] of runtimes) {
     test('docker cp copies a file into the container and back out', async () => {
       const dir = mkdtempSync(join(tmpdir(), 'dockgate-cp-'));
       writeFileSync(join(dir, 'in.txt'), 'copied in\n');
-      expect(await cli(['cp', join(dir, 'in.txt'), `${name}:/tmp/in.txt`])).toMatchObject({ code: 0 });
-      expect((await cli(['exec', name, 'cat', '/tmp/in.txt'])).stdout).toBe('copied in\n');
-      expect((await cli(['exec', name, 'sh', '-c', 'echo made inside > /tmp/out.txt'])).code).toBe(0);
-      expect(await cli(['cp', `${name}:/tmp/out.txt`, join(dir, 'out.txt')])).toMatchObject({ code: 0 });
+      expect(await cli(['cp', join(dir, 'in.txt'), `${name}:/in.txt`])).toMatchObject({ code: 0, stderr: '' });
+      expect((await cli(['exec', name, 'cat', '/in.txt'])).stdout).toBe('copied in\n');
+      expect((await cli(['exec', name, 'sh', '-c', 'echo made inside > /out.txt'])).code).toBe(0);
+      expect(await cli(['cp', `${name}:/out.txt`, join(dir, 'out.txt')])).toMatchObject({ code: 0, stderr: '' });
       expect(readFileSync(join(dir, 'out.txt'), 'utf8')).toBe('made inside\n');
       const missing = await cli(['cp', `${name}:/no/such/file`, dir]);
       expect(missing.code).not.toBe(0);
       expect(missing.stderr).toContain('Could not find the file /no/such/file');
       rmSync(dir, { recursive: true, force: true });
     });
-    test('docker restart -t 1 starts it again', async () => {
-      const before = (await cli(['inspect', '-f', '{{.State.StartedAt}}', name])).stdout;
-      expect(await cli(['restart', '-t', '1', name])).toMatchObject({ code: 0, stdout: `${name}\n` });
-      const after = await cli(['inspect', '-f', '{{.State.Status}} {{.State.StartedAt}}', name]);
-      expect(after.stdout.startsWith('running ')).toBe(true);
-      expect(after.stdout).not.toBe(`running ${before}`);
-    });
+    // Renamed before the restart: dockerd 20.10 with --bridge=none fails a rename after a restart ("sandbox … not found").
     test('docker rename gives it a new name; the old one is gone', async () => {
-      expect((await cli(['rename', name, `${name}-renamed`])).code).toBe(0);
+      expect(await cli(['rename', name, `${name}-renamed`])).toMatchObject({ code: 0, stderr: '' });
       expect((await cli(['inspect', '-f', '{{.Name}}', `${name}-renamed`])).stdout).toBe(`/${name}-renamed\n`);
       expect((await cli(['inspect', name])).code).not.toBe(0);
+    });
+    test('docker restart -t 1 starts it again', async () => {
+      const before = (await cli(['inspect', '-f', '{{.State.StartedAt}}', `${name}-renamed`])).stdout;
+      expect(await cli(['restart', '-t', '1', `${name}-renamed`])).toMatchObject({ code: 0, stdout: `${name}-renamed\n` });
+      const after = await cli(['inspect', '-f', '{{.State.Status}} {{.State.StartedAt}}', `${name}-renamed`]);
+      expect(after.stdout.startsWith('running ')).toBe(true);
+      expect(after.stdout).not.toBe(`running ${before}`);
     });
     test('docker container prune --filter label removes only stopped containers with that label', async () => {
       const label = `dg-prune=${process.pid}-${Date.now()}`;
