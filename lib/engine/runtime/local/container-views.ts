@@ -51,7 +51,8 @@ export function inspectView(c: LocalContainer): Record<string, unknown> {
       Entrypoint: c.body.Entrypoint ?? c.image.entrypoint ?? null,
       Labels: c.labels,
     },
-    NetworkSettings: { Networks: {} },
+    // testcontainers maps `NetworkSettings.Ports` right after start; dockerd sends {} when nothing is published.
+    NetworkSettings: { Ports: {}, Networks: {} },
   };
 }
 
