@@ -218,6 +218,12 @@ export interface ContainerRuntime
    */
   stop?(id: string, options: StopOptions): Promise<void>;
   /**
+   * Resizes a running container's terminal (`POST /containers/{id}/resize?h=&w=`, which the
+   * Docker CLI sends for `docker run -it` at start and on every SIGWINCH). Not running → 409; a
+   * container without a terminal ignores it, as dockerd does. Without it the route answers 501.
+   */
+  resize?(id: string, size: { height: number; width: number }): Promise<void>;
+  /**
    * Pulls an image (`POST /images/create`, what the Docker CLI calls when create answered
    * `No such image`). Resolves with dockerd's JSON-lines progress (bytes, one JSON object per
    * line), streamed to the client as it comes; rejects with an EngineError before any output

@@ -175,6 +175,10 @@ class DockerRuntime implements ContainerRuntime {
     await this.http.empty({ method: 'POST', path: `${await this.prefix()}/containers/${this.id(ref)}/kill`, query: { signal } });
   }
 
+  async resize(ref: string, { height, width }: { height: number; width: number }): Promise<void> {
+    await this.http.empty({ method: 'POST', path: `${await this.prefix()}/containers/${this.id(ref)}/resize`, query: { h: String(height), w: String(width) } });
+  }
+
   async stop(ref: string, { timeout }: StopOptions): Promise<void> {
     // 304 (already stopped) comes back as a NotModified EngineError and is answered as such.
     await this.http.empty({
