@@ -12,9 +12,9 @@ export interface AppliedConfig {
 
 /**
  * Applies an image config to a create body the way dockerd merges them (daemon/create.go and
- * runconfig's merge): an empty Entrypoint takes the image's, and then an empty Cmd takes the
- * image's Cmd too; a body that sets its own Entrypoint keeps only its own Cmd (the image's Cmd
- * was written for the image's Entrypoint). Env: the body's entries, then the image's entries
+ * runconfig's merge): no Entrypoint takes the image's, and then an empty Cmd takes the image's
+ * Cmd too; a body that sends an Entrypoint (even an empty one, the CLI's `--entrypoint ""`)
+ * keeps only its own Cmd, since the image's Cmd was written for the image's Entrypoint. Env: the body's entries, then the image's entries
  * for names the body does not set. User, WorkingDir and StopSignal: the body's unless empty.
  * Labels: the image's, overridden by the body's.
  *
@@ -25,8 +25,10 @@ export interface AppliedConfig {
 export function applyImageConfig(body: ContainerCreateBody, image: LocalImage): AppliedConfig {
   const ownEntrypoint = asList(body.Entrypoint);
   const ownCmd = asList(body.Cmd);
-  const entrypoint = ownEntrypoint && ownEntrypoint.length > 0 ? ownEntrypoint : image.entrypoint ?? [];
-  const cmd = ownEntrypoint && ownEntrypoint.length > 0 ? ownCmd ?? [] : ownCmd && ownCmd.length > 0 ? ownCmd : image.cmd ?? [];
+  // `--entrypoint ""` arrives as [""]: an entrypoint reset, as dockerd reads it.
+  const reset = ownEntrypoint !== undefined && ownEntrypoint.every((a) => a === '');
+  const entrypoint = ownEntrypoint === undefined ? image.entrypoint ?? [] : reset ? [] : ownEntrypoint;
+  const cmd = ownEntrypoint !== undefined ? ownCmd ?? [] : ownCmd && ownCmd.length > 0 ? ownCmd : image.cmd ?? [];
   const env = mergeEnv(body.Env ?? [], image.env ?? []);
   const labels = { ...(image.labels ?? {}), ...(body.Labels ?? {}) };
   const pick = (own: unknown, fromImage: string | undefined): string | undefined =>
