@@ -19,6 +19,8 @@ export interface DemoOptions {
   /** Startup nodes of a Redis Cluster (`host:port`), from --redis-cluster. */
   redisCluster?: string[];
   stateDir: string;
+  /** Registries the sandbox runtime pulls from over plain HTTP besides 127.0.0.0/8, from --insecure-registry. */
+  insecureRegistries: string[];
 }
 
 export const help = `Usage: npm run demo -- [options]
@@ -43,7 +45,12 @@ Options:
   --redis URL            keep refresh tokens and failed-login counts in Redis instead of memory
   --redis-cluster HOST:PORT[,HOST:PORT…]
                          the same in a Redis Cluster (any reachable nodes; the rest are discovered)
-  --state-dir DIR        where the development key is kept (default demo/.dockgate, git-ignored)
+  --state-dir DIR        where the development key is kept, and the sandbox runtime's images, containers
+                         and their logs (under DIR/engine; they survive a restart) (default demo/.dockgate,
+                         git-ignored)
+  --insecure-registry HOST[:PORT]
+                         pull from this registry over plain HTTP (sandbox runtime; repeatable; registries
+                         on 127.0.0.0/8 and localhost always are)
   --help                 this text
 `;
 
@@ -70,6 +77,7 @@ export function parseDemoOptions(argv: string[], demoDir: string): DemoOptions |
       redis: { type: 'string' },
       'redis-cluster': { type: 'string' },
       'state-dir': { type: 'string', default: join(demoDir, '.dockgate') },
+      'insecure-registry': { type: 'string', multiple: true, default: [] },
       help: { type: 'boolean', default: false },
     },
   });
@@ -85,6 +93,8 @@ export function parseDemoOptions(argv: string[], demoDir: string): DemoOptions |
   if (redisCluster && (redisCluster.length === 0 || redisCluster.some((node) => !/^(\[[^\]]+\]|[^:[\]]+):\d{1,5}$/.test(node)))) {
     throw new DemoUsageError('--redis-cluster must be HOST:PORT[,HOST:PORT…]');
   }
+  const insecureRegistries = values['insecure-registry'];
+  if (insecureRegistries.some((h) => !/^[A-Za-z0-9.-]+(:\d{1,5})?$/.test(h))) throw new DemoUsageError('--insecure-registry must be HOST[:PORT]');
   return {
     host: values.host,
     port,
@@ -101,5 +111,6 @@ export function parseDemoOptions(argv: string[], demoDir: string): DemoOptions |
     ...(values.redis ? { redis: values.redis } : {}),
     ...(redisCluster ? { redisCluster } : {}),
     stateDir: values['state-dir'],
+    insecureRegistries,
   };
 }
