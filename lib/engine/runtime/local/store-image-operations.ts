@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { EngineError } from '../../errors/engine-error.js';
 import type { ImageStoreApi, ResolvedImage } from '../../images/image-store-types.js';
 import type { EngineFilters } from '../../http/query.js';
 import type {
@@ -72,7 +73,15 @@ export class StoreImageOperations implements ImageOperations {
 
   async pull({ ref, platform, registryAuth, signal }: PullRequest): Promise<Readable> {
     const store = await this.store;
-    const progress = await store.pull({ ref, signal, ...(platform ? { platform } : {}), ...(registryAuth ? { registryAuth } : {}) });
+    let progress: Readable;
+    try {
+      progress = await store.pull({ ref, signal, ...(platform ? { platform } : {}), ...(registryAuth ? { registryAuth } : {}) });
+    } catch (error) {
+      // dockerd answers a registry's 401 with a 500 carrying the registry's words: a 401 from the
+      // daemon would make the Docker CLI prompt for a login (its privilege func) and wait on stdin.
+      if (error instanceof EngineError && error.status === 401) throw EngineError.system(error.message, error);
+      throw error;
+    }
     progress.once('end', () => {
       void store.resolve(ref).then((image) => image && this.bus.publishImage('pull', image.id, ref), () => undefined);
     });
