@@ -124,6 +124,12 @@ export class LocalRuntime implements ContainerRuntime {
   /** A container kept by an earlier server: back in the table as it was, a running one as exited. */
   private restore({ record, log }: RestoredContainer): void {
     const state = restoredState(record, new Date());
+    // An AutoRemove container that was running is removed on the way back, as dockerd does after a crash.
+    if (record.autoRemove && state.status !== record.status) {
+      this.executor.removed?.(record.id);
+      void this.records?.remove(record.id);
+      return;
+    }
     const { created, ...image } = record.image;
     const output = new OutputLog(this.limits.maxLogBytes);
     output.restore(log);
