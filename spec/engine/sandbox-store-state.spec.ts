@@ -65,6 +65,13 @@ d('sandbox runtime: images come from the content-addressed store', () => {
     expect(inspect.RootFS.Layers).toHaveLength(1);
     expect(inspect.Config.Cmd).toEqual(['sh']);
   });
+  test('any tag of busybox or alpine that names no image is the offline seed, tagged on first use', async () => {
+    const { socket } = (await shared)!;
+    const r = await runIn(socket, { Image: 'alpine:3.20', Cmd: ['echo', 'offline'] });
+    expect(stdout(r.logs)).toBe('offline\n');
+    const seed = json((await socketRequest(socket, 'GET', '/v1.41/images/busybox:latest/json')).body).Id;
+    expect(json((await socketRequest(socket, 'GET', '/v1.41/images/alpine:3.20/json')).body).Id).toBe(seed);
+  });
   test('an unknown image is 404 at create', async () => {
     const { socket } = (await shared)!;
     const r = await socketRequest(socket, 'POST', '/v1.41/containers/create', { Image: 'nope-dg:1' });

@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { EngineError } from '../../errors/engine-error.js';
 import { ImageStore } from '../../images/image-store.js';
+import type { ImageStoreApi } from '../../images/image-store-types.js';
+import { withSeedAliases } from './sandbox-images.js';
 import { isDomain } from '../../../reference/repository-name.js';
 import type { ContainerRuntime } from '../types.js';
 import type { LocalExecutor } from '../local/local-container.js';
@@ -32,6 +34,12 @@ export interface SandboxRuntimeOptions {
    * to `busybox:latest` and `alpine:latest` (the demo has always served alpine by busybox).
    */
   seedTags?: string[];
+  /**
+   * Repositories whose every tag, when it names no image, is served by the offline busybox image
+   * at create (tagged on first use). Defaults to `busybox` and `alpine`, as the demo always has;
+   * `[]` turns it off. An explicit pull still fetches the real image.
+   */
+  seedRepositories?: string[];
   /** Registries (`host[:port]`) pulled from over plain HTTP besides 127.0.0.0/8 and localhost. Defaults to none. */
   insecureRegistries?: string[];
   /** Bytes of output kept per container. Defaults to 1 MiB. */
@@ -80,11 +88,15 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   if (!Array.isArray(seedTags) || !seedTags.every((t) => typeof t === 'string' && t !== '')) {
     throw new TypeError('sandboxRuntime option "seedTags" must be a list of image references');
   }
+  const seedRepositories = options.seedRepositories ?? ['busybox', 'alpine'];
+  if (!Array.isArray(seedRepositories) || !seedRepositories.every((r) => typeof r === 'string' && r !== '')) {
+    throw new TypeError('sandboxRuntime option "seedRepositories" must be a list of repository names');
+  }
   const stateDir = options.stateDir ?? mkdtempSync(join(tmpdir(), 'dockgate-sandbox-'));
   const busybox = options.busybox ?? '/bin/busybox';
   const containersDir = join(stateDir, 'containers');
   mkdirSync(containersDir, { recursive: true });
-  let store: Promise<ImageStore> | undefined;
+  let store: Promise<ImageStoreApi> | undefined;
 
   const executor: LocalExecutor = {
     image: () => undefined,
@@ -94,7 +106,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       store = ImageStore.open(join(stateDir, 'images'), { usage, insecureRegistries }).then(async (opened) => {
         // The offline busybox: only names that mean no image yet (a pulled busybox is kept).
         if (existsSync(busybox)) await opened.seedBusybox(seedTags);
-        return opened;
+        return existsSync(busybox) ? withSeedAliases(opened, seedRepositories) : opened;
       });
       return store;
     },
