@@ -67,7 +67,11 @@ export class LocalRuntime implements ContainerRuntime {
     }
   }
 
-  readonly systemInfo: LocalCatalog['systemInfo'] = () => this.catalog.systemInfo();
+  readonly systemInfo: LocalCatalog['systemInfo'] = async () => {
+    const info = await this.catalog.systemInfo();
+    // With a store, images are pulled and loaded, not configured: say so in `docker info`.
+    return this.storeImages ? { ...info, Driver: 'dockgate', DriverStatus: [['Images', 'content-addressed store (pull, load, save)']] } : info;
+  };
   listImages: ImageOperations['listImages'] = (o) => this.catalog.listImages(o);
   inspectImage: ImageOperations['inspectImage'] = (ref) => this.catalog.inspectImage(ref);
   imageHistory: ImageOperations['imageHistory'] = (ref) => this.catalog.imageHistory(ref);
