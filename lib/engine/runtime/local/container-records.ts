@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { writeFileAtomic } from '../../images/store/atomic-file.js';
 import type { ContainerCreateBody } from '../types.js';
 import type { LocalContainer, LocalImage, LocalStatus } from './local-container.js';
-import type { LogChunk } from './output-log.js';
+import { PassThrough } from 'node:stream';
+import { OutputLog, type LogChunk } from './output-log.js';
 
 /**
  * dockerd's exit code for a container found running when the daemon comes back without
@@ -148,6 +149,37 @@ export function restoredState(record: ContainerRecord, now: Date): Pick<Containe
     return { status: 'exited', exitCode: LOST_EXIT_CODE, error: 'the engine stopped while the container was running', finishedAt: now.toISOString() };
   }
   return { status: record.status, exitCode: record.exitCode, error: record.error, ...(record.finishedAt ? { finishedAt: record.finishedAt } : {}) };
+}
+
+/** The in-memory container for a record read back, in its {@link restoredState}, its output refilled. */
+export function restoredContainer({ record, log }: RestoredContainer, maxLogBytes: number, now = new Date()): LocalContainer {
+  const state = restoredState(record, now);
+  const { created, ...image } = record.image;
+  const output = new OutputLog(maxLogBytes);
+  output.restore(log);
+  return {
+    id: record.id,
+    name: record.name,
+    created: new Date(record.created),
+    image: { ...(image as LocalImage), ...(created ? { created: new Date(created) } : {}) },
+    body: record.body,
+    argv: record.argv,
+    env: record.env,
+    tty: record.tty,
+    openStdin: record.openStdin,
+    autoRemove: record.autoRemove,
+    labels: record.labels,
+    status: state.status,
+    pid: 0,
+    exitCode: state.exitCode,
+    error: state.error,
+    ...(record.startedAt ? { startedAt: new Date(record.startedAt) } : {}),
+    ...(state.finishedAt ? { finishedAt: new Date(state.finishedAt) } : {}),
+    log: output,
+    stdin: record.openStdin ? new PassThrough() : undefined,
+    exitWaiters: new Set(),
+    removeWaiters: new Set(),
+  };
 }
 
 export function encodeLog(chunks: readonly Pick<LogChunk, 'stream' | 'time' | 'data'>[]): Buffer {

@@ -22,8 +22,7 @@ import { LocalImageStore } from './local-image-store.js';
 import { LocalCatalog } from './local-catalog.js';
 import { applyImageConfig } from './image-config.js';
 import { StoreImageOperations } from './store-image-operations.js';
-import { ContainerRecords, restoredState, type RestoredContainer } from './container-records.js';
-import type { LocalImage } from './local-container.js';
+import { ContainerRecords, restoredContainer, type RestoredContainer } from './container-records.js';
 import type { ImageOperations } from '../operations/image-operations.js';
 
 /** Filters `GET /containers/json` accepts for a local runtime. */
@@ -126,46 +125,20 @@ export class LocalRuntime implements ContainerRuntime {
   }
 
   /** A container kept by an earlier server: back in the table as it was, a running one as exited. */
-  private restore({ record, log }: RestoredContainer): void {
-    const state = restoredState(record, new Date());
+  private restore(restored: RestoredContainer): void {
+    const back = restoredContainer(restored, this.limits.maxLogBytes);
     // An AutoRemove container that was running is removed on the way back, as dockerd does after a crash.
-    if (record.autoRemove && state.status !== record.status) {
-      this.executor.removed?.(record.id);
-      void this.records?.remove(record.id);
+    if (back.autoRemove && back.status !== restored.record.status) {
+      this.executor.removed?.(back.id);
+      void this.records?.remove(back.id);
       return;
     }
-    const { created, ...image } = record.image;
-    const output = new OutputLog(this.limits.maxLogBytes);
-    output.restore(log);
-    const container: LocalContainer = {
-      id: record.id,
-      name: record.name,
-      created: new Date(record.created),
-      image: { ...(image as LocalImage), ...(created ? { created: new Date(created) } : {}) },
-      body: record.body,
-      argv: record.argv,
-      env: record.env,
-      tty: record.tty,
-      openStdin: record.openStdin,
-      autoRemove: record.autoRemove,
-      labels: record.labels,
-      status: state.status,
-      pid: 0,
-      exitCode: state.exitCode,
-      error: state.error,
-      ...(record.startedAt ? { startedAt: new Date(record.startedAt) } : {}),
-      ...(state.finishedAt ? { finishedAt: new Date(state.finishedAt) } : {}),
-      log: output,
-      stdin: record.openStdin ? new PassThrough() : undefined,
-      exitWaiters: new Set(),
-      removeWaiters: new Set(),
-    };
     try {
-      this.table.add(container);
+      this.table.add(back);
     } catch {
       return;
     }
-    if (state.status !== record.status) void this.records?.save(container);
+    if (back.status !== restored.record.status) void this.records?.save(back);
   }
 
   async start(ref: string): Promise<void> {
