@@ -143,4 +143,16 @@ d('sandbox runtime: containers and their logs survive a restart', () => {
     expect((await socketRequest(second.socket, 'POST', `/v1.41/containers/${exited.id}/start`)).status).toBe(204);
     expect(json((await socketRequest(second.socket, 'POST', `/v1.41/containers/${exited.id}/wait`)).body).StatusCode).toBe(3);
   });
+  test('a container whose server died while it ran comes back exited with 255, as dockerd reports it without live-restore', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dockgate-crash-'));
+    const first = await engine(dir);
+    const id = json((await socketRequest(first.socket, 'POST', '/v1.41/containers/create', { Image: 'busybox', Cmd: ['sleep', '60'] })).body).Id as string;
+    await socketRequest(first.socket, 'POST', `/v1.41/containers/${id}/start`);
+    await new Promise((r) => setTimeout(r, 200));
+    // A second server on the same state, the first never closed: what a restart after a crash reads.
+    const second = await engine(dir);
+    const state = json((await socketRequest(second.socket, 'GET', `/v1.41/containers/${id}/json`)).body).State;
+    expect(state).toMatchObject({ Status: 'exited', Running: false, ExitCode: 255 });
+    await socketRequest(first.socket, 'DELETE', `/v1.41/containers/${id}?force=1`);
+  });
 });
