@@ -54,6 +54,7 @@ describeWithPeers('Docker CLI 28 against the demo\'s default (sandbox) runtime: 
   let registry: RunningRegistry;
   let cli: DockerCli;
   let anonymous: DockerCli;
+  let viaDemo: DockerCli;
   let image: string;
   const container = `dg10c-push-${process.pid}`;
 
@@ -61,6 +62,7 @@ describeWithPeers('Docker CLI 28 against the demo\'s default (sandbox) runtime: 
     demo = await startDemo(demoArgs);
     cli = await dockerCli();
     anonymous = await dockerCli();
+    viaDemo = await dockerCli();
     const text = demo.output();
     const value = (key: string) => JSON.parse(new RegExp(`^\\s+${key}: (".*")$`, 'm').exec(text)![1] as string) as string;
     registry = await startRegistry({ realm: value('realm'), service: value('service'), issuer: value('issuer'), certPem: readFileSync(value('rootcertbundle'), 'utf8') });
@@ -69,7 +71,7 @@ describeWithPeers('Docker CLI 28 against the demo\'s default (sandbox) runtime: 
     expectSuccess(await cli.docker(['run', '--name', container, 'busybox:local', 'sh', '-c', 'echo from-the-registry > /hello'], { env: onDockerd }));
     expectSuccess(await cli.docker(['commit', '--change', 'CMD ["cat", "/hello"]', container, image], { env: onDockerd }));
     await cli.docker(['rm', container], { env: onDockerd });
-    // The demo's engine has no /auth: `docker login` is done through dockerd, into the same config the pulls read.
+    // The push is dockerd's, with a login through dockerd.
     expectSuccess(await cli.docker(['login', registry.host, '-u', 'alice', '--password-stdin'], { input: 'wonderland', env: onDockerd }));
     expectSuccess(await cli.docker(['push', image], { env: onDockerd, timeoutMs: 60_000 }));
   }, 120_000);
@@ -80,6 +82,7 @@ describeWithPeers('Docker CLI 28 against the demo\'s default (sandbox) runtime: 
     await registry?.stop();
     await cli?.dispose();
     await anonymous?.dispose();
+    await viaDemo?.dispose();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -113,8 +116,20 @@ describeWithPeers('Docker CLI 28 against the demo\'s default (sandbox) runtime: 
     expect(ours.stderr.trim()).toBe(daemon.stderr.trim());
   });
 
+  test('docker login through the demo\'s engine (POST /auth) stores an identity token; a wrong password is refused in dockerd\'s words', async () => {
+    const wrongOurs = await viaDemo.docker(['login', registry.host, '-u', 'alice', '--password-stdin'], { input: 'nope', env: onDemo });
+    const wrongDaemon = await anonymous.docker(['login', registry.host, '-u', 'alice', '--password-stdin'], { input: 'nope', env: onDockerd });
+    expect(wrongOurs.code).not.toBe(0);
+    expect(wrongOurs.stderr.trim()).toBe(wrongDaemon.stderr.trim());
+    const login = await viaDemo.docker(['login', registry.host, '-u', 'alice', '--password-stdin'], { input: 'wonderland', env: onDemo });
+    expect(login.stdout).toContain('Login Succeeded');
+    const auths = (await viaDemo.readConfig()).auths ?? {};
+    expect(auths[registry.host]?.identitytoken).toMatch(/\S/);
+    expect(await viaDemo.readConfigText()).not.toContain('wonderland');
+  });
+
   test('with docker login credentials the pull goes through the demo\'s token service and the image runs its own CMD and files', async () => {
-    const pull = await cli.docker(['pull', image], { env: onDemo, timeoutMs: 60_000 });
+    const pull = await viaDemo.docker(['pull', image], { env: onDemo, timeoutMs: 60_000 });
     expectSuccess(pull);
     expect(pull.stdout).toContain(`Status: Downloaded newer image for ${image}`);
     const run = await cli.docker(['run', '--rm', image], { env: onDemo });

@@ -59,6 +59,7 @@ export class LocalRuntime implements ContainerRuntime {
       const ops: (keyof ImageOperations)[] = ['listImages', 'inspectImage', 'imageHistory', 'tagImage', 'removeImage', 'pruneImages', 'saveImages', 'loadImages'];
       const self = this as unknown as Record<string, unknown>;
       for (const op of ops) self[op] = (this.storeImages[op] as (...a: unknown[]) => unknown).bind(this.storeImages);
+      self.login = this.storeImages.login.bind(this.storeImages);
     }
     if (executor.stateDir !== undefined) {
       this.records = new ContainerRecords(executor.stateDir);
@@ -79,6 +80,8 @@ export class LocalRuntime implements ContainerRuntime {
   pruneImages: ImageOperations['pruneImages'] = (filters) => this.catalog.pruneImages(filters);
   /** Only with an image store (see the constructor); a configured-images runtime answers 501. */
   saveImages?: ImageOperations['saveImages'];
+  /** `POST /auth`, only with an image store. */
+  login?: ContainerRuntime['login'];
   loadImages?: ImageOperations['loadImages'];
   readonly listNetworks: LocalCatalog['listNetworks'] = (filters) => this.catalog.listNetworks(filters);
   readonly inspectNetwork: LocalCatalog['inspectNetwork'] = (ref, o) => this.catalog.inspectNetwork(ref, o);

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { EngineError } from '../../errors/engine-error.js';
 import type { ImageStoreApi, ResolvedImage } from '../../images/image-store-types.js';
+import type { RegistryLoginRequest, RegistryLoginResult } from '../../images/registry/registry-login.js';
 import type { EngineFilters } from '../../http/query.js';
 import type {
   ImageDeleteItem, ImageListOptions, ImageLoadRequest, ImageOperations, ImagePruneReport, ImageRemoveOptions,
@@ -69,6 +70,13 @@ export class StoreImageOperations implements ImageOperations {
 
   async loadImages({ tar, signal }: ImageLoadRequest): Promise<Readable> {
     return (await this.store).load(tar, { signal });
+  }
+
+  /** `POST /auth`: the store logs in to the registry as dockerd would. */
+  async login(request: RegistryLoginRequest): Promise<RegistryLoginResult> {
+    const store = await this.store;
+    if (!store.login) throw EngineError.notImplemented('registry login (POST /auth) is not supported by this image store');
+    return store.login(request);
   }
 
   async pull({ ref, platform, registryAuth, signal }: PullRequest): Promise<Readable> {

@@ -27,6 +27,7 @@ export function withSeedAliases(store: ImageStoreApi, repositories: readonly str
     materialize: (id, dest) => store.materialize(id, dest),
     seedBusybox: (tags) => store.seedBusybox(tags),
     pull: (request) => store.pull(request),
+    ...(store.login ? { login: store.login.bind(store) } : {}),
     load: (archive, options) => store.load(archive, options),
     save: (refs, signal) => store.save(refs, signal),
     tag: (source, repo, tag) => store.tag(source, repo, tag),
