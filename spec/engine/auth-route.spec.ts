@@ -2,6 +2,8 @@ import { describe, test, expect } from '@jest/globals';
 import request from 'supertest';
 import { testApp, testRuntime } from './helpers.js';
 import { registryHost } from '../../lib/engine/images/registry/registry-login.js';
+import { dockerRuntime } from '../../lib/engine/index.js';
+import { describeWithPeers, dockerd } from '../support/peers.js';
 
 describe('POST /auth (docker login with DOCKER_HOST set)', () => {
   test('a runtime without registry login answers 501 naming the feature', async () => {
@@ -25,5 +27,14 @@ describe('serveraddress names the registry as the CLI sends it', () => {
   });
   test('anything else is a 400', () => {
     expect(() => registryHost('a b')).toThrow(/serveraddress/);
+  });
+});
+
+describeWithPeers('POST /auth through the Docker runtime is dockerd\'s own answer', [dockerd()], () => {
+  test('an unreachable registry: the same status and words as dockerd', async () => {
+    const body = { username: 'a', password: 'b', serveraddress: '127.0.0.1:1' };
+    const ours = await request(testApp(dockerRuntime({ socketPath: '/var/run/docker.sock' }), '1.12-1.41')).post('/v1.41/auth').send(body);
+    expect(ours.status).toBe(500);
+    expect(ours.body.message).toMatch(/^Get "http:\/\/127\.0\.0\.1:1\/v2\/": .*connection refused/);
   });
 });
