@@ -72,6 +72,11 @@ d('sandbox runtime: images come from the content-addressed store', () => {
     const seed = json((await socketRequest(socket, 'GET', '/v1.41/images/busybox:latest/json')).body).Id;
     expect(json((await socketRequest(socket, 'GET', '/v1.41/images/alpine:3.20/json')).body).Id).toBe(seed);
   });
+  test('rmi of an alias tag never used is 404, not a seed made to be removed', async () => {
+    const { socket } = (await shared)!;
+    const r = await socketRequest(socket, 'DELETE', '/v1.41/images/alpine:9.99');
+    expect(r.status).toBe(404);
+  });
   test('an unknown image is 404 at create', async () => {
     const { socket } = (await shared)!;
     const r = await socketRequest(socket, 'POST', '/v1.41/containers/create', { Image: 'nope-dg:1' });

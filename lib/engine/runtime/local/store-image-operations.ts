@@ -51,7 +51,8 @@ export class StoreImageOperations implements ImageOperations {
 
   async removeImage(ref: string, { force, noprune }: ImageRemoveOptions): Promise<ImageDeleteItem[]> {
     const store = await this.store;
-    const id = (await store.resolve(ref))?.id;
+    // inspect, not resolve: resolving may serve (and tag) an alias, and rmi must not create what it removes.
+    const id = (await store.inspect(ref).catch(() => undefined))?.Id as string | undefined;
     const removed = await store.remove(ref, { force, noprune });
     for (const item of removed) {
       if ('Untagged' in item) this.bus.publishImage('untag', id ?? '', item.Untagged);
