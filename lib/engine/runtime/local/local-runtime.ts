@@ -25,12 +25,12 @@ import { StoreImageOperations } from './store-image-operations.js';
 import { ContainerRecords, restoredContainer, type RestoredContainer } from './container-records.js';
 import type { ImageOperations } from '../operations/image-operations.js';
 
-/** Filters `GET /containers/json` accepts for a local runtime. */
-
 /**
- * The container lifecycle shared by the process and scripted runtimes: an in-memory table of
+ * The container lifecycle shared by the sandbox, process and scripted runtimes: a table of
  * containers, each with a bounded {@link OutputLog}, lifecycle events, and waits. What actually
- * runs is the executor's business.
+ * runs is the executor's business. An executor with an `imageStore` gets every image operation
+ * (and pull, login) through it; one with a `stateDir` gets its containers and their output kept
+ * across restarts ({@link ContainerRecords}).
  */
 export class LocalRuntime implements ContainerRuntime {
   private readonly table = new ContainerTable();
@@ -55,11 +55,17 @@ export class LocalRuntime implements ContainerRuntime {
         this.table.all().filter((c) => c.image.id === imageId).map((c) => ({ id: c.id, running: c.status === 'running' })));
       // Awaited by every image operation; a store that cannot open fails those, not the process.
       store.catch(() => undefined);
-      this.storeImages = new StoreImageOperations(store, this.bus);
-      const ops: (keyof ImageOperations)[] = ['listImages', 'inspectImage', 'imageHistory', 'tagImage', 'removeImage', 'pruneImages', 'saveImages', 'loadImages'];
-      const self = this as unknown as Record<string, unknown>;
-      for (const op of ops) self[op] = (this.storeImages[op] as (...a: unknown[]) => unknown).bind(this.storeImages);
-      self.login = this.storeImages.login.bind(this.storeImages);
+      const ops = new StoreImageOperations(store, this.bus);
+      this.storeImages = ops;
+      this.listImages = (o) => ops.listImages(o);
+      this.inspectImage = (ref) => ops.inspectImage(ref);
+      this.imageHistory = (ref) => ops.imageHistory(ref);
+      this.tagImage = (ref, target) => ops.tagImage(ref, target);
+      this.removeImage = (ref, o) => ops.removeImage(ref, o);
+      this.pruneImages = (filters) => ops.pruneImages(filters);
+      this.saveImages = (refs, signal) => ops.saveImages(refs, signal);
+      this.loadImages = (request) => ops.loadImages(request);
+      this.login = (request) => ops.login(request);
     }
     if (executor.stateDir !== undefined) {
       this.records = new ContainerRecords(executor.stateDir);
