@@ -7,3 +7,5 @@ export { startRegistry } from './registry.js';
 export type { RegistryOptions, RunningRegistry } from './registry.js';
 export { startTokenServer } from './token-server.js';
 export type { RunningTokenServer, TokenServerOptions } from './token-server.js';
+export { startSlapd, makeTlsFiles, LDAP_SUFFIX, LDAP_ADMIN, LDAP_SERVICE } from './slapd.js';
+export type { RunningSlapd, SlapdOptions } from './slapd.js';
