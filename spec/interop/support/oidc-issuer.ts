@@ -10,7 +10,7 @@ export interface OidcIssuerOptions {
 }
 
 /** What one ID token says besides iss/aud/iat/exp. */
-export type IdTokenClaims = Record<string, string | string[]>;
+export type IdTokenClaims = Record<string, string | string[] | number>;
 
 /** A real OpenID Connect provider (oidc-provider 9) serving discovery and JWKS over HTTP. */
 export interface RunningOidcIssuer {
