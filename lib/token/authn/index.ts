@@ -7,6 +7,6 @@ export { AuthenticatorUnavailableError } from './authenticator-unavailable-error
 export { chainAuthenticators } from './chain-authenticators.js';
 export { ldapAuthenticator } from './ldap/ldap-authenticator.js';
 export type { LdapAuthenticatorOptions, LdapGroupSearch, LdapTlsOptions } from './ldap/ldap-options.js';
-export { escapeLdapFilterValue, ldapFilter } from './ldap/ldap-filter.js';
+export { escapeLdapFilterValue } from './ldap/ldap-filter.js';
 export { oidcAuthenticator } from './oidc/oidc-authenticator.js';
 export type { OidcAuthenticatorOptions, OidcIssuerOptions, OidcClaims } from './oidc/oidc-options.js';

@@ -1,5 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
-import { escapeLdapFilterValue, ldapAuthenticator, ldapFilter } from '../../../lib/index.js';
+import { escapeLdapFilterValue, ldapAuthenticator } from '../../../lib/index.js';
+import { ldapFilter } from '../../../lib/token/authn/ldap/ldap-filter.js';
 import { firstRdnValue } from '../../../lib/token/authn/ldap/ldap-dn.js';
 
 describe('user names are escaped in search filters (RFC 4515 §3)', () => {
