@@ -76,6 +76,10 @@ describe('claims map to the identity', () => {
     expect(identity).toMatchObject({ subject: github.sub, labels: { groups: ['a', 'b'] } });
     expect(identity?.expiresAt).toBeInstanceOf(Date);
   });
+  test('a configured jwksUri is used without discovery', async () => {
+    const authenticate = oidcAuthenticator({ issuers: [{ issuer: idp.issuer, audience: AUD, jwksUri: `${idp.issuer}/jwks` }] });
+    await expect(authenticate({ username: 'oidc', password: await idp.idToken(AUD, github), service: SERVICE })).resolves.toMatchObject({ subject: github.sub });
+  });
   test('several issuers, each with its own mapping', async () => {
     const authenticate = oidcAuthenticator({
       issuers: [
