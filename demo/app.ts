@@ -53,7 +53,7 @@ export function createDemoApp(options: DemoOptions, key: KeyFiles, publicUrl: st
   const runtime = options.runtime === 'docker'
     ? dockerRuntime({ socketPath: options.dockerSocket })
     : options.runtime === 'sandbox'
-    ? sandboxRuntime({ stateDir: join(options.stateDir, 'engine') })
+    ? sandboxRuntime({ stateDir: join(options.stateDir, 'engine'), insecureRegistries: options.insecureRegistries })
     : processRuntime({
       // Commands of these images run on this host, through busybox (busybox-static) when there is one.
       images: {

@@ -19,6 +19,8 @@ export interface DemoOptions {
   /** Startup nodes of a Redis Cluster (`host:port`), from --redis-cluster. */
   redisCluster?: string[];
   stateDir: string;
+  /** Registries the sandbox runtime pulls from over plain HTTP besides 127.0.0.0/8, from --insecure-registry. */
+  insecureRegistries: string[];
   /** --ldap and its companions: log in directory users too. */
   ldap?: DemoLdapOptions;
   /** --oidc-issuer and its companions: log in CI jobs with ID tokens. */
@@ -64,7 +66,12 @@ Options:
   --redis URL            keep refresh tokens and failed-login counts in Redis instead of memory
   --redis-cluster HOST:PORT[,HOST:PORT…]
                          the same in a Redis Cluster (any reachable nodes; the rest are discovered)
-  --state-dir DIR        where the development key is kept (default demo/.dockgate, git-ignored)
+  --state-dir DIR        where the development key is kept, and the sandbox runtime's images, containers
+                         and their logs (under DIR/engine; they survive a restart) (default demo/.dockgate,
+                         git-ignored)
+  --insecure-registry HOST[:PORT]
+                         pull from this registry over plain HTTP (sandbox runtime; repeatable; registries
+                         on 127.0.0.0/8 and localhost always are)
   --ldap URL             also log in users of an LDAP directory (ldap://HOST[:PORT] or ldaps://…),
                          tried after --oidc-issuer and before --users
   --ldap-base-dn DN      where users are searched (required with --ldap)
@@ -109,6 +116,7 @@ export function parseDemoOptions(argv: string[], demoDir: string): DemoOptions |
       redis: { type: 'string' },
       'redis-cluster': { type: 'string' },
       'state-dir': { type: 'string', default: join(demoDir, '.dockgate') },
+      'insecure-registry': { type: 'string', multiple: true, default: [] },
       ldap: { type: 'string' },
       'ldap-base-dn': { type: 'string' },
       'ldap-bind-dn': { type: 'string' },
@@ -135,6 +143,8 @@ export function parseDemoOptions(argv: string[], demoDir: string): DemoOptions |
   if (redisCluster && (redisCluster.length === 0 || redisCluster.some((node) => !/^(\[[^\]]+\]|[^:[\]]+):\d{1,5}$/.test(node)))) {
     throw new DemoUsageError('--redis-cluster must be HOST:PORT[,HOST:PORT…]');
   }
+  const insecureRegistries = values['insecure-registry'];
+  if (insecureRegistries.some((h) => !/^[A-Za-z0-9.-]+(:\d{1,5})?$/.test(h))) throw new DemoUsageError('--insecure-registry must be HOST[:PORT]');
   let ldap: DemoLdapOptions | undefined;
   if (values.ldap !== undefined) {
     if (!values['ldap-base-dn']) throw new DemoUsageError('--ldap needs --ldap-base-dn');
@@ -183,5 +193,6 @@ export function parseDemoOptions(argv: string[], demoDir: string): DemoOptions |
     ...(values.redis ? { redis: values.redis } : {}),
     ...(redisCluster ? { redisCluster } : {}),
     stateDir: values['state-dir'],
+    insecureRegistries,
   };
 }

@@ -16,6 +16,7 @@ import { registerImageStoreRoutes } from './image-store-routes.js';
 import { registerNetworkVolumeRoutes } from './network-volume-routes.js';
 import { registerDiskUsageRoute } from './disk-usage-route.js';
 import { registerStopKillRoutes } from './stop-kill-routes.js';
+import { registerAuthRoute } from './auth-route.js';
 
 /**
  * dockerd's `versionMatcher` (`/v{version:[0-9.]+}`): digits and dots only, so `/vabc/…` or
@@ -55,6 +56,7 @@ export function engineRouter(runtime: ContainerRuntime, versionRange?: VersionRa
   registerEventsRoute(api, ctx);
   registerStopKillRoutes(api, ctx);
   registerImageRoutes(api, ctx);
+  registerAuthRoute(api, ctx);
   registerImageStoreRoutes(api, ctx);
   registerNetworkVolumeRoutes(api, ctx);
   registerDiskUsageRoute(api, ctx);
