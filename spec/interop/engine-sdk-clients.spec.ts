@@ -3,7 +3,7 @@ import { execFile, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
-import { describeWithPeers, dockerd, dockerImage, program, type PeerCheck } from '../support/peers.js';
+import { describeWithPeers, dockerd, dockerImage, type PeerCheck } from '../support/peers.js';
 import { dockerRuntime, sandboxRuntime, type ContainerRuntime } from '../../lib/engine/index.js';
 import { listenOnSocket, socketRequest } from '../engine/helpers.js';
 

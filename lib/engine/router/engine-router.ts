@@ -19,6 +19,7 @@ import { registerStopKillRoutes } from './stop-kill-routes.js';
 import { registerExecRoutes } from './exec-routes.js';
 import { registerContainerOpsRoutes } from './container-ops-routes.js';
 import { registerArchiveRoutes } from './archive-routes.js';
+import { registerAuthRoute } from './auth-route.js';
 
 /**
  * dockerd's `versionMatcher` (`/v{version:[0-9.]+}`): digits and dots only, so `/vabc/…` or
@@ -61,6 +62,7 @@ export function engineRouter(runtime: ContainerRuntime, versionRange?: VersionRa
   registerContainerOpsRoutes(api, ctx);
   registerArchiveRoutes(api, ctx);
   registerImageRoutes(api, ctx);
+  registerAuthRoute(api, ctx);
   registerImageStoreRoutes(api, ctx);
   registerNetworkVolumeRoutes(api, ctx);
   registerDiskUsageRoute(api, ctx);
