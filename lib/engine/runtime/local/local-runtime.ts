@@ -62,7 +62,11 @@ export class LocalRuntime implements ContainerRuntime {
     this.ops = new LocalContainerOps({
       name,
       resolve: (ref) => this.table.resolve(ref),
-      rename: (c, newName) => this.table.rename(c, newName),
+      rename: (c, newName) => {
+        this.table.rename(c, newName);
+        // A kept container keeps its new name across a restart.
+        void this.records?.save(c);
+      },
       all: () => this.table.all(),
       publish: (action, c, extra) => this.bus.publish(action, eventActor(c), extra),
       start: (ref) => this.start(ref),
