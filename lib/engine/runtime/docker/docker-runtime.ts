@@ -13,6 +13,8 @@ import type { NetworkInspectOptions } from '../operations/network-operations.js'
 import type { VolumeCreateBody, VolumePruneReport } from '../operations/volume-operations.js';
 import type { DiskUsageOptions } from '../operations/system-operations.js';
 import { DockerContainerOps, refuseOldSignal } from './docker-container-ops.js';
+import type { ExecOperations } from '../operations/exec-operations.js';
+import type { ContainerOperations } from '../operations/container-operations.js';
 
 /** Options of {@link dockerRuntime}. */
 export interface DockerRuntimeOptions {
@@ -42,6 +44,15 @@ export function dockerRuntime(options: DockerRuntimeOptions = {}): ContainerRunt
   return new DockerRuntime(new EngineHttp({ socketPath }), options.apiVersion);
 }
 
+/** Every method of {@link DockerContainerOps}, each forwarded to the engine. */
+const DOCKER_OPERATIONS = [
+  'createExec', 'startExec', 'inspectExec', 'resizeExec', 'restart', 'rename', 'pause', 'unpause', 'top', 'stats',
+  'pruneContainers', 'changes', 'update', 'statPath', 'getArchive', 'putArchive',
+] as const satisfies readonly (keyof ExecOperations | keyof ContainerOperations)[];
+
+// The forwarded exec and container operations are mixed in by the constructor.
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unsafe-declaration-merging
+interface DockerRuntime extends ExecOperations, ContainerOperations {}
 class DockerRuntime implements ContainerRuntime {
   readonly name = 'docker';
   private version?: Promise<string>;
@@ -51,42 +62,10 @@ class DockerRuntime implements ContainerRuntime {
     pinned?: string,
   ) {
     if (pinned) this.version = Promise.resolve(pinned);
-    const ops = new DockerContainerOps(http, { at: (v) => (v ? this.at(v) : this.prefix()), id: (ref) => this.id(ref) });
     // Exec and the container operations live in docker-container-ops.ts.
-    this.createExec = ops.createExec.bind(ops);
-    this.startExec = ops.startExec.bind(ops);
-    this.inspectExec = ops.inspectExec.bind(ops);
-    this.resizeExec = ops.resizeExec.bind(ops);
-    this.restart = ops.restart.bind(ops);
-    this.rename = ops.rename.bind(ops);
-    this.pause = ops.pause.bind(ops);
-    this.unpause = ops.unpause.bind(ops);
-    this.top = ops.top.bind(ops);
-    this.stats = ops.stats.bind(ops);
-    this.pruneContainers = ops.pruneContainers.bind(ops);
-    this.changes = ops.changes.bind(ops);
-    this.update = ops.update.bind(ops);
-    this.statPath = ops.statPath.bind(ops);
-    this.getArchive = ops.getArchive.bind(ops);
-    this.putArchive = ops.putArchive.bind(ops);
+    const ops = new DockerContainerOps(http, { at: (v) => (v ? this.at(v) : this.prefix()), id: (ref) => this.id(ref) });
+    for (const method of DOCKER_OPERATIONS) Object.assign(this, { [method]: ops[method].bind(ops) });
   }
-
-  readonly createExec: DockerContainerOps['createExec'];
-  readonly startExec: DockerContainerOps['startExec'];
-  readonly inspectExec: DockerContainerOps['inspectExec'];
-  readonly resizeExec: DockerContainerOps['resizeExec'];
-  readonly restart: DockerContainerOps['restart'];
-  readonly rename: DockerContainerOps['rename'];
-  readonly pause: DockerContainerOps['pause'];
-  readonly unpause: DockerContainerOps['unpause'];
-  readonly top: DockerContainerOps['top'];
-  readonly stats: DockerContainerOps['stats'];
-  readonly pruneContainers: DockerContainerOps['pruneContainers'];
-  readonly changes: DockerContainerOps['changes'];
-  readonly update: DockerContainerOps['update'];
-  readonly statPath: DockerContainerOps['statPath'];
-  readonly getArchive: DockerContainerOps['getArchive'];
-  readonly putArchive: DockerContainerOps['putArchive'];
 
   /** `/v<version>` prefix; the engine's own version is learnt once from `/_ping`. */
   private async prefix(): Promise<string> {

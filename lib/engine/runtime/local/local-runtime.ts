@@ -20,11 +20,7 @@ import type { LocalLimits } from './local-limits.js';
 import { MAX_TIMER_MS } from './event-bus.js';
 import { LocalImageStore } from './local-image-store.js';
 import { LocalCatalog } from './local-catalog.js';
-import { LocalExecs } from './local-exec.js';
-import { LocalContainerOps } from './local-container-ops.js';
-import { LocalArchive } from './local-archive.js';
-import type { ContainerOperations } from '../operations/container-operations.js';
-import type { ExecOperations } from '../operations/exec-operations.js';
+import { localOperations, type LocalOperations } from './local-operations.js';
 import { applyImageConfig } from './image-config.js';
 import { StoreImageOperations } from './store-image-operations.js';
 import { ContainerRecords, restoredContainer, type RestoredContainer } from './container-records.js';
@@ -37,15 +33,15 @@ import type { ImageOperations } from '../operations/image-operations.js';
  * (and pull, login) through it; one with a `stateDir` gets its containers and their output kept
  * across restarts ({@link ContainerRecords}).
  */
+// The exec and container operations are mixed in by the constructor (local-operations.ts).
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unsafe-declaration-merging
+export interface LocalRuntime extends LocalOperations {}
 export class LocalRuntime implements ContainerRuntime {
   private readonly table = new ContainerTable();
   private readonly bus = new EventBus();
   private readonly images: LocalImageStore;
   /** Images, networks, volumes and /info: the optional operations, kept in their own file. */
   private readonly catalog: LocalCatalog;
-  /** Exec instances and the other container operations, kept in their own files. */
-  private readonly execs: LocalExecs;
-  private readonly ops: LocalContainerOps;
   /** The executor's image store, when it has one: every image operation goes through it. */
   private readonly storeImages: StoreImageOperations | undefined;
   /** Where records and output are kept across restarts, when the executor says so. */
@@ -58,8 +54,8 @@ export class LocalRuntime implements ContainerRuntime {
   ) {
     this.images = new LocalImageStore(executor.images?.() ?? [], (ref) => executor.image(ref));
     this.catalog = new LocalCatalog(name, this.images, executor.networks ?? [], this.bus, () => this.table.all());
-    this.execs = new LocalExecs(name, executor);
-    this.ops = new LocalContainerOps({
+    // Exec, restart, rename, pause, top, stats, prune, update, archive (local-operations.ts).
+    Object.assign(this, localOperations({
       name,
       resolve: (ref) => this.table.resolve(ref),
       rename: (c, newName) => {
@@ -72,20 +68,7 @@ export class LocalRuntime implements ContainerRuntime {
       start: (ref) => this.start(ref),
       stop: (ref, o) => this.stop(ref, o),
       remove: (ref, o) => this.remove(ref, o),
-    });
-    // Exec only where the executor can run a command inside a container; elsewhere its routes answer 501.
-    if (executor.exec) {
-      this.createExec = async (ref, body) => this.execs.create(this.table.resolve(ref), body);
-      this.startExec = (id, o) => this.execs.start(id, o);
-      this.inspectExec = async (id) => this.execs.inspect(id);
-      this.resizeExec = async (id, { height, width }) => this.execs.resize(id, height, width);
-    }
-    if (executor.exec && executor.copiesWithTar) {
-      const archive = new LocalArchive(name, executor);
-      this.statPath = (ref, path) => archive.stat(this.table.resolve(ref), path, ref);
-      this.getArchive = (ref, path, signal) => archive.get(this.table.resolve(ref), path, ref, signal);
-      this.putArchive = (ref, path, tar, o) => archive.put(this.table.resolve(ref), path, ref, tar, o);
-    }
+    }, executor));
     if (executor.imageStore) {
       const store = executor.imageStore((imageId) =>
         this.table.all().filter((c) => c.image.id === imageId).map((c) => ({ id: c.id, running: c.status === 'running' })));
@@ -108,22 +91,6 @@ export class LocalRuntime implements ContainerRuntime {
       for (const restored of this.records.loadAll()) this.restore(restored);
     }
   }
-
-  readonly createExec?: ExecOperations['createExec'];
-  readonly startExec?: ExecOperations['startExec'];
-  readonly inspectExec?: ExecOperations['inspectExec'];
-  readonly resizeExec?: ExecOperations['resizeExec'];
-  readonly statPath?: ContainerOperations['statPath'];
-  readonly getArchive?: ContainerOperations['getArchive'];
-  readonly putArchive?: ContainerOperations['putArchive'];
-  readonly restart: LocalContainerOps['restart'] = (ref, o) => this.ops.restart(ref, o);
-  readonly rename: LocalContainerOps['rename'] = (ref, n) => this.ops.rename(ref, n);
-  readonly pause: LocalContainerOps['pause'] = (ref) => this.ops.pause(ref);
-  readonly unpause: LocalContainerOps['unpause'] = (ref) => this.ops.unpause(ref);
-  readonly top: LocalContainerOps['top'] = (ref, a) => this.ops.top(ref, a);
-  readonly stats: LocalContainerOps['stats'] = (ref, o) => this.ops.stats(ref, o);
-  readonly pruneContainers = (filters: Parameters<LocalContainerOps['prune']>[0]): ReturnType<LocalContainerOps['prune']> => this.ops.prune(filters);
-  readonly update: LocalContainerOps['update'] = (ref, b) => this.ops.update(ref, b);
 
   readonly systemInfo: LocalCatalog['systemInfo'] = async () => {
     const info = await this.catalog.systemInfo();
