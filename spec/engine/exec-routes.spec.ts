@@ -210,6 +210,14 @@ describe('a runtime without exec answers 501 naming the feature and the runtime'
 });
 
 describe('exec over the socket helper (plain request, no upgrade)', () => {
+  test('without an upgrade the command\'s stdin is closed at once (it cannot be written), so cat ends', async () => {
+    const { socket } = await listening;
+    const c = await running();
+    const { body } = await execCreate(c, { Cmd: ['cat'], AttachStdin: true, AttachStdout: true });
+    const res = await socketRequest(socket, 'POST', `/v1.41/exec/${body.Id}/start`, { Detach: false });
+    expect(res.status).toBe(200);
+    expect((await request(app).get(`/v1.41/exec/${body.Id}/json`)).body.ExitCode).toBe(0);
+  });
   test('a plain POST without Upgrade gets 200 and the framed output until the exec ends', async () => {
     const { socket } = await listening;
     const c = await running();

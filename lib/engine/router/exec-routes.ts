@@ -48,7 +48,11 @@ export function registerExecRoutes(api: Router, ctx: EngineContext): void {
       // dockerd labels only the upgraded stream (multiplexed from 1.42); a plain 200 is raw-stream.
       const contentType = (upgrade ? streamContentType(session, version) : undefined) ?? 'application/vnd.docker.raw-stream';
       const socket = hijack(req, res, upgrade, contentType);
-      splice(session, socket, isUpgradeEvent(req));
+      const duplex = isUpgradeEvent(req);
+      // Without an upgraded connection nothing can reach the command's stdin: close it, so a
+      // command reading stdin sees EOF instead of waiting forever (the exec's stdin is its own).
+      if (!duplex) session.stdin?.end();
+      splice(session, socket, duplex);
     }),
   );
 
