@@ -75,3 +75,18 @@ describeWithPeers('sandbox exec: the command joins the running container (nsente
     await request(app!).delete(`/v1.42/containers/${id}?force=1`);
   });
 });
+
+describeWithPeers('sandbox docker diff: the container\'s root filesystem against its image\'s', [peers], () => {
+  test('added, modified and deleted paths, sorted, with dockerd\'s kinds; a container that never ran has none (null)', async () => {
+    const created = await request(app!).post('/v1.42/containers/create').send({ Image: 'busybox', Cmd: ['sh', '-c', 'mkdir /made; echo x > /made/file; rm /etc/group; echo more >> /etc/passwd'] });
+    expect((await request(app!).get(`/v1.42/containers/${created.body.Id}/changes`)).body).toBeNull();
+    await request(app!).post(`/v1.42/containers/${created.body.Id}/start`);
+    await request(app!).post(`/v1.42/containers/${created.body.Id}/wait`);
+    const changes = (await request(app!).get(`/v1.42/containers/${created.body.Id}/changes`)).body as { Path: string; Kind: number }[];
+    expect(changes).toEqual(expect.arrayContaining([
+      { Path: '/made', Kind: 1 }, { Path: '/made/file', Kind: 1 }, { Path: '/etc/group', Kind: 2 }, { Path: '/etc/passwd', Kind: 0 }, { Path: '/etc', Kind: 0 },
+    ]));
+    expect(changes.map((c) => c.Path)).toEqual([...changes.map((c) => c.Path)].sort());
+    await request(app!).delete(`/v1.42/containers/${created.body.Id}`);
+  });
+});

@@ -108,6 +108,12 @@ for (const [label, make, image, peers] of runtimes) {
       expect(missing.stderr).toContain('Could not find the file /no/such/file');
       rmSync(dir, { recursive: true, force: true });
     });
+    test('docker diff lists what changed in the container\'s filesystem', async () => {
+      expect((await cli(['exec', name, 'sh', '-c', 'echo > /made-by-exec'])).code).toBe(0);
+      const r = await cli(['diff', name]);
+      expect(r.code).toBe(0);
+      expect(r.stdout.split('\n')).toContain('A /made-by-exec');
+    });
     // Renamed before the restart: dockerd 20.10 with --bridge=none fails a rename after a restart ("sandbox … not found").
     test('docker rename gives it a new name; the old one is gone', async () => {
       expect(await cli(['rename', name, `${name}-renamed`])).toMatchObject({ code: 0, stderr: '' });

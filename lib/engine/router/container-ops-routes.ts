@@ -98,7 +98,9 @@ export function registerContainerOpsRoutes(api: Router, ctx: EngineContext): voi
     '/containers/:id/changes',
     engineRoute(ctx, async (req, res) => {
       if (!runtime.changes) throw EngineError.unsupported('listing container filesystem changes', runtime.name);
-      writeEngineJson(res.status(200), await runtime.changes(id(req.params)));
+      const changes = await runtime.changes(id(req.params));
+      // dockerd encodes no changes as null (a nil slice).
+      writeEngineJson(res.status(200), changes && changes.length > 0 ? changes : null);
     }),
   );
 

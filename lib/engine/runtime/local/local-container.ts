@@ -2,6 +2,7 @@ import type { PassThrough, Writable } from 'node:stream';
 import type { ImageStoreApi, ImageUsage } from '../../images/image-store-types.js';
 import type { ContainerCreateBody, WaitResult } from '../types.js';
 import type { OutputLog } from './output-log.js';
+import type { ContainerChange } from '../operations/container-operations.js';
 
 /** An image a local runtime can run. */
 export interface LocalImage {
@@ -102,6 +103,8 @@ export interface LocalExecutor {
    * it through {@link exec}. Defaults to false (the archive routes answer 501).
    */
   copiesWithTar?: boolean;
+  /** `docker diff`: what changed in the container's own filesystem. Optional: without it the route answers 501. */
+  changes?(container: LocalContainer): Promise<ContainerChange[]>;
   /** Starts the command; rejects when it cannot start. */
   start(run: {
     argv: string[];

@@ -8,12 +8,12 @@ import { LocalArchive } from './local-archive.js';
 /** What a local runtime offers beyond the lifecycle: exec and archive only where the executor can. */
 export type LocalOperations = Partial<ExecOperations> &
   Pick<ContainerOperations, 'restart' | 'rename' | 'pause' | 'unpause' | 'top' | 'stats' | 'pruneContainers' | 'update'> &
-  Partial<Pick<ContainerOperations, 'statPath' | 'getArchive' | 'putArchive'>>;
+  Partial<Pick<ContainerOperations, 'statPath' | 'getArchive' | 'putArchive' | 'changes'>>;
 
 /**
  * The exec and container operations of a local runtime, as methods to mix into it. Exec exists
  * only when the executor can run a command inside a container, `docker cp` only when it also
- * copies with tar; otherwise those routes answer 501. `changes` is never offered.
+ * copies with tar, `changes` only when it can diff; otherwise those routes answer 501.
  */
 export function localOperations(host: LocalOpsHost, executor: LocalExecutor): LocalOperations {
   const ops = new LocalContainerOps(host);
@@ -27,6 +27,10 @@ export function localOperations(host: LocalOpsHost, executor: LocalExecutor): Lo
     pruneContainers: (filters) => ops.prune(filters),
     update: (ref, b) => ops.update(ref, b),
   };
+  if (executor.changes) {
+    const changes = executor.changes.bind(executor);
+    out.changes = async (ref) => changes(host.resolve(ref));
+  }
   if (!executor.exec) return out;
   const execs = new LocalExecs(host.name, executor);
   Object.assign(out, {

@@ -17,6 +17,7 @@ import { resolveUserIn } from './passwd.js';
 import { refuseUnsupported } from './sandbox-fields.js';
 import { launchSandbox } from './sandbox-process.js';
 import { sandboxExec } from './sandbox-exec.js';
+import { diffTrees } from '../local/diff-trees.js';
 
 /** Options of {@link sandboxRuntime}. */
 export interface SandboxRuntimeOptions {
@@ -115,6 +116,13 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     exec: (run) => sandboxExec(run, existsSync('/usr/bin/nsenter') ? '/usr/bin/nsenter' : 'nsenter', (spec) => resolveUserIn(join(containersDir, run.container.id, 'rootfs'), spec)),
     // `docker cp` runs tar and stat inside the running container (local-archive.ts).
     copiesWithTar: true,
+    // `docker diff`: the container's root filesystem copy against the image's (diff-trees.ts).
+    changes: async (c) => {
+      const rootfs = join(containersDir, c.id, 'rootfs');
+      const opened = store ? await store : undefined;
+      if (!existsSync(rootfs) || !opened?.imageRootfs) return [];
+      return diffTrees(await opened.imageRootfs(c.image.id), rootfs);
+    },
     validate: refuseUnsupported,
     // The writable root filesystem copy goes with the container (asynchronously: rm -f answers
     // first); the record and output are removed by the runtime's records.
