@@ -108,6 +108,17 @@ for (const [label, make, image, peers] of runtimes) {
       expect(missing.stderr).toContain('Could not find the file /no/such/file');
       rmSync(dir, { recursive: true, force: true });
     });
+    test('docker cp into a created (never started) container, then docker start -a sees the file; cp out of it once exited', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'dockgate-cp-created-'));
+      writeFileSync(join(dir, 'before-start.txt'), 'there before start\n');
+      const created = (await cli(['create', image, 'sh', '-c', 'cat /before-start.txt; echo written > /after.txt'])).stdout.trim();
+      expect(await cli(['cp', join(dir, 'before-start.txt'), `${created}:/before-start.txt`])).toMatchObject({ code: 0, stderr: '' });
+      expect(await cli(['start', '-a', created])).toMatchObject({ code: 0, stdout: 'there before start\n' });
+      expect(await cli(['cp', `${created}:/after.txt`, join(dir, 'after.txt')])).toMatchObject({ code: 0, stderr: '' });
+      expect(readFileSync(join(dir, 'after.txt'), 'utf8')).toBe('written\n');
+      await cli(['rm', created]);
+      rmSync(dir, { recursive: true, force: true });
+    });
     test('docker diff lists what changed in the container\'s filesystem', async () => {
       expect((await cli(['exec', name, 'sh', '-c', 'echo > /made-by-exec'])).code).toBe(0);
       const r = await cli(['diff', name]);

@@ -12,7 +12,8 @@ const GO_MODE = { dir: 2 ** 31, symlink: 2 ** 27, device: 2 ** 26, pipe: 2 ** 25
  * the running container (as `kubectl cp` does): every path is resolved by the container's own
  * kernel view (its mounts, and symlinks that cannot point out of it), never by the host, so a
  * symlink swapped in by the container cannot make the copy read or write a host file. The image
- * needs `tar` and `stat` (busybox has both); a stopped container cannot be copied from or into.
+ * needs `tar` and `stat` (busybox has both). A container that is not running is copied from or
+ * into through the executor's `copyOffline` (a fresh sandbox on its root filesystem), else 409.
  */
 export class LocalArchive {
   constructor(
@@ -83,8 +84,11 @@ export class LocalArchive {
 
   private async run(c: LocalContainer, argv: string[], stdin: boolean, output: (stream: 1 | 2, data: Buffer) => void): Promise<LocalExecProcess> {
     if (!this.executor.exec) throw EngineError.unsupported('copying files (archive)', this.runtimeName);
-    if (c.status !== 'running') throw EngineError.conflict(`Container ${c.id} is not running: the ${this.runtimeName} runtime copies files with tar inside the running container`);
     if (c.paused) throw EngineError.conflict(`Container ${c.id} is paused, unpause the container before copying files`);
+    if (c.status !== 'running') {
+      if (this.executor.copyOffline) return this.executor.copyOffline(c, argv, stdin, output);
+      throw EngineError.conflict(`Container ${c.id} is not running: the ${this.runtimeName} runtime copies files with tar inside the running container`);
+    }
     return this.executor.exec({ container: c, argv, env: c.env, user: '0', workingDir: '/', tty: false, stdin, privileged: false, output });
   }
 }

@@ -103,6 +103,11 @@ export interface LocalExecutor {
    * it through {@link exec}. Defaults to false (the archive routes answer 501).
    */
   copiesWithTar?: boolean;
+  /**
+   * Runs `tar`/`stat` on a container that is not running (created or exited), for `docker cp`;
+   * optional: without it copying needs a running container (409).
+   */
+  copyOffline?(container: LocalContainer, argv: string[], stdin: boolean, output: (stream: 1 | 2, data: Buffer) => void): Promise<LocalProcess>;
   /** `docker diff`: what changed in the container's own filesystem. Optional: without it the route answers 501. */
   changes?(container: LocalContainer): Promise<ContainerChange[]>;
   /** Starts the command; rejects when it cannot start. */
