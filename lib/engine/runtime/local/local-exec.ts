@@ -63,7 +63,7 @@ export class LocalExecs {
       proc = await this.executor.exec!({
         container: c,
         argv: [...e.body.Cmd],
-        env: [...c.env, ...(e.body.Env ?? [])],
+        env: execEnv(c.env, e.body.Env ?? [], tty),
         user: e.body.User ?? '',
         workingDir: e.body.WorkingDir ?? '',
         tty,
@@ -150,4 +150,19 @@ export class LocalExecs {
 
 function consoleSize(body: ExecCreateBody, options: ExecStartOptions): [number, number] | undefined {
   return options.consoleSize ?? (Array.isArray(body.ConsoleSize) ? body.ConsoleSize : undefined);
+}
+
+/**
+ * dockerd's exec environment (CreateDaemonEnvironment, then the exec's Env): `TERM=xterm` when the
+ * exec has a TTY, the container's environment over it, then the exec's own `Env`; a later entry
+ * replaces an earlier one of the same name.
+ */
+function execEnv(container: readonly string[], own: readonly string[], tty: boolean): string[] {
+  const out = new Map<string, string>();
+  const name = (e: string): string => (e.includes('=') ? e.slice(0, e.indexOf('=')) : e);
+  for (const e of [...(tty ? ['TERM=xterm'] : []), ...container, ...own]) {
+    out.delete(name(e));
+    out.set(name(e), e);
+  }
+  return [...out.values()];
 }

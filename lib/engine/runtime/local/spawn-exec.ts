@@ -70,15 +70,20 @@ function spawnPiped(run: ExecSpawn, env: Record<string, string>): Promise<LocalE
 
 async function spawnPty(run: ExecSpawn, env: Record<string, string>): Promise<LocalExecProcess> {
   const [rows = 24, cols = 80] = run.consoleSize && run.consoleSize[0] > 0 && run.consoleSize[1] > 0 ? run.consoleSize : [];
-  const term = ptySpawn(run.file, run.args, { name: env.TERM ?? 'xterm', cols, rows, cwd: run.cwd, env });
-  term.onData((data) => run.output(1, Buffer.from(data, 'utf8')));
+  // Bytes, not strings: a TTY carries whatever the program writes, UTF-8 or not.
+  const term = ptySpawn(run.file, run.args, { name: env.TERM ?? 'xterm', cols, rows, cwd: run.cwd, env, encoding: null });
+  term.onData((data: string | Buffer) => run.output(1, Buffer.isBuffer(data) ? data : Buffer.from(data)));
   const exited = new Promise<number>((resolve) => {
     term.onExit(({ exitCode, signal }) => resolve(signal ? 128 + signal : exitCode));
   });
   const stdin = new Writable({
     write(chunk: Buffer, _encoding, callback) {
-      term.write(chunk.toString('utf8'));
-      callback();
+      try {
+        term.write(chunk as unknown as string);
+        callback();
+      } catch (error) {
+        callback(error as Error);
+      }
     },
   });
   return {
