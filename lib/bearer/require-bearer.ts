@@ -10,6 +10,7 @@ import { bearerTokenFrom } from './http/bearer-token-from.js';
 import { KeySourceUnavailable } from './keys/key-source.js';
 import { resolveBearerOptions, type ResolvedBearerOptions } from './resolve-bearer-options.js';
 import { createBearerTokenVerifier, InvalidBearerToken } from './verify/verify-bearer-token.js';
+import type { BearerResult } from '../metrics/index.js';
 
 /** Per-route settings of a {@link BearerGuard}. */
 export interface BearerRouteOptions {
@@ -31,6 +32,16 @@ const MESSAGES: Record<'missing' | BearerChallengeError, string> = {
   invalid_token: 'invalid token',
   insufficient_scope: 'insufficient scope',
 };
+
+const OK = { result: 'ok' } as const;
+
+/** The bounded `result` label of a refusal: the challenge's error, or what else went wrong. */
+function resultOf(err: RegistryError): BearerResult {
+  if (err.errorCode === 'NAME_INVALID') return 'name_invalid';
+  if (err.errorCode === 'UNAVAILABLE') return 'unavailable';
+  return err.challenge?.includes('error="insufficient_scope"') ? 'insufficient_scope'
+    : err.challenge?.includes('error="invalid_token"') ? 'invalid_token' : 'missing';
+}
 
 function detail(records: readonly AccessRecord[]): AccessRecordDetail[] {
   return records.map((r) => ({ Type: r.type, Class: r.class ?? '', Name: r.name, Action: r.action }));
@@ -81,6 +92,7 @@ export function bearerGuard(options: BearerOptions): BearerGuard {
     if (typeof writeError !== 'function') throw new TypeError('"writeError" must be a function');
     // A fixed requirement is parsed once; a mistake in it is the host's, reported at start-up.
     const fixed = typeof scope === 'function' ? undefined : parseRequiredScopes(scope);
+    const checks = resolved.metrics?.bearerChecks;
     return async (req, res, next) => {
       try {
         const scopes = scopesOf(req, scope, fixed);
@@ -96,10 +108,13 @@ export function bearerGuard(options: BearerOptions): BearerGuard {
         }
         if (missingAccess(scopes, bearer.access).length > 0) throw unauthorized(resolved, scopes, 'insufficient_scope');
         req.bearer = bearer;
+        checks?.inc(OK);
         next();
       } catch (err) {
-        if (err instanceof RegistryError) writeError(res, err);
-        else next(err);
+        if (err instanceof RegistryError) {
+          checks?.inc({ result: resultOf(err) });
+          writeError(res, err);
+        } else next(err);
       }
     };
   };
