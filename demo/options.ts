@@ -19,7 +19,12 @@ export interface DemoOptions {
   /** Startup nodes of a Redis Cluster (`host:port`), from --redis-cluster. */
   redisCluster?: string[];
   stateDir: string;
+  /** pino level of the JSON log lines on stdout, from --log-level. */
+  logLevel: LogLevel;
 }
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export const help = `Usage: npm run demo -- [options]
 
@@ -44,6 +49,8 @@ Options:
   --redis-cluster HOST:PORT[,HOST:PORT…]
                          the same in a Redis Cluster (any reachable nodes; the rest are discovered)
   --state-dir DIR        where the development key is kept (default demo/.dockgate, git-ignored)
+  --log-level LEVEL      JSON log lines (pino) on stdout: fatal, error, warn, info, debug, trace or
+                         silent (default info); Prometheus metrics are served at /metrics
   --help                 this text
 `;
 
@@ -70,6 +77,7 @@ export function parseDemoOptions(argv: string[], demoDir: string): DemoOptions |
       redis: { type: 'string' },
       'redis-cluster': { type: 'string' },
       'state-dir': { type: 'string', default: join(demoDir, '.dockgate') },
+      'log-level': { type: 'string', default: 'info' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -85,7 +93,10 @@ export function parseDemoOptions(argv: string[], demoDir: string): DemoOptions |
   if (redisCluster && (redisCluster.length === 0 || redisCluster.some((node) => !/^(\[[^\]]+\]|[^:[\]]+):\d{1,5}$/.test(node)))) {
     throw new DemoUsageError('--redis-cluster must be HOST:PORT[,HOST:PORT…]');
   }
+  const logLevel = values['log-level'] as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) throw new DemoUsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
   return {
+    logLevel,
     host: values.host,
     port,
     engineSocket: values['engine-socket'],

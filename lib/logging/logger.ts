@@ -36,5 +36,6 @@ export function requestLog(req: Request | undefined, fallback: DockgateLogger): 
 /** An error as log fields: name, code and message only, never a request or its headers. */
 export function errorFields(err: unknown): Record<string, unknown> {
   const e = err as { name?: unknown; code?: unknown; message?: unknown } | null;
-  return { err: { name: typeof e?.name === 'string' ? e.name : 'Error', ...(typeof e?.code === 'string' ? { code: e.code } : {}), message: typeof e?.message === 'string' ? e.message : String(err) } };
+  // `error`, not pino's `err`: its serializer would add an empty stack and a type.
+  return { error: { name: typeof e?.name === 'string' ? e.name : 'Error', ...(typeof e?.code === 'string' ? { code: e.code } : {}), message: typeof e?.message === 'string' ? e.message : String(err) } };
 }

@@ -65,8 +65,8 @@ export function tokenEventSink(parts: {
     if (metrics) count(metrics, event);
     if (logger) {
       const log = requestLog(req, logger);
-      if (event.error) log.warn(fields(event), `token ${event.type}`);
-      else log.info(fields(event), `token ${event.type}`);
+      if (event.error) log.warn(fields(event), event.type);
+      else log.info(fields(event), event.type);
     }
     if (audit) {
       // An audit hook that throws must not turn an issued token into a 500 (the refresh token
