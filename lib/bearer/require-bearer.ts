@@ -53,10 +53,22 @@ function unauthorized(options: ResolvedBearerOptions, scopes: ResourceScope[], e
   return new RegistryError('UNAUTHORIZED', MESSAGES[error ?? 'missing'], { status: 401, challenge, detail: detail(accessRecords(scopes)) });
 }
 
-function scopesOf(req: Request, scope: BearerScope, fixed: ResourceScope[] | undefined): ResourceScope[] {
+/** Parsed requirements of a function scope, by the string it returned: a pull asks for the same one dozens of times. */
+const MAX_PARSED = 1024;
+
+function scopesOf(req: Request, scope: BearerScope, fixed: ResourceScope[] | undefined, parsed: Map<string, ResourceScope[]>): ResourceScope[] {
   if (fixed) return fixed;
   try {
-    return parseRequiredScopes((scope as (req: Request) => unknown)(req));
+    const wanted = (scope as (req: Request) => unknown)(req);
+    if (typeof wanted !== 'string') return parseRequiredScopes(wanted);
+    let scopes = parsed.get(wanted);
+    if (!scopes) {
+      scopes = parseRequiredScopes(wanted);
+      // Bounded: names come from request paths. Dropping all at once is enough for a cache of parses.
+      if (parsed.size >= MAX_PARSED) parsed.clear();
+      parsed.set(wanted, scopes);
+    }
+    return scopes;
   } catch (err) {
     // A scope built from request data (a repository name in the path) that is outside the
     // grammar is the client's fault: the registry answers an invalid name with 400 NAME_INVALID.
@@ -93,9 +105,12 @@ export function bearerGuard(options: BearerOptions): BearerGuard {
     // A fixed requirement is parsed once; a mistake in it is the host's, reported at start-up.
     const fixed = typeof scope === 'function' ? undefined : parseRequiredScopes(scope);
     const checks = resolved.metrics?.bearerChecks;
+    // Label children bound once: no label hashing per request on the success path.
+    const okCheck = checks?.labels(OK);
+    const parsed = new Map<string, ResourceScope[]>();
     return async (req, res, next) => {
       try {
-        const scopes = scopesOf(req, scope, fixed);
+        const scopes = scopesOf(req, scope, fixed, parsed);
         const token = bearerTokenFrom(req.headers.authorization);
         if (token === undefined) throw unauthorized(resolved, scopes);
         let bearer;
@@ -108,7 +123,7 @@ export function bearerGuard(options: BearerOptions): BearerGuard {
         }
         if (missingAccess(scopes, bearer.access).length > 0) throw unauthorized(resolved, scopes, 'insufficient_scope');
         req.bearer = bearer;
-        checks?.inc(OK);
+        okCheck?.inc();
         next();
       } catch (err) {
         if (err instanceof RegistryError) {

@@ -74,7 +74,7 @@ describe('metric label sets stay bounded under 10,000 distinct user names', () =
     const series = metrics.flatMap((m) => m.values.map((v) => ({ name: m.name, labels: v.labels })));
     const labelValues = series.flatMap((s) => Object.values(s.labels).map(String));
     expect(labelValues.filter((v) => /user-|client-|repository:|eyJ/.test(v))).toEqual([]);
-    const counters = metrics.filter((m) => m.type === 'counter');
+    const counters = metrics.filter((m) => String(m.type) === 'counter');
     const byName = Object.fromEntries(counters.map((m) => [m.name, m.values.length]));
     expect(byName).toEqual(expect.objectContaining({
       dockgate_tokens_issued_total: 1,
