@@ -1,7 +1,8 @@
-import type { Request, RequestHandler } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ScopeSyntaxError, type ResourceScope } from '../scope/index.js';
 import { accessRecords, type AccessRecord } from './access/missing-access.js';
-import { missingAccess } from './access/missing-access.js';
+import { grantsAll } from './access/missing-access.js';
+import type { VerifiedBearer } from './verify/verified-bearer.js';
 import { parseRequiredScopes, type BearerScope } from './access/required-scopes.js';
 import type { BearerOptions } from './bearer-options.js';
 import { formatBearerChallenge, type BearerChallengeError } from './challenge/format-challenge.js';
@@ -108,29 +109,40 @@ export function bearerGuard(options: BearerOptions): BearerGuard {
     // Label children bound once: no label hashing per request on the success path.
     const okCheck = checks?.labels(OK);
     const parsed = new Map<string, ResourceScope[]>();
-    return async (req, res, next) => {
+    const fail = (res: Response, next: NextFunction, err: unknown): void => {
+      if (err instanceof RegistryError) {
+        checks?.inc({ result: resultOf(err) });
+        writeError(res, err);
+      } else next(err);
+    };
+    const admit = (req: Request, next: NextFunction, scopes: ResourceScope[], bearer: VerifiedBearer): void => {
+      if (!grantsAll(scopes, bearer.access)) throw unauthorized(resolved, scopes, 'insufficient_scope');
+      req.bearer = bearer;
+      okCheck?.inc();
+      next();
+    };
+    return (req, res, next) => {
+      let scopes: ResourceScope[];
+      let token: string | undefined;
       try {
-        const scopes = scopesOf(req, scope, fixed, parsed);
-        const token = bearerTokenFrom(req.headers.authorization);
+        scopes = scopesOf(req, scope, fixed, parsed);
+        token = bearerTokenFrom(req.headers.authorization);
         if (token === undefined) throw unauthorized(resolved, scopes);
-        let bearer;
-        try {
-          bearer = await verify(token);
-        } catch (err) {
-          if (err instanceof InvalidBearerToken) throw unauthorized(resolved, scopes, 'invalid_token');
-          if (err instanceof KeySourceUnavailable) throw new RegistryError('UNAVAILABLE', 'authentication service unavailable', { status: 503, retryAfter: 5, cause: err });
-          throw err;
+        // A token seen before is answered without a promise: most requests of a pull are these.
+        const cached = verify.cached(token);
+        if (cached) {
+          admit(req, next, scopes, cached);
+          return;
         }
-        if (missingAccess(scopes, bearer.access).length > 0) throw unauthorized(resolved, scopes, 'insufficient_scope');
-        req.bearer = bearer;
-        okCheck?.inc();
-        next();
       } catch (err) {
-        if (err instanceof RegistryError) {
-          checks?.inc({ result: resultOf(err) });
-          writeError(res, err);
-        } else next(err);
+        fail(res, next, err);
+        return;
       }
+      verify(token).then((bearer) => admit(req, next, scopes, bearer), (err: unknown) => {
+        if (err instanceof InvalidBearerToken) throw unauthorized(resolved, scopes, 'invalid_token');
+        if (err instanceof KeySourceUnavailable) throw new RegistryError('UNAVAILABLE', 'authentication service unavailable', { status: 503, retryAfter: 5, cause: err });
+        throw err;
+      }).catch((err: unknown) => fail(res, next, err));
     };
   };
 }
