@@ -33,6 +33,7 @@ function startServers(kind, keys) {
     child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
     child.once('message', ({ ports }) => resolve({
       ports,
+      cpuMicros: () => new Promise((r) => { child.once('message', (m) => r(m.cpuMicros)); child.send('cpu'); }),
       stop: () => new Promise((r) => { child.removeAllListeners('exit'); child.once('exit', r); child.send('stop'); }),
     }));
     child.send({ kind, ...keys });
@@ -66,20 +67,25 @@ const median = (list) => {
   return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 
-/** `urls` maps contender names to URLs; returns the median req/s of each. */
-async function measure(label, urls, tokens) {
-  const names = Object.keys(urls);
+/** `urls` maps contender names to [server, URL]; returns the median req/s and CPU µs per request of each. */
+async function measure(label, contenders, tokens) {
+  const names = Object.keys(contenders);
+  const urls = Object.fromEntries(names.map((n) => [n, contenders[n][1]]));
   const runs = Object.fromEntries(names.map((n) => [n, []]));
+  const cpu = Object.fromEntries(names.map((n) => [n, []]));
   for (const name of names) await load(urls[name], tokens, WARMUP);
   for (let round = 0; round < ROUNDS; round += 1) {
     const order = round % 2 === 0 ? names : [...names].reverse();
     for (const name of order) {
+      const before = await contenders[name][0].cpuMicros();
       const result = await load(urls[name], tokens, DURATION);
+      const perRequest = (await contenders[name][0].cpuMicros() - before) / result.requests.total;
       runs[name].push(result.requests.average);
-      console.log(`${label} round ${round + 1} ${name.padEnd(10)} ${result.requests.average.toFixed(0).padStart(6)} req/s  p50 ${result.latency.p50} ms  p99 ${result.latency.p99} ms`);
+      cpu[name].push(perRequest);
+      console.log(`${label} round ${round + 1} ${name.padEnd(10)} ${result.requests.average.toFixed(0).padStart(6)} req/s  p50 ${result.latency.p50} ms  p99 ${result.latency.p99} ms  ${perRequest.toFixed(1)} CPU µs/request`);
     }
   }
-  return Object.fromEntries(names.map((n) => [n, median(runs[n])]));
+  return Object.fromEntries(names.map((n) => [n, median(runs[n])]).concat(names.map((n) => [`${n}Cpu`, median(cpu[n])])));
 }
 
 async function expectStatus(url, token, status) {
@@ -104,36 +110,38 @@ const servers = [];
 const start = async (kind, keys) => { const s = await startServers(kind, keys); servers.push(s); return s; };
 try {
   if (PAIRS.includes('a') || PAIRS.includes('b')) {
-    const url = async (path) => `http://127.0.0.1:${(await start('routes', { privateKeyPem })).ports[0]}${path}`;
-    const protectedUrl = await url('/v2/alice/app/tags/list');
-    await expectStatus(protectedUrl, reused[0], 200);
-    await expectStatus(protectedUrl, undefined, 401);
-    if (PAIRS.includes('a')) results.a = await measure('(a) reused token', { protected: protectedUrl, open: await url('/open/v2/alice/app/tags/list') }, reused);
+    const url = async (path, first) => { const s = await start('routes', { privateKeyPem, first }); return [s, `http://127.0.0.1:${s.ports[0]}${path}`]; };
+    const protectedRoute = await url('/v2/alice/app/tags/list', 'protected');
+    await expectStatus(protectedRoute[1], reused[0], 200);
+    await expectStatus(protectedRoute[1], undefined, 401);
+    if (PAIRS.includes('a')) results.a = await measure('(a) reused token', { protected: protectedRoute, open: await url('/open/v2/alice/app/tags/list', 'open') }, reused);
     if (PAIRS.includes('b')) {
-      const bare = await url('/bare/v2/alice/app/tags/list');
-      await expectStatus(bare, reused[0], 200);
-      results.b = await measure('(b) fresh tokens', { protected: protectedUrl, jwtVerify: bare }, fresh.slice(1));
+      const bare = await url('/bare/v2/alice/app/tags/list', 'bare');
+      await expectStatus(bare[1], reused[0], 200);
+      results.b = await measure('(b) fresh tokens', { protected: protectedRoute, jwtVerify: bare }, fresh.slice(1));
     }
   }
   if (PAIRS.includes('d')) {
     const path = '/v2/alice/hello/tags/list';
-    const mounted = `http://127.0.0.1:${(await start('demo', { privateKeyPem, certificatePem })).ports[0]}${path}`;
-    const open = `http://127.0.0.1:${(await start('demo', { privateKeyPem, certificatePem })).ports[1]}${path}`;
-    await expectStatus(mounted, demoToken[0], 200);
-    await expectStatus(mounted, undefined, 401);
-    await expectStatus(open, undefined, 200);
+    const one = await start('demo', { privateKeyPem, certificatePem });
+    const two = await start('demo', { privateKeyPem, certificatePem });
+    const mounted = [one, `http://127.0.0.1:${one.ports[0]}${path}`];
+    const open = [two, `http://127.0.0.1:${two.ports[1]}${path}`];
+    await expectStatus(mounted[1], demoToken[0], 200);
+    await expectStatus(mounted[1], undefined, 401);
+    await expectStatus(open[1], undefined, 200);
     results.d = await measure('(d) demo app, reused token', { protected: mounted, open }, demoToken);
   }
 } finally {
   await Promise.all(servers.map((s) => s.stop()));
 }
-const line = (label, a, aName, b, bName) => {
-  const ratio = a / b;
-  console.log(`  ${label.padEnd(40)} ${bName} ${b.toFixed(0).padStart(6)} req/s, ${aName} ${a.toFixed(0).padStart(6)} req/s, ratio ${ratio.toFixed(3)} (target >= ${TARGET}: ${ratio >= TARGET ? 'met' : 'NOT met'})`);
+const line = (label, r, aName, bName) => {
+  const ratio = r[aName] / r[bName];
+  console.log(`  ${label.padEnd(40)} ${bName} ${r[bName].toFixed(0).padStart(6)} req/s, ${aName} ${r[aName].toFixed(0).padStart(6)} req/s, ratio ${ratio.toFixed(3)} (target >= ${TARGET}: ${ratio >= TARGET ? 'met' : 'NOT met'}); by CPU per request ${(r[`${bName}Cpu`] / r[`${aName}Cpu`]).toFixed(3)} (${r[`${bName}Cpu`].toFixed(1)} vs ${r[`${aName}Cpu`].toFixed(1)} µs)`);
 };
 console.log('');
 console.log(`GET …/tags/list, ${CONNECTIONS} connections, medians of ${ROUNDS} rounds × ${DURATION} s per contender after ${WARMUP} s warm-up`);
-if (results.a) line('(a) one reused token, bare app', results.a.protected, 'protected', results.a.open, 'open');
-if (results.d) line('(d) one reused token, demo as mounted', results.d.protected, 'protected', results.d.open, 'open');
-if (results.b) line('(b) a fresh token each (ES256 verify)', results.b.protected, 'protected', results.b.jwtVerify, 'jwtVerify');
+if (results.a) line('(a) one reused token, bare app', results.a, 'protected', 'open');
+if (results.d) line('(d) one reused token, demo as mounted', results.d, 'protected', 'open');
+if (results.b) line('(b) a fresh token each (ES256 verify)', results.b, 'protected', 'jwtVerify');
 console.log('(2-core machine shared with other work: figures are noisy; compare the ratios, each from the same run.)');
