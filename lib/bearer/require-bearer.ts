@@ -34,8 +34,6 @@ const MESSAGES: Record<'missing' | BearerChallengeError, string> = {
   insufficient_scope: 'insufficient scope',
 };
 
-const OK = { result: 'ok' } as const;
-
 /** The bounded `result` label of a refusal: the challenge's error, or what else went wrong. */
 function resultOf(err: RegistryError): BearerResult {
   if (err.errorCode === 'NAME_INVALID') return 'name_invalid';
@@ -105,20 +103,18 @@ export function bearerGuard(options: BearerOptions): BearerGuard {
     if (typeof writeError !== 'function') throw new TypeError('"writeError" must be a function');
     // A fixed requirement is parsed once; a mistake in it is the host's, reported at start-up.
     const fixed = typeof scope === 'function' ? undefined : parseRequiredScopes(scope);
-    const checks = resolved.metrics?.bearerChecks;
-    // Label children bound once: no label hashing per request on the success path.
-    const okCheck = checks?.labels(OK);
+    const results = resolved.metrics?.bearerResults;
     const parsed = new Map<string, ResourceScope[]>();
     const fail = (res: Response, next: NextFunction, err: unknown): void => {
       if (err instanceof RegistryError) {
-        checks?.inc({ result: resultOf(err) });
+        if (results) results[resultOf(err)] += 1;
         writeError(res, err);
       } else next(err);
     };
     const admit = (req: Request, next: NextFunction, scopes: ResourceScope[], bearer: VerifiedBearer): void => {
       if (!grantsAll(scopes, bearer.access)) throw unauthorized(resolved, scopes, 'insufficient_scope');
       req.bearer = bearer;
-      okCheck?.inc();
+      if (results) results.ok += 1;
       next();
     };
     return (req, res, next) => {

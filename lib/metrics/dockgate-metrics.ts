@@ -25,6 +25,12 @@ export interface DockgateMetrics {
   backendFailures: Counter<'backend'>;
   grantDuration: Histogram<'grant_type' | 'result'>;
   bearerChecks: Counter<'result'>;
+  /**
+   * Bearer checks counted since the last scrape, by result: a plain increment on the path of
+   * every protected request (prom-client hashes the label set on each `inc`); the counter adds
+   * them up when it is collected.
+   */
+  bearerResults: Record<BearerResult, number>;
   engineRequests: Counter<'route' | 'version' | 'status'>;
   engineDuration: Histogram<'route'>;
   /** Runtimes whose running containers the gauge reports. */
@@ -49,6 +55,7 @@ export function dockgateMetrics(registry: Registry, prefix: string): DockgateMet
   if (known) return known;
   const registers = [registry];
   const runtimes = new Set<RunningContainers>();
+  const bearerResults: Record<BearerResult, number> = { ok: 0, missing: 0, invalid_token: 0, insufficient_scope: 0, name_invalid: 0, unavailable: 0 };
   const metrics: DockgateMetrics = {
     tokensIssued: new Counter({ name: `${prefix}tokens_issued_total`, help: 'Access tokens issued, by grant type and service.', labelNames: ['grant_type', 'service'], registers }),
     tokenRefusals: new Counter({ name: `${prefix}token_refusals_total`, help: 'Token and revocation requests refused, by OAuth error code (RFC 6749 §5.2).', labelNames: ['error'], registers }),
@@ -56,7 +63,18 @@ export function dockgateMetrics(registry: Registry, prefix: string): DockgateMet
     refreshTokens: new Counter({ name: `${prefix}refresh_tokens_total`, help: 'Refresh tokens created, used (redeemed) and revoked.', labelNames: ['event'], registers }),
     backendFailures: new Counter({ name: `${prefix}backend_failures_total`, help: 'Failed calls to the refresh-token store, the throttle store or the authenticator.', labelNames: ['backend'], registers }),
     grantDuration: new Histogram({ name: `${prefix}grant_duration_seconds`, help: 'Time to answer a token request, by grant type and result.', labelNames: ['grant_type', 'result'], buckets: GRANT_BUCKETS, registers }),
-    bearerChecks: new Counter({ name: `${prefix}bearer_checks_total`, help: 'Bearer token checks of protected routes, by result.', labelNames: ['result'], registers }),
+    bearerChecks: new Counter({
+      name: `${prefix}bearer_checks_total`, help: 'Bearer token checks of protected routes, by result.', labelNames: ['result'], registers,
+      collect() {
+        for (const result of Object.keys(bearerResults) as BearerResult[]) {
+          const count = bearerResults[result];
+          if (count === 0) continue;
+          bearerResults[result] = 0;
+          this.inc({ result }, count);
+        }
+      },
+    }),
+    bearerResults,
     engineRequests: new Counter({ name: `${prefix}engine_requests_total`, help: 'Engine API requests, by route pattern, served API version and status.', labelNames: ['route', 'version', 'status'], registers }),
     engineDuration: new Histogram({ name: `${prefix}engine_request_duration_seconds`, help: 'Engine API request duration (streams: until they end), by route pattern.', labelNames: ['route'], buckets: ENGINE_BUCKETS, registers }),
     runtimes,

@@ -1,0 +1,20 @@
+import { fork } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { generateSigningKey, loadSigningKey, signAccessToken } from '../dist/index.js';
+const which = Number(process.argv[2]);
+const dir = mkdtempSync(join(tmpdir(), 'dg12prof-'));
+const { privateKeyPem, certificatePem } = generateSigningKey();
+const key = loadSigningKey({ privateKey: privateKeyPem, certificateChain: certificatePem });
+const tok = (await signAccessToken(key, { issuer: 'dockgate-demo', subject: 'alice', audience: 'registry.local', access: [{ type: 'repository', name: 'alice/hello', actions: ['pull'] }], ttl: 3600 })).token;
+const child = fork(new URL('./bearer-servers.mjs', import.meta.url).pathname, [], { execArgv: ['--cpu-prof', `--cpu-prof-dir=${dir}`] });
+const port = await new Promise((r) => { child.once('message', (m) => r(m.ports[which])); child.send({ kind: 'demo', privateKeyPem, certificatePem }); });
+let N = 0;
+await new Promise((r) => autocannon({ url: `http://127.0.0.1:${port}/v2/alice/hello/tags/list`, connections: 10, duration: 6, headers: { authorization: `Bearer ${tok}` } }, (e, res) => { N = res.requests.total; console.log(N, res.non2xx); r(); }));
+await new Promise((r) => { child.once('exit', r); child.send('stop'); });
+const p = JSON.parse(readFileSync(join(dir, readdirSync(dir)[0])));
+const self = new Map(); const byId = new Map(p.nodes.map((n) => [n.id, n]));
+for (let i = 0; i < p.samples.length; i++) { const n = byId.get(p.samples[i]); const k = n.callFrame.functionName + ' ' + n.callFrame.url.replace(/.*node_modules\//, '').replace(/.*issue-12\//, '') + ':' + n.callFrame.lineNumber; self.set(k, (self.get(k) || 0) + (p.timeDeltas[i] || 0)); }
+for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 45)) console.log((v / N).toFixed(2).padStart(8), k);
