@@ -3,10 +3,11 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import {
-  aclAuthorizer, bearerGuard, dockerRuntime, engineRouter, htpasswdAuthenticator, ownNamespaceAcl, processRuntime, sandboxRuntime,
+  aclAuthorizer, bearerGuard, dockerRuntime, engineRouter, ownNamespaceAcl, processRuntime, sandboxRuntime,
   redisRefreshTokenStore, redisThrottleStore, tokenRouter, writeEngineAuthError, type AclRule, type BearerGuard, type ContainerRuntime, type RedisConnectionOptions,
   type RedisRefreshTokenStore, type RedisThrottleStore, type TokenRouter,
 } from 'dockgate';
+import { demoAuthenticator } from './authenticate.js';
 import type { KeyFiles } from './dev-key.js';
 import type { DemoOptions } from './options.js';
 import { registryRoutes } from './registry-routes.js';
@@ -99,7 +100,7 @@ export function createDemoApp(options: DemoOptions, key: KeyFiles, publicUrl: st
     issuer: options.issuer,
     service: options.service,
     keys: { privateKey: key.privateKey, certificateChain: key.certificate },
-    authenticate: htpasswdAuthenticator({ file: options.users }),
+    authenticate: demoAuthenticator(options),
     authorize: aclAuthorizer(options.acl ? { file: options.acl } : defaultAcl()),
     ...(redisStore ? { refreshTokens: { store: redisStore } } : {}),
     ...(throttleStore ? { throttle: { store: throttleStore } } : {}),
@@ -110,7 +111,7 @@ export function createDemoApp(options: DemoOptions, key: KeyFiles, publicUrl: st
   const runtime = options.runtime === 'docker'
     ? dockerRuntime({ socketPath: options.dockerSocket })
     : options.runtime === 'sandbox'
-    ? sandboxRuntime({ stateDir: join(options.stateDir, 'engine') })
+    ? sandboxRuntime({ stateDir: join(options.stateDir, 'engine'), insecureRegistries: options.insecureRegistries })
     : processRuntime({
       // Commands of these images run on this host, through busybox (busybox-static) when there is one.
       images: {

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { registryTokenConfig } from 'dockgate';
+import { accountLines, htpasswdAccounts } from './accounts.js';
 import type { DemoOptions } from './options.js';
 
 /** A Redis URL without its password. */
@@ -23,6 +24,12 @@ function store(options: DemoOptions): string {
 export function banner(options: DemoOptions, publicUrl: string, engineUrl: string, certPath: string, createdKey: boolean): string {
   const realm = `${publicUrl}/token`;
   const hostPort = publicUrl.replace(/^https?:\/\//, '');
+  // The examples use an account the demo really serves: alice when the file still has her demo password.
+  const accounts = htpasswdAccounts(options.users);
+  const example = accounts.find((a) => a.password !== undefined) ?? { name: accounts[0]?.name ?? 'USER', password: undefined };
+  const user = example.name;
+  const password = example.password ?? 'PASSWORD';
+  const creds = `${user}:${password}`;
   return `
 dockgate demo is running
   token endpoint   ${realm}   (JWKS ${publicUrl}/jwks, revocation ${publicUrl}/revoke)
@@ -33,27 +40,25 @@ dockgate demo is running
   refresh tokens   ${store(options)}
   login throttle   ${options.redis || options.redisCluster ? 'counted in the same Redis, shared by every instance' : 'counted in this process'}
 
-Demo accounts (${options.users}):
-  alice / wonderland
-  bob   / builder
+${accountLines(options, accounts)}
 
 Get a token:
-  curl -s -u alice:wonderland '${realm}?service=${options.service}&scope=repository:alice/hello:pull'
+  curl -s -u ${creds} '${realm}?service=${options.service}&scope=repository:${user}/hello:pull'
 
 Call a protected route with it:
-  TOKEN=$(curl -s -u alice:wonderland '${realm}?service=${options.service}&scope=repository:alice/hello:pull' | sed 's/.*"token":"\\([^"]*\\)".*/\\1/')
-  curl -s -H "Authorization: Bearer $TOKEN" ${publicUrl}/v2/alice/hello/tags/list
+  TOKEN=$(curl -s -u ${creds} '${realm}?service=${options.service}&scope=repository:${user}/hello:pull' | sed 's/.*"token":"\\([^"]*\\)".*/\\1/')
+  curl -s -H "Authorization: Bearer $TOKEN" ${publicUrl}/v2/${user}/hello/tags/list
 
 Make a distribution registry trust these tokens (its config.yml):
 ${registryTokenConfig({ realm, service: options.service, issuer: options.issuer, rootCertBundle: certPath }).replace(/^/gm, '  ').trimEnd()}
-  then: docker login <registry host:port> -u alice -p wonderland
+  then: docker login <registry host:port> -u ${user} -p ${password}
 
 Run a container through the engine API:
   export DOCKER_HOST=${engineUrl}
   docker run --rm busybox echo hello
 ${options.runtime === 'process' ? '  (WARNING: the process runtime is unconfined: containers run on this host as this user)\n' : ''}${options.runtime !== 'docker' && !existsSync('/bin/busybox') ? '  (note: /bin/busybox is missing, so busybox and alpine containers will fail to start:\n   install busybox-static, or use --runtime docker)\n' : ''}
 Skopeo against the protected routes:
-  skopeo list-tags --tls-verify=false --creds alice:wonderland docker://${hostPort}/alice/hello
+  skopeo list-tags --tls-verify=false --creds ${creds} docker://${hostPort}/${user}/hello
 
 Ctrl-C stops the demo.
 `;

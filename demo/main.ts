@@ -63,7 +63,8 @@ async function main(): Promise<void> {
     process.stdout.write(`\n${signal}: finishing in-flight requests (Ctrl-C again to force), removing ${options.engineSocket}\n`);
     // Finish what is in flight, then go; a stuck stream (docker logs -f) gets GRACE_MS.
     Promise.all([tcp.close({ graceMs: GRACE_MS }), engine.close({ graceMs: GRACE_MS })])
-      .then(() => Promise.all([demo.redisStore?.close(), demo.throttleStore?.close()]))
+      // The runtime last: its containers are stopped and their records and logs flushed to --state-dir.
+      .then(() => Promise.all([demo.redisStore?.close(), demo.throttleStore?.close(), demo.runtime.close?.()]))
       .then(() => {
         process.stdout.write('stopped\n');
         process.exit(0);

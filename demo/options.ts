@@ -21,6 +21,29 @@ export interface DemoOptions {
   stateDir: string;
   /** pino level of the JSON log lines on stdout, from --log-level. */
   logLevel: LogLevel;
+  /** Registries the sandbox runtime pulls from over plain HTTP besides 127.0.0.0/8, from --insecure-registry. */
+  insecureRegistries: string[];
+  /** --ldap and its companions: log in directory users too. */
+  ldap?: DemoLdapOptions;
+  /** --oidc-issuer and its companions: log in CI jobs with ID tokens. */
+  oidc?: DemoOidcOptions;
+}
+
+export interface DemoLdapOptions {
+  url: string;
+  bindDN?: string;
+  bindPasswordFile?: string;
+  baseDN: string;
+  userFilter: string;
+  groupAttribute: string;
+  caFile?: string;
+  startTLS: boolean;
+}
+
+export interface DemoOidcOptions {
+  issuers: string[];
+  audience: string;
+  claimsFile?: string;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -51,6 +74,30 @@ Options:
   --state-dir DIR        where the development key is kept (default demo/.dockgate, git-ignored)
   --log-level LEVEL      JSON log lines (pino) on stdout: fatal, error, warn, info, debug, trace or
                          silent (default info); Prometheus metrics are served at /metrics
+  --state-dir DIR        where the development key is kept, and the sandbox runtime's images, containers
+                         and their logs (under DIR/engine; they survive a restart) (default demo/.dockgate,
+                         git-ignored)
+  --insecure-registry HOST[:PORT]
+                         pull from this registry over plain HTTP (sandbox runtime; repeatable; registries
+                         on 127.0.0.0/8 and localhost always are)
+  --ldap URL             also log in users of an LDAP directory (ldap://HOST[:PORT] or ldaps://…),
+                         tried after --oidc-issuer and before --users
+  --ldap-base-dn DN      where users are searched (required with --ldap)
+  --ldap-bind-dn DN      service account that searches (default: anonymous search)
+  --ldap-bind-password-file FILE
+                         file holding that account's password (required with --ldap-bind-dn)
+  --ldap-user-filter F   filter finding a user; \${account} is the escaped login name
+                         (default (uid=\${account}))
+  --ldap-group-attribute ATTR
+                         attribute of the user entry listing its groups, the "groups" label
+                         (default memberOf)
+  --ldap-ca FILE         PEM CA the directory's certificate must chain to (ldaps:// or --ldap-starttls)
+  --ldap-starttls        upgrade ldap:// with StartTLS before binding
+  --oidc-issuer URL      also log in CI jobs: docker login -u oidc with an ID token of this issuer
+                         (repeat for several issuers)
+  --oidc-audience AUD    the aud the ID tokens must carry (default: the --service name)
+  --oidc-claims FILE     JSON mapping of claims: {"account":"CLAIM","labels":{"LABEL":"CLAIM",…}}
+                         (default: account from sub, no labels)
   --help                 this text
 `;
 
@@ -78,6 +125,18 @@ export function parseDemoOptions(argv: string[], demoDir: string): DemoOptions |
       'redis-cluster': { type: 'string' },
       'state-dir': { type: 'string', default: join(demoDir, '.dockgate') },
       'log-level': { type: 'string', default: 'info' },
+      'insecure-registry': { type: 'string', multiple: true, default: [] },
+      ldap: { type: 'string' },
+      'ldap-base-dn': { type: 'string' },
+      'ldap-bind-dn': { type: 'string' },
+      'ldap-bind-password-file': { type: 'string' },
+      'ldap-user-filter': { type: 'string', default: '(uid=${account})' },
+      'ldap-group-attribute': { type: 'string', default: 'memberOf' },
+      'ldap-ca': { type: 'string' },
+      'ldap-starttls': { type: 'boolean', default: false },
+      'oidc-issuer': { type: 'string', multiple: true },
+      'oidc-audience': { type: 'string' },
+      'oidc-claims': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -95,8 +154,42 @@ export function parseDemoOptions(argv: string[], demoDir: string): DemoOptions |
   }
   const logLevel = values['log-level'] as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) throw new DemoUsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
+  const insecureRegistries = values['insecure-registry'];
+  if (insecureRegistries.some((h) => !/^[A-Za-z0-9.-]+(:\d{1,5})?$/.test(h))) throw new DemoUsageError('--insecure-registry must be HOST[:PORT]');
+  let ldap: DemoLdapOptions | undefined;
+  if (values.ldap !== undefined) {
+    if (!values['ldap-base-dn']) throw new DemoUsageError('--ldap needs --ldap-base-dn');
+    if ((values['ldap-bind-dn'] === undefined) !== (values['ldap-bind-password-file'] === undefined)) {
+      throw new DemoUsageError('--ldap-bind-dn and --ldap-bind-password-file go together');
+    }
+    ldap = {
+      url: values.ldap,
+      baseDN: values['ldap-base-dn'],
+      userFilter: values['ldap-user-filter'],
+      groupAttribute: values['ldap-group-attribute'],
+      startTLS: values['ldap-starttls'],
+      ...(values['ldap-bind-dn'] ? { bindDN: values['ldap-bind-dn'] } : {}),
+      ...(values['ldap-bind-password-file'] ? { bindPasswordFile: values['ldap-bind-password-file'] } : {}),
+      ...(values['ldap-ca'] ? { caFile: values['ldap-ca'] } : {}),
+    };
+  } else {
+    const stray = ['ldap-base-dn', 'ldap-bind-dn', 'ldap-bind-password-file', 'ldap-ca'].find((flag) => values[flag as 'ldap-ca'] !== undefined);
+    if (stray || values['ldap-starttls']) throw new DemoUsageError(`--${stray ?? 'ldap-starttls'} needs --ldap URL`);
+  }
+  let oidc: DemoOidcOptions | undefined;
+  if (values['oidc-issuer'] !== undefined) {
+    oidc = {
+      issuers: values['oidc-issuer'],
+      audience: values['oidc-audience'] ?? values.service,
+      ...(values['oidc-claims'] ? { claimsFile: values['oidc-claims'] } : {}),
+    };
+  } else if (values['oidc-audience'] !== undefined || values['oidc-claims'] !== undefined) {
+    throw new DemoUsageError(`--${values['oidc-audience'] !== undefined ? 'oidc-audience' : 'oidc-claims'} needs --oidc-issuer URL`);
+  }
   return {
     logLevel,
+    ...(ldap ? { ldap } : {}),
+    ...(oidc ? { oidc } : {}),
     host: values.host,
     port,
     engineSocket: values['engine-socket'],
@@ -112,5 +205,6 @@ export function parseDemoOptions(argv: string[], demoDir: string): DemoOptions |
     ...(values.redis ? { redis: values.redis } : {}),
     ...(redisCluster ? { redisCluster } : {}),
     stateDir: values['state-dir'],
+    insecureRegistries,
   };
 }

@@ -21,6 +21,8 @@ export interface TokenIssueRequest {
   repeatRefreshToken?: string;
   /** The HTTP request, for the per-request logger. */
   req?: Request;
+  /** When the credentials expire (Identity.expiresAt): the access token ends no later, and no refresh token is issued. */
+  expiresAt?: Date;
 }
 
 /** What the endpoints turn into their response bodies. */
@@ -56,6 +58,12 @@ export function intersectGrants(requested: readonly ResourceScope[], granted: re
   return out;
 }
 
+/** The access-token lifetime, shortened to end when the credentials do (whole seconds, at least 1). */
+export function cappedTtl(ttl: number, expiresAt: Date | undefined, now = Date.now()): number {
+  if (expiresAt === undefined) return ttl;
+  return Math.max(1, Math.min(ttl, Math.floor((expiresAt.getTime() - now) / 1000)));
+}
+
 /**
  * Authorizes, signs the access token and, when asked, records a new refresh token. A refresh
  * token is recorded before it is returned: when the store is down the caller gets 503, never a
@@ -72,7 +80,9 @@ export async function issueTokens(options: ResolvedTokenOptions, request: TokenI
     scopes: requested.map((s) => ({ ...s, actions: [...s.actions] })),
   }));
   let refreshToken = request.repeatRefreshToken;
-  if (request.issueRefreshToken) {
+  // A credential that expires (an ID token) never yields one that lives longer: no refresh token.
+  const issueRefreshToken = request.issueRefreshToken && request.expiresAt === undefined;
+  if (issueRefreshToken) {
     refreshToken = generateRefreshToken();
     const now = Date.now();
     const record = {
@@ -92,7 +102,7 @@ export async function issueTokens(options: ResolvedTokenOptions, request: TokenI
     subject: request.subject,
     audience: request.service,
     access: granted.map((g) => ({ type: g.type, name: g.name, actions: g.actions })),
-    ttl: options.accessTokenTtl,
+    ttl: cappedTtl(options.accessTokenTtl, request.expiresAt),
   });
   options.audit?.({
     type: 'token.issued',
@@ -103,7 +113,7 @@ export async function issueTokens(options: ResolvedTokenOptions, request: TokenI
     ...(request.ip ? { ip: request.ip } : {}),
     requested: requested.map(formatScope).join(' '),
     granted: granted.map(formatScope).join(' '),
-    refreshTokenIssued: request.issueRefreshToken,
+    refreshTokenIssued: issueRefreshToken,
   }, request.req);
   return {
     accessToken: signed.token,

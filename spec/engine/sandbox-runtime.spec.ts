@@ -64,14 +64,36 @@ d('sandbox runtime: the container never sees the host filesystem', () => {
 });
 
 d('sandbox runtime: own PID and UTS namespaces, User and Hostname honored', () => {
-  test('the command runs in its own PID namespace under bwrap\'s reaping pid 1 and sees no host process', async () => {
+  test('without Init the command is pid 1 of its own PID namespace (as dockerd) and sees no host process', async () => {
     const r = await run(['sh', '-c', 'echo $$; ls -d /proc/[0-9]* | wc -l']);
-    // pid 1 is bwrap's init (it reaps orphans), the command is pid 2; ls and wc are the others.
-    expect(r.out.split('\n')[0]).toBe('2');
-    expect(Number(r.out.split('\n')[1])).toBeLessThanOrEqual(5);
+    expect(r.out.split('\n')[0]).toBe('1');
+    expect(Number(r.out.split('\n')[1])).toBeLessThanOrEqual(4);
+  });
+  test('with HostConfig.Init pid 1 is a reaping init and the command is pid 2', async () => {
+    const r = await run(['sh', '-c', 'echo $$'], { HostConfig: { Init: true } });
+    expect(r.out).toBe('2\n');
+  });
+  test('with Init a stop signal reaches the command (its trap runs)', async () => {
+    const { socket } = (await listening)!;
+    const created = await create({ Cmd: ['sh', '-c', 'trap "echo got-term; exit 3" TERM; while true; do sleep 0.1; done'], HostConfig: { Init: true } });
+    const id = created.json.Id!;
+    await socketRequest(socket, 'POST', `/v1.28/containers/${id}/start`);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await socketRequest(socket, 'POST', `/v1.28/containers/${id}/stop?t=5`)).status).toBe(204);
+    const state = JSON.parse((await socketRequest(socket, 'GET', `/v1.28/containers/${id}/json`)).body.toString()).State;
+    expect(state.ExitCode).toBe(3);
   });
   test('User uid:gid is the identity inside', async () => {
-    expect((await run(['id'], { User: '1000:1000' })).out).toBe('uid=1000 gid=1000\n');
+    expect((await run(['id'], { User: '1000:1000' })).out).toBe('uid=1000(user) gid=1000(user)\n');
+  });
+  test('a numeric uid with a passwd entry takes its primary group; one without runs with gid 0 (runc)', async () => {
+    expect((await run(['id'], { User: '1000' })).out).toBe('uid=1000(user) gid=1000(user)\n');
+    expect((await run(['id'], { User: '4242' })).out).toBe('uid=4242 gid=0(root)\n');
+  });
+  test('User names come from the image\'s /etc/passwd and /etc/group', async () => {
+    expect((await run(['id'], { User: 'nobody' })).out).toBe('uid=65534(nobody) gid=65534(nogroup)\n');
+    expect((await run(['id'], { User: 'user:nogroup' })).out).toBe('uid=1000(user) gid=65534(nogroup)\n');
+    expect((await run(['sh', '-c', 'echo $HOME'], { User: 'user' })).out).toBe('/home/user\n');
   });
   test('Hostname is the UTS hostname', async () => {
     expect((await run(['hostname'], { Hostname: 'boxy' })).out).toBe('boxy\n');
@@ -142,10 +164,11 @@ d('sandbox runtime: isolation fields it cannot honor are refused with a 400 nami
     expect(r.status).toBe(400);
     expect(r.json.message).toContain('HostConfig.Mounts');
   });
-  test('a named User is refused, naming it', async () => {
+  test('a User name the image\'s /etc/passwd lacks is refused, naming User and in dockerd\'s words', async () => {
     const r = await create({ Cmd: ['true'], User: 'daemon' });
     expect(r.status).toBe(400);
     expect(r.json.message).toContain('User');
+    expect(r.json.message).toContain('unable to find user daemon: no matching entries in passwd file');
   });
   test('NetworkMode bridge is refused', async () => {
     const r = await create({ Cmd: ['true'], HostConfig: { NetworkMode: 'bridge' } });

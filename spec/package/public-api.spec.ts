@@ -16,6 +16,7 @@ const PUBLIC_API = [
   // token service
   'tokenRouter', 'OAuthError', 'signAccessToken', 'MemoryRefreshTokenStore', 'RedisRefreshTokenStore', 'redisRefreshTokenStore',
   'generateRefreshToken', 'refreshTokenId', 'htpasswdAuthenticator', 'htpasswdLine', 'hashPassword', 'HtpasswdFormatError',
+  'ldapAuthenticator', 'escapeLdapFilterValue', 'oidcAuthenticator', 'chainAuthenticators', 'AuthenticatorUnavailableError',
   'aclAuthorizer', 'ownNamespaceAcl', 'registryTokenConfig', 'MemoryThrottleStore', 'RedisThrottleStore', 'redisThrottleStore',
   'failFastRedisOptions', 'failFastClusterOptions',
   // keys and scopes

@@ -116,3 +116,19 @@ describe('the Basic challenge realm is written as a quoted-string', () => {
     expect(res.headers['www-authenticate']).toBe('Basic realm="my \\"realm\\" \\\\ x"');
   });
 });
+
+describe('GET /token carries scope like POST: the granted scope, empty when nothing was granted', () => {
+  test('the granted actions, one type:name:action each', async () => {
+    const { app } = tokenApp();
+    const res = await request(app).get(`/token?service=${SERVICE}&scope=repository:alice/app:pull,push`).set('Authorization', basic('alice', 'wonderland'));
+    expect(res.status).toBe(200);
+    expect(res.body.scope).toBe('repository:alice/app:pull,repository:alice/app:push');
+  });
+  test('an empty string when no scope was asked (docker login) or nothing was granted', async () => {
+    const { app } = tokenApp();
+    const login = await request(app).get(`/token?account=alice&client_id=docker&offline_token=true&service=${SERVICE}`).set('Authorization', basic('alice', 'wonderland'));
+    expect(login.body).toHaveProperty('scope', '');
+    const denied = await request(app).get(`/token?service=${SERVICE}&scope=repository:bob/app:push`).set('Authorization', basic('alice', 'wonderland'));
+    expect(denied.body).toHaveProperty('scope', '');
+  });
+});

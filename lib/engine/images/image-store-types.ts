@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { EngineFilters } from '../http/query.js';
+import type { RegistryLoginRequest, RegistryLoginResult } from './registry/registry-login.js';
 
 /**
  * The part of an OCI image config (image-spec config.md `config`) a runtime applies at create.
@@ -135,6 +136,8 @@ export interface ImageStoreApi {
    * with those of `tags` (default `busybox:latest`) that name no image yet. Answers its ID.
    */
   seedBusybox(tags?: string[]): Promise<string>;
+  /** `docker login` (`POST /auth`) against a registry, with the store's insecure-registry rules. Optional. */
+  login?(request: RegistryLoginRequest): Promise<RegistryLoginResult>;
   /** Pulls; resolves with dockerd's JSON-lines progress (bytes). Rejects before output when it cannot start. */
   pull(request: ImagePullRequest): Promise<Readable>;
   /**

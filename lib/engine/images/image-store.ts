@@ -10,6 +10,7 @@ import type {
   ImageStoreApi, ImageStoreOptions, ResolvedImage, StoredLayer,
 } from './image-store-types.js';
 import { pullImage } from './registry/pull-image.js';
+import { registryLogin, type RegistryLoginRequest, type RegistryLoginResult } from './registry/registry-login.js';
 import { resolveStoreOptions, type ResolvedStoreOptions } from './store-options.js';
 import { buildBusyboxSeed } from './store/busybox-seed.js';
 import { chainIds } from './store/chain-id.js';
@@ -182,6 +183,10 @@ export class ImageStore implements ImageStoreApi {
 
   pull(request: ImagePullRequest): Promise<Readable> {
     return pullImage(this, request);
+  }
+
+  login(request: RegistryLoginRequest): Promise<RegistryLoginResult> {
+    return registryLogin(request, this.options.insecureRegistries, this.options.fetch);
   }
 
   load(archive: Readable, options: { signal?: AbortSignal } = {}): Promise<Readable> {

@@ -18,6 +18,7 @@ import { registerDiskUsageRoute } from './disk-usage-route.js';
 import { registerStopKillRoutes } from './stop-kill-routes.js';
 import { countRunningContainers, engineRequestMetrics } from '../observe/engine-metrics.js';
 import { logContainerEvents } from '../observe/container-log.js';
+import { registerAuthRoute } from './auth-route.js';
 
 /**
  * dockerd's `versionMatcher` (`/v{version:[0-9.]+}`): digits and dots only, so `/vabc/…` or
@@ -57,6 +58,7 @@ export function engineRouter(runtime: ContainerRuntime, versionRange?: VersionRa
   registerEventsRoute(api, ctx);
   registerStopKillRoutes(api, ctx);
   registerImageRoutes(api, ctx);
+  registerAuthRoute(api, ctx);
   registerImageStoreRoutes(api, ctx);
   registerNetworkVolumeRoutes(api, ctx);
   registerDiskUsageRoute(api, ctx);

@@ -4,7 +4,7 @@ import { EngineError } from '../errors/engine-error.js';
 import { parseInteger, queryString } from '../http/query.js';
 import { parseSignal } from '../http/signal.js';
 
-/** `POST /containers/{id}/kill` and `/stop`: `docker kill`, `docker stop`, and `docker run`'s signal proxying. */
+/** `POST /containers/{id}/kill`, `/stop` and `/resize`: `docker kill`, `docker stop`, and `docker run`'s signal and window-size proxying. */
 export function registerStopKillRoutes(api: Router, ctx: EngineContext): void {
   const { runtime } = ctx;
 
@@ -28,6 +28,22 @@ export function registerStopKillRoutes(api: Router, ctx: EngineContext): void {
       req.resume();
       await runtime.stop(req.params.id as string, timeout === undefined ? {} : { timeout });
       res.status(204).end();
+    }),
+  );
+
+  api.post(
+    '/containers/:id/resize',
+    engineRoute(ctx, async (req, res) => {
+      const height = parseInteger(queryString(req.query.h), 'h');
+      const width = parseInteger(queryString(req.query.w), 'w');
+      // dockerd answers a missing or malformed size with a 400 (strconv on h and w).
+      if (height === undefined || width === undefined || height < 0 || width < 0 || height > 0xffff || width > 0xffff) {
+        throw EngineError.invalidParameter('h and w must be terminal sizes (0-65535)');
+      }
+      if (!runtime.resize) throw EngineError.unsupported('resizing container terminals', runtime.name);
+      req.resume();
+      await runtime.resize(req.params.id as string, { height, width });
+      res.status(200).end();
     }),
   );
 }

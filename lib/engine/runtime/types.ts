@@ -1,5 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
 import type { EngineFilters } from '../http/query.js';
+import type { RegistryLoginRequest, RegistryLoginResult } from '../images/registry/registry-login.js';
 import type { SystemOperations } from './operations/system-operations.js';
 import type { ImageOperations } from './operations/image-operations.js';
 import type { NetworkOperations } from './operations/network-operations.js';
@@ -217,6 +218,19 @@ export interface ContainerRuntime
    * → NotModified (304). Without it the route answers 501.
    */
   stop?(id: string, options: StopOptions): Promise<void>;
+  /**
+   * `POST /auth` (`docker login` with DOCKER_HOST set): checks the credentials against the
+   * registry as dockerd does and answers `{Status: 'Login Succeeded', IdentityToken?}`; refused →
+   * 401 with the registry's reason. The body is a credential: never log or echo it. Without it
+   * the route answers 501.
+   */
+  login?(request: RegistryLoginRequest): Promise<RegistryLoginResult>;
+  /**
+   * Resizes a running container's terminal (`POST /containers/{id}/resize?h=&w=`, which the
+   * Docker CLI sends for `docker run -it` at start and on every SIGWINCH). Not running → 409; a
+   * container without a terminal ignores it, as dockerd does. Without it the route answers 501.
+   */
+  resize?(id: string, size: { height: number; width: number }): Promise<void>;
   /**
    * Pulls an image (`POST /images/create`, what the Docker CLI calls when create answered
    * `No such image`). Resolves with dockerd's JSON-lines progress (bytes, one JSON object per

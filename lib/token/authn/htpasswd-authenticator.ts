@@ -59,6 +59,7 @@ function checkSource(source: unknown): HtpasswdSource {
  * bind-mounted or network files (a common way to hand the file to a container), and need closing.
  * Replace the file by renaming a complete new one into place: a half-written file is read as it is.
  *
+ * An unknown user resolves to undefined (see {@link Authenticator}), a wrong password to null.
  * Unknown users still pay for one bcrypt comparison (against a dummy hash of the most common cost
  * in the table), so response time does not tell which user names exist.
  *
@@ -69,7 +70,7 @@ function checkSource(source: unknown): HtpasswdSource {
  *   onError: (err) => logger.warn(err.message),
  * });
  * await authenticate({ username: 'alice', password: 's3cret', service: 'registry.local' });
- * // → { subject: 'alice' } or null
+ * // → { subject: 'alice' }, null (wrong password) or undefined (no such user)
  */
 export function htpasswdAuthenticator(source: HtpasswdSource, options: HtpasswdOptions = {}): Authenticator {
   const checked = checkSource(source);
@@ -116,9 +117,11 @@ export function htpasswdAuthenticator(source: HtpasswdSource, options: HtpasswdO
   };
 }
 
-async function verify(table: LoadedTable, username: unknown, password: unknown): Promise<{ subject: string } | null> {
+async function verify(table: LoadedTable, username: unknown, password: unknown): Promise<{ subject: string } | null | undefined> {
   const hash = typeof username === 'string' ? table.users.get(username) : undefined;
   const candidate = typeof password === 'string' ? password : '';
   const matches = await bcrypt.compare(candidate, hash ?? table.dummyHash);
-  return matches && hash !== undefined && typeof password === 'string' ? { subject: username as string } : null;
+  // undefined: not a user of this table, so chainAuthenticators may ask the next authenticator.
+  if (hash === undefined) return undefined;
+  return matches && typeof password === 'string' ? { subject: username as string } : null;
 }

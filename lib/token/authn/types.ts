@@ -28,14 +28,24 @@ export interface Identity {
   subject: string;
   /** Free-form attributes (groups, teams…) an ACL can match with `match.labels` or `${labels:key}`. */
   labels?: Record<string, string[]>;
+  /**
+   * When the credentials themselves expire (an OIDC ID token's `exp`): access tokens issued for
+   * this identity expire no later, and it gets no refresh token (`offline_token=true` and
+   * `access_type=offline` are answered with an access token only), so nothing issued outlives
+   * the credential it came from.
+   */
+  expiresAt?: Date;
 }
 
 /**
- * Host hook: resolve to an Identity when the credentials are right, to null when they are wrong.
- * Throw only for infrastructure failures.
+ * Host hook: resolve to an Identity when the credentials are right, to null when they are wrong,
+ * and to undefined when they are not this authenticator's to judge (an unknown user, an ID token
+ * of another issuer): the token router refuses both alike, while {@link chainAuthenticators}
+ * asks the next authenticator only after undefined. Throw only for infrastructure failures;
+ * throw an {@link AuthenticatorUnavailableError} for one the client should retry (503).
  *
  * @example
  * const authenticate: Authenticator = async ({ username, password }) =>
  *   username === 'ci' && password === process.env.CI_TOKEN ? { subject: 'ci' } : null;
  */
-export type Authenticator = (request: AuthenticationRequest) => Promise<Identity | null>;
+export type Authenticator = (request: AuthenticationRequest) => Promise<Identity | null | undefined>;

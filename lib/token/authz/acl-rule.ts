@@ -28,7 +28,12 @@ export interface AclMatch {
   service?: string;
   /** An IPv4 or IPv6 address or CIDR block; IPv4-mapped IPv6 clients (`::ffff:10.0.0.1`) match IPv4 blocks. */
   ip?: string;
-  /** Label key → pattern; the identity must have, for every key, at least one value matching it. */
+  /**
+   * Label key → pattern; the identity must have, for every key, at least one value matching it.
+   * In the rule's other patterns, `${labels:KEY}` of such a key then stands only for the values
+   * that matched, so `{ labels: { groups: 'team-*' }, name: '${labels:groups}/*' }` opens the
+   * namespaces of the member's `team-…` groups and not those of its other groups.
+   */
   labels?: Record<string, string>;
 }
 

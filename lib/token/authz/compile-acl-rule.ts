@@ -87,11 +87,24 @@ export function compileAclRule(rule: unknown, index: number): CompiledAclRule {
     actions: actions[0] === '*' ? '*' : new Set(actions as string[]),
     matches(variables, ip) {
       if (ipRange && !ipRange(ip)) return false;
-      for (const [field, compiled] of fields) {
-        if (!compiled.matches(variables[field], variables)) return false;
+      if (labels.length === 0) {
+        for (const [field, compiled] of fields) {
+          if (!compiled.matches(variables[field], variables)) return false;
+        }
+        return true;
       }
+      // A multi-valued label (groups) is narrowed to the values its condition admits before
+      // `${labels:KEY}` is substituted: with { labels: { groups: 'team-*' }, name:
+      // '${labels:groups}/*' } a member of team-a and admins reaches team-a/…, never admins/….
+      const narrowed: Record<string, string[]> = { ...variables.labels };
       for (const [key, compiled] of labels) {
-        if (!labelValues(variables.labels, key).some((value) => compiled.matches(value, variables))) return false;
+        const admitted = labelValues(variables.labels, key).filter((value) => compiled.matches(value, variables));
+        if (admitted.length === 0) return false;
+        narrowed[key] = admitted;
+      }
+      const bound: AclVariables = { ...variables, labels: narrowed };
+      for (const [field, compiled] of fields) {
+        if (!compiled.matches(variables[field], bound)) return false;
       }
       return true;
     },

@@ -54,6 +54,7 @@ export function getTokenHandler(options: ResolvedTokenOptions): RequestHandler {
     const anonymous = credentials === undefined;
     const tokens = await issueTokens(options, {
       grant: anonymous ? 'anonymous' : 'basic', subject: identity.subject, ...(identity.labels ? { labels: identity.labels } : {}),
+      ...(identity.expiresAt ? { expiresAt: identity.expiresAt } : {}),
       service, clientId, ip, requested,
       // The spec: a refresh token only for offline_token=true, and only to an authenticated caller.
       issueRefreshToken: query.offline_token === 'true' && !anonymous,
@@ -64,6 +65,8 @@ export function getTokenHandler(options: ResolvedTokenOptions): RequestHandler {
       access_token: tokens.accessToken,
       expires_in: tokens.expiresIn,
       issued_at: tokens.issuedAt.toISOString(),
+      // Granted scope as in the POST answer (RFC 6749 §5.1), empty when nothing was granted.
+      scope: tokens.scope,
       ...(tokens.refreshToken ? { refresh_token: tokens.refreshToken } : {}),
     });
   }

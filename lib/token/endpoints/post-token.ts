@@ -55,6 +55,7 @@ export function postTokenHandler(options: ResolvedTokenOptions): RequestHandler 
       const identity = await login(options, { grant: 'password', username: body.username, password: body.password, service, clientId, ip, req });
       send(res, await issueTokens(options, {
         grant: 'password', subject: identity.subject, ...(identity.labels ? { labels: identity.labels } : {}),
+        ...(identity.expiresAt ? { expiresAt: identity.expiresAt } : {}),
         service, clientId, ip, requested, issueRefreshToken: offline, req,
       }));
       return;

@@ -2,6 +2,7 @@ import type { Request } from 'express';
 import type { Identity } from '../authn/types.js';
 import type { AuditEvent } from '../audit.js';
 import { OAuthError } from '../oauth-error.js';
+import { callAuthenticator } from './authenticate-call.js';
 import type { ResolvedTokenOptions } from '../token-options.js';
 
 /** One password login attempt, from the POST password grant or GET with Basic credentials. */
@@ -39,9 +40,9 @@ export async function login(options: ResolvedTokenOptions, attempt: LoginAttempt
   if (!options.authenticate) {
     throw new OAuthError('invalid_request', 'this token service accepts no credentials');
   }
-  let identity: Identity | null;
+  let identity: Identity | null | undefined;
   try {
-    identity = await options.authenticate({
+    identity = await callAuthenticator(options.authenticate, {
       username: attempt.username,
       password: attempt.password,
       service: attempt.service,
@@ -52,7 +53,9 @@ export async function login(options: ResolvedTokenOptions, attempt: LoginAttempt
     options.metrics?.backendFailures.inc({ backend: 'authenticator' });
     throw err;
   }
-  if (!identity) {
+  // Credentials that expire within the second (an ID token accepted within the clock leeway)
+  // could only mint an access token that is born expired: they are refused like wrong ones.
+  if (!identity || (identity.expiresAt !== undefined && identity.expiresAt.getTime() < Date.now() + 1000)) {
     // A guess past the limit (one of a parallel burst) is answered like the ones after it.
     const over = (await options.throttle?.failed(attempt.username, attempt.ip)) ?? 0;
     if (over > 0) throw throttled(over);

@@ -7,3 +7,7 @@ export { startRegistry } from './registry.js';
 export type { RegistryOptions, RunningRegistry } from './registry.js';
 export { startTokenServer } from './token-server.js';
 export type { RunningTokenServer, TokenServerOptions } from './token-server.js';
+export { startSlapd, makeTlsFiles, LDAP_SUFFIX, LDAP_ADMIN, LDAP_SERVICE } from './slapd.js';
+export type { RunningSlapd, SlapdOptions } from './slapd.js';
+export { startOidcIssuer } from './oidc-issuer.js';
+export type { RunningOidcIssuer, IdTokenClaims } from './oidc-issuer.js';

@@ -43,10 +43,10 @@ describe('a user is authenticated only with the password matching its bcrypt has
     const authenticate = htpasswdAuthenticator({ content: `${alice}\n${bob}` });
     await expect(ask(authenticate, 'bob', 'alice-pw')).resolves.toBeNull();
   });
-  test('user names are compared exactly (case and white space count)', async () => {
+  test('user names are compared exactly (case and white space count): another spelling is an unknown user', async () => {
     const authenticate = htpasswdAuthenticator({ content: alice });
-    await expect(ask(authenticate, 'Alice', 'alice-pw')).resolves.toBeNull();
-    await expect(ask(authenticate, 'alice ', 'alice-pw')).resolves.toBeNull();
+    await expect(ask(authenticate, 'Alice', 'alice-pw')).resolves.toBeUndefined();
+    await expect(ask(authenticate, 'alice ', 'alice-pw')).resolves.toBeUndefined();
   });
   test('the $2a$, $2b$ and $2y$ bcrypt prefixes are all accepted', async () => {
     const hash = bcrypt.hashSync('pw', COST).slice(4);
@@ -58,10 +58,10 @@ describe('a user is authenticated only with the password matching its bcrypt has
 });
 
 describe('an unknown user is refused after the same bcrypt work as a known one', () => {
-  test('an unknown user resolves to null', async () => {
+  test('an unknown user resolves to undefined (not this table\'s user), which the router refuses like a wrong password', async () => {
     const authenticate = htpasswdAuthenticator({ content: alice });
-    await expect(ask(authenticate, 'mallory', 'alice-pw')).resolves.toBeNull();
-    await expect(ask(authenticate, '', '')).resolves.toBeNull();
+    await expect(ask(authenticate, 'mallory', 'alice-pw')).resolves.toBeUndefined();
+    await expect(ask(authenticate, '', '')).resolves.toBeUndefined();
   });
   test('an unknown user still runs one bcrypt comparison at the table\'s cost', async () => {
     const authenticate = htpasswdAuthenticator({ content: alice });
@@ -87,7 +87,7 @@ describe('the htpasswd text may hold comments, blank lines and CRLF line ends', 
     const authenticate = htpasswdAuthenticator({ content: `# registry users\n\n   \n${alice}\n  # bob left\n${bob}\n\n` });
     await expect(ask(authenticate, 'alice', 'alice-pw')).resolves.toEqual({ subject: 'alice' });
     await expect(ask(authenticate, 'bob', 'bob-pw')).resolves.toEqual({ subject: 'bob' });
-    await expect(ask(authenticate, '# registry users', '')).resolves.toBeNull();
+    await expect(ask(authenticate, '# registry users', '')).resolves.toBeUndefined();
   });
   test('CRLF line ends and trailing white space after the hash are ignored', async () => {
     const authenticate = htpasswdAuthenticator({ content: `${alice}\r\n${bob}  \r\n` });
@@ -160,7 +160,7 @@ describe('a file source is re-read when the file changes', () => {
     const file = join(dir, 'grow');
     writeFileSync(file, `${alice}\n`);
     const authenticate = htpasswdAuthenticator({ file });
-    await expect(ask(authenticate, 'bob', 'bob-pw')).resolves.toBeNull();
+    await expect(ask(authenticate, 'bob', 'bob-pw')).resolves.toBeUndefined();
     writeFileSync(file, `${alice}\n${bob}\n`);
     await expect(ask(authenticate, 'bob', 'bob-pw')).resolves.toEqual({ subject: 'bob' });
   });
@@ -171,7 +171,7 @@ describe('a file source is re-read when the file changes', () => {
     await expect(ask(authenticate, 'bob', 'bob-pw')).resolves.toEqual({ subject: 'bob' });
     writeFileSync(`${file}.new`, `${alice}\n`);
     renameSync(`${file}.new`, file);
-    await expect(ask(authenticate, 'bob', 'bob-pw')).resolves.toBeNull();
+    await expect(ask(authenticate, 'bob', 'bob-pw')).resolves.toBeUndefined();
     await expect(ask(authenticate, 'alice', 'alice-pw')).resolves.toEqual({ subject: 'alice' });
   });
   test('a bad reload keeps the previous users and reports the error once through onError', async () => {

@@ -235,3 +235,19 @@ describe('a JSON file holds a rule list or docker_auth\'s { "acl": [...] }', () 
     expect(() => aclAuthorizer({ file: join(dir, 'missing.json') })).toThrow(/ENOENT/);
   });
 });
+
+describe('a label matched by match.labels stands, in the rule\'s other patterns, only for the values that matched', () => {
+  const teamRule: AclRule[] = [{ match: { labels: { groups: 'team-*' }, name: '${labels:groups}/*' }, actions: ['pull', 'push'] }];
+  test('a member of several teams reaches each team\'s namespace', () => {
+    const labels = { groups: ['team-red', 'team-blue', 'admins'] };
+    expect(granted(teamRule, 'team-red/app', { labels })).toEqual(['pull', 'push']);
+    expect(granted(teamRule, 'team-blue/app', { labels })).toEqual(['pull', 'push']);
+  });
+  test('a group the condition does not admit opens nothing, though the identity has it', () => {
+    expect(granted(teamRule, 'admins/app', { labels: { groups: ['team-red', 'admins'] } })).toEqual([]);
+  });
+  test('a label used without a match.labels condition still stands for all its values', () => {
+    const rules: AclRule[] = [{ match: { name: '${labels:groups}/*' }, actions: ['pull'] }];
+    expect(granted(rules, 'admins/app', { labels: { groups: ['team-red', 'admins'] } })).toEqual(['pull']);
+  });
+});

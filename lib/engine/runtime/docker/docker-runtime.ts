@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import type { RegistryLoginRequest, RegistryLoginResult } from '../../images/registry/registry-login.js';
 import { EngineError } from '../../errors/engine-error.js';
 import { apiVersionAtLeast, isApiVersion, minApiVersion } from '../../version/api-version.js';
 import type {
@@ -173,6 +174,15 @@ class DockerRuntime implements ContainerRuntime {
 
   async kill(ref: string, signal: NodeJS.Signals): Promise<void> {
     await this.http.empty({ method: 'POST', path: `${await this.prefix()}/containers/${this.id(ref)}/kill`, query: { signal } });
+  }
+
+  /** `POST /auth` forwarded: dockerd logs in and answers with its own status and words. */
+  async login(request: RegistryLoginRequest): Promise<RegistryLoginResult> {
+    return this.http.json<RegistryLoginResult>({ method: 'POST', path: `${await this.prefix()}/auth`, body: request });
+  }
+
+  async resize(ref: string, { height, width }: { height: number; width: number }): Promise<void> {
+    await this.http.empty({ method: 'POST', path: `${await this.prefix()}/containers/${this.id(ref)}/resize`, query: { h: String(height), w: String(width) } });
   }
 
   async stop(ref: string, { timeout }: StopOptions): Promise<void> {

@@ -1,4 +1,5 @@
 import type { PassThrough, Writable } from 'node:stream';
+import type { ImageStoreApi, ImageUsage } from '../../images/image-store-types.js';
 import type { ContainerCreateBody, WaitResult } from '../types.js';
 import type { OutputLog } from './output-log.js';
 
@@ -16,6 +17,12 @@ export interface LocalImage {
   /** When the image was made (the program's mtime). Defaults to the runtime's start. */
   created?: Date;
   labels?: Record<string, string>;
+  /** The image config's WorkingDir, User and StopSignal, applied at create when the body leaves them out. */
+  workingDir?: string;
+  user?: string;
+  stopSignal?: string;
+  /** The image's unpacked root filesystem (read-only; e.g. for /etc/passwd lookups). */
+  rootfs?: string;
 }
 
 /** A started container process, as an executor reports it. */
@@ -28,6 +35,8 @@ export interface LocalProcess {
   pause(): void;
   resume(): void;
   kill(signal?: NodeJS.Signals): void;
+  /** Resizes the container's terminal (Tty containers). Optional: without it resize answers 501. */
+  resize?(rows: number, cols: number): void;
 }
 
 /** What runs containers for a local runtime: the process executor or a script. */
@@ -38,8 +47,22 @@ export interface LocalExecutor {
   images?(): LocalImage[];
   /** Networks the executor's containers really have (`host`: the server's own stack; `none`: no network at all). Defaults to none listed. */
   networks?: readonly ('host' | 'none')[];
-  /** Refuses (throws a 400 EngineError naming the field) a create body the executor cannot honor. Optional. */
-  validate?(body: ContainerCreateBody): void;
+  /**
+   * Refuses (throws a 400 EngineError naming the field) a create body the executor cannot honor.
+   * `image` is the image the body will run, with the image config already applied to the body. Optional.
+   */
+  validate?(body: ContainerCreateBody, image: LocalImage): void;
+  /**
+   * A content-addressed image store behind every image operation (pull, load, save, tag, rmi,
+   * prune, list, inspect, history) instead of {@link image}/{@link images}. Called once with the
+   * runtime's usage callback (which containers use an image). Optional.
+   */
+  imageStore?(usage: ImageUsage): Promise<ImageStoreApi>;
+  /**
+   * Directory where container records and their logs are kept (`<dir>/<id>/container.json`,
+   * `output.log`) so they survive a restart. Defaults to none: containers live in memory only.
+   */
+  stateDir?: string;
   /** Frees what the executor keeps for a removed container (e.g. its root filesystem copy). Optional. */
   removed?(id: string): void;
   /** Starts the command; rejects when it cannot start. */
@@ -52,6 +75,8 @@ export interface LocalExecutor {
     id: string;
     body: ContainerCreateBody;
     output: (stream: 1 | 2, data: Buffer) => void;
+    /** Run under a terminal (`Tty`): one raw output stream, reported as stream 1. */
+    tty?: boolean;
   }): Promise<LocalProcess>;
 }
 

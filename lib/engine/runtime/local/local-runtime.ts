@@ -20,13 +20,17 @@ import type { LocalLimits } from './local-limits.js';
 import { MAX_TIMER_MS } from './event-bus.js';
 import { LocalImageStore } from './local-image-store.js';
 import { LocalCatalog } from './local-catalog.js';
-
-/** Filters `GET /containers/json` accepts for a local runtime. */
+import { applyImageConfig } from './image-config.js';
+import { StoreImageOperations } from './store-image-operations.js';
+import { ContainerRecords, restoredContainer, type RestoredContainer } from './container-records.js';
+import type { ImageOperations } from '../operations/image-operations.js';
 
 /**
- * The container lifecycle shared by the process and scripted runtimes: an in-memory table of
+ * The container lifecycle shared by the sandbox, process and scripted runtimes: a table of
  * containers, each with a bounded {@link OutputLog}, lifecycle events, and waits. What actually
- * runs is the executor's business.
+ * runs is the executor's business. An executor with an `imageStore` gets every image operation
+ * (and pull, login) through it; one with a `stateDir` gets its containers and their output kept
+ * across restarts ({@link ContainerRecords}).
  */
 export class LocalRuntime implements ContainerRuntime {
   private readonly table = new ContainerTable();
@@ -34,6 +38,10 @@ export class LocalRuntime implements ContainerRuntime {
   private readonly images: LocalImageStore;
   /** Images, networks, volumes and /info: the optional operations, kept in their own file. */
   private readonly catalog: LocalCatalog;
+  /** The executor's image store, when it has one: every image operation goes through it. */
+  private readonly storeImages: StoreImageOperations | undefined;
+  /** Where records and output are kept across restarts, when the executor says so. */
+  private readonly records: ContainerRecords | undefined;
 
   constructor(
     readonly name: string,
@@ -42,26 +50,56 @@ export class LocalRuntime implements ContainerRuntime {
   ) {
     this.images = new LocalImageStore(executor.images?.() ?? [], (ref) => executor.image(ref));
     this.catalog = new LocalCatalog(name, this.images, executor.networks ?? [], this.bus, () => this.table.all());
+    if (executor.imageStore) {
+      const store = executor.imageStore((imageId) =>
+        this.table.all().filter((c) => c.image.id === imageId).map((c) => ({ id: c.id, running: c.status === 'running' })));
+      // Awaited by every image operation; a store that cannot open fails those, not the process.
+      store.catch(() => undefined);
+      const ops = new StoreImageOperations(store, this.bus);
+      this.storeImages = ops;
+      this.listImages = (o) => ops.listImages(o);
+      this.inspectImage = (ref) => ops.inspectImage(ref);
+      this.imageHistory = (ref) => ops.imageHistory(ref);
+      this.tagImage = (ref, target) => ops.tagImage(ref, target);
+      this.removeImage = (ref, o) => ops.removeImage(ref, o);
+      this.pruneImages = (filters) => ops.pruneImages(filters);
+      this.saveImages = (refs, signal) => ops.saveImages(refs, signal);
+      this.loadImages = (request) => ops.loadImages(request);
+      this.login = (request) => ops.login(request);
+    }
+    if (executor.stateDir !== undefined) {
+      this.records = new ContainerRecords(executor.stateDir);
+      for (const restored of this.records.loadAll()) this.restore(restored);
+    }
   }
 
-  readonly systemInfo: LocalCatalog['systemInfo'] = () => this.catalog.systemInfo();
-  readonly listImages: LocalCatalog['listImages'] = (o) => this.catalog.listImages(o);
-  readonly inspectImage: LocalCatalog['inspectImage'] = (ref) => this.catalog.inspectImage(ref);
-  readonly imageHistory: LocalCatalog['imageHistory'] = (ref) => this.catalog.imageHistory(ref);
-  readonly tagImage: LocalCatalog['tagImage'] = (ref, target) => this.catalog.tagImage(ref, target);
-  readonly removeImage: LocalCatalog['removeImage'] = (ref, o) => this.catalog.removeImage(ref, o);
-  readonly pruneImages: LocalCatalog['pruneImages'] = (filters) => this.catalog.pruneImages(filters);
+  readonly systemInfo: LocalCatalog['systemInfo'] = async () => {
+    const info = await this.catalog.systemInfo();
+    // With a store, images are pulled and loaded, not configured: say so in `docker info`.
+    return this.storeImages ? { ...info, Driver: 'dockgate', DriverStatus: [['Images', 'content-addressed store (pull, load, save)']] } : info;
+  };
+  listImages: ImageOperations['listImages'] = (o) => this.catalog.listImages(o);
+  inspectImage: ImageOperations['inspectImage'] = (ref) => this.catalog.inspectImage(ref);
+  imageHistory: ImageOperations['imageHistory'] = (ref) => this.catalog.imageHistory(ref);
+  tagImage: ImageOperations['tagImage'] = (ref, target) => this.catalog.tagImage(ref, target);
+  removeImage: ImageOperations['removeImage'] = (ref, o) => this.catalog.removeImage(ref, o);
+  pruneImages: ImageOperations['pruneImages'] = (filters) => this.catalog.pruneImages(filters);
+  /** Only with an image store (see the constructor); a configured-images runtime answers 501. */
+  saveImages?: ImageOperations['saveImages'];
+  /** `POST /auth`, only with an image store. */
+  login?: ContainerRuntime['login'];
+  loadImages?: ImageOperations['loadImages'];
   readonly listNetworks: LocalCatalog['listNetworks'] = (filters) => this.catalog.listNetworks(filters);
   readonly inspectNetwork: LocalCatalog['inspectNetwork'] = (ref, o) => this.catalog.inspectNetwork(ref, o);
   readonly listVolumes: LocalCatalog['listVolumes'] = () => this.catalog.listVolumes();
   readonly inspectVolume: LocalCatalog['inspectVolume'] = (name) => this.catalog.inspectVolume(name);
 
-  async create({ name, body }: CreateRequest): Promise<{ id: string; warnings: string[] }> {
-    const ref = familiarImageRef(body.Image);
-    const image = this.images.find(body.Image);
+  async create({ name, body: sent }: CreateRequest): Promise<{ id: string; warnings: string[] }> {
+    const ref = familiarImageRef(sent.Image);
+    const image = this.storeImages ? await this.storeImages.localImage(sent.Image) : this.images.find(sent.Image);
     if (!image) throw EngineError.notFound(`No such image: ${ref}`);
-    this.executor.validate?.(body);
-    const argv = [...(asList(body.Entrypoint) ?? image.entrypoint ?? []), ...(asList(body.Cmd) ?? image.cmd ?? [])];
+    const { body, argv, env, labels } = applyImageConfig(sent, image);
+    this.executor.validate?.(body, image);
     if (argv.length === 0) throw EngineError.invalidParameter('No command specified');
     if (this.table.size >= this.limits.maxContainers) {
       // dockerd has no such limit; 409 tells the client the state must change (remove some) first.
@@ -75,11 +113,11 @@ export class LocalRuntime implements ContainerRuntime {
       image,
       body,
       argv,
-      env: [...(image.env ?? []), ...(body.Env ?? [])],
+      env,
       tty: body.Tty === true,
       openStdin: body.OpenStdin === true,
       autoRemove: body.HostConfig?.AutoRemove === true,
-      labels: { ...(body.Labels ?? {}) },
+      labels,
       status: 'created',
       pid: 0,
       exitCode: 0,
@@ -90,8 +128,26 @@ export class LocalRuntime implements ContainerRuntime {
       removeWaiters: new Set(),
     };
     this.table.add(container);
+    await this.records?.save(container);
     this.bus.publish('create', eventActor(container));
     return { id, warnings: [] };
+  }
+
+  /** A container kept by an earlier server: back in the table as it was, a running one as exited. */
+  private restore(restored: RestoredContainer): void {
+    const back = restoredContainer(restored, this.limits.maxLogBytes);
+    // An AutoRemove container that was running is removed on the way back, as dockerd does after a crash.
+    if (back.autoRemove && back.status !== restored.record.status) {
+      this.executor.removed?.(back.id);
+      void this.records?.remove(back.id);
+      return;
+    }
+    try {
+      this.table.add(back);
+    } catch {
+      return;
+    }
+    if (back.status !== restored.record.status) void this.records?.save(back);
   }
 
   async start(ref: string): Promise<void> {
@@ -111,6 +167,7 @@ export class LocalRuntime implements ContainerRuntime {
         openStdin: c.openStdin,
         id: c.id,
         body: c.body,
+        tty: c.tty,
         output: (stream, data) => {
           c.log.append(c.tty ? 1 : stream, data);
           if (c.log.full) c.process?.pause();
@@ -122,6 +179,7 @@ export class LocalRuntime implements ContainerRuntime {
       c.error = (error as Error).message;
       c.finishedAt = new Date();
       c.log.endRun();
+      void this.records?.save(c);
       throw EngineError.system(`failed to start container ${c.id}: ${(error as Error).message}`, error);
     }
     c.process = proc;
@@ -130,6 +188,7 @@ export class LocalRuntime implements ContainerRuntime {
     c.log.on('drain', resume);
     if (c.log.full) proc.pause();
     if (c.stdin && proc.stdin) c.stdin.pipe(proc.stdin).on('error', () => undefined);
+    void this.records?.save(c);
     this.bus.publish('start', eventActor(c));
     void proc.exited.then((code) => this.exited(c, code, resume));
   }
@@ -141,6 +200,10 @@ export class LocalRuntime implements ContainerRuntime {
     c.finishedAt = new Date();
     c.process = undefined;
     c.log.endRun();
+    if (!c.autoRemove) {
+      void this.records?.saveLog(c);
+      void this.records?.save(c);
+    }
     this.bus.publish('die', eventActor(c), { exitCode: String(code) });
     const result: WaitResult = { StatusCode: code, Error: null };
     for (const notify of c.exitWaiters) notify(result);
@@ -253,6 +316,7 @@ export class LocalRuntime implements ContainerRuntime {
     c.log.close();
     c.stdin?.end();
     this.executor.removed?.(c.id);
+    void this.records?.remove(c.id);
     this.bus.publish('destroy', eventActor(c));
     const result: WaitResult = { StatusCode: c.exitCode, Error: null };
     for (const notify of c.removeWaiters) notify(result);
@@ -304,7 +368,18 @@ export class LocalRuntime implements ContainerRuntime {
     await new Promise((resolve) => setImmediate(resolve));
   }
 
+  /** `POST /containers/{id}/resize`: the container's terminal size (Tty containers of executors that have one). */
+  async resize(ref: string, size: { height: number; width: number }): Promise<void> {
+    const c = this.table.resolve(ref);
+    const proc = c.process;
+    if (c.status !== 'running' || !proc) throw EngineError.conflict(`Container ${c.id} is not running`);
+    if (!c.tty) return; // dockerd ignores a resize of a container without a terminal.
+    if (!proc.resize) throw EngineError.unsupported('resizing terminals', this.name);
+    proc.resize(size.height, size.width);
+  }
+
   async pull(request: PullRequest): Promise<Readable> {
+    if (this.storeImages) return this.storeImages.pull(request);
     if (!this.images.find(request.ref)) {
       // dockerd's words here would be Docker Hub's "pull access denied … may require 'docker login'",
       // which sends users to log in for an image this runtime can never fetch: say what is true.
@@ -321,12 +396,9 @@ export class LocalRuntime implements ContainerRuntime {
     const running = this.table.all().filter((c) => c.status === 'running');
     for (const c of running) c.process?.kill('SIGKILL');
     await Promise.all(running.map((c) => c.process?.exited));
+    await new Promise((resolve) => setImmediate(resolve));
+    await this.records?.flush();
   }
-}
-
-function asList(value: string[] | string | null | undefined): string[] | undefined {
-  if (value === undefined || value === null) return undefined;
-  return Array.isArray(value) ? value.map(String) : [String(value)];
 }
 
 function eventActor(c: LocalContainer): { id: string; name: string; image: string; labels: Record<string, string> } {

@@ -58,6 +58,21 @@ export class OutputLog extends EventEmitter {
     this.emit('append');
   }
 
+  /** The chunks still kept, oldest first (what a restarted server can give back). */
+  kept(): readonly LogChunk[] {
+    return this.chunks;
+  }
+
+  /**
+   * Refills an empty log with chunks kept by an earlier server, as one finished run: their
+   * offsets are renumbered from 0, so readers see them as the container's whole output.
+   */
+  restore(chunks: readonly { stream: 1 | 2; time: number; data: Buffer }[]): void {
+    if (this.end !== 0) throw new Error('restore into a log that has output');
+    for (const c of chunks) this.append(c.stream, c.data, c.time);
+    if (chunks.length > 0) this.runsStarted = this.runsEnded = 1;
+  }
+
   beginRun(): void {
     this.runsStarted++;
   }

@@ -1,45 +1,70 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { EngineError } from '../../errors/engine-error.js';
-import { signalNumber } from '../../http/signal.js';
-import type { ContainerCreateBody, ContainerRuntime } from '../types.js';
-import type { LocalExecutor, LocalImage, LocalProcess } from '../local/local-container.js';
+import { ImageStore } from '../../images/image-store.js';
+import type { ImageStoreApi } from '../../images/image-store-types.js';
+import { withSeedAliases } from './sandbox-images.js';
+import { isDomain } from '../../../reference/repository-name.js';
+import type { ContainerRuntime } from '../types.js';
+import type { LocalExecutor } from '../local/local-container.js';
 import { LocalRuntime } from '../local/local-runtime.js';
 import { localLimits } from '../local/local-limits.js';
-import { refuseHostFields, UNHONORED_HOST_FIELDS } from '../local/refuse-fields.js';
+import { bwrapArgs } from './bwrap-args.js';
+import { resolveUserIn } from './passwd.js';
+import { refuseUnsupported } from './sandbox-fields.js';
+import { launchSandbox } from './sandbox-process.js';
 
 /** Options of {@link sandboxRuntime}. */
 export interface SandboxRuntimeOptions {
-  /** Directory holding each container's writable root filesystem copy. Defaults to a new directory under `os.tmpdir()`. */
+  /**
+   * Directory of the runtime's state: `images/` (the content-addressed image store) and
+   * `containers/<id>/` (each container's record, kept output and writable root filesystem copy),
+   * all of which survive a restart. Defaults to a new directory under `os.tmpdir()`.
+   */
   stateDir?: string;
   /** Path of the bubblewrap binary. Defaults to `bwrap` found on PATH. */
   bwrap?: string;
-  /** Static busybox used to seed the `busybox` image's root filesystem. Defaults to `/bin/busybox`. */
+  /** Static busybox the offline `busybox` image is made from. Defaults to `/bin/busybox`. */
   busybox?: string;
+  /**
+   * References the offline busybox image is tagged with when they name no image yet. Defaults
+   * to `busybox:latest` and `alpine:latest` (the demo has always served alpine by busybox).
+   */
+  seedTags?: string[];
+  /**
+   * Repositories whose every tag, when it names no image, is served by the offline busybox image
+   * at create (tagged on first use). Defaults to `busybox` and `alpine`, as the demo always has;
+   * `[]` turns it off. An explicit pull still fetches the real image.
+   */
+  seedRepositories?: string[];
+  /** Registries (`host[:port]`) pulled from over plain HTTP besides 127.0.0.0/8 and localhost. Defaults to none. */
+  insecureRegistries?: string[];
   /** Bytes of output kept per container. Defaults to 1 MiB. */
   maxLogBytes?: number;
   /** Containers kept at once. Defaults to 1000. */
   maxContainers?: number;
 }
 
-const APPLETS = ['grep', 'sh', 'id', 'cat', 'touch', 'ls', 'sleep', 'echo', 'hostname', 'ps', 'mkdir', 'rm', 'true', 'false', 'env', 'pwd', 'kill', 'wc', 'head', 'yes', 'dd', 'test', '['];
-
-/** HostConfig fields the sandbox cannot honor: refused with a 400 naming the field, never dropped. */
-const REFUSED_HOST = [...UNHONORED_HOST_FIELDS, 'Init'];
+/** Terminal size of a Tty container until the client's first resize (dockerd's default for a console). */
+const DEFAULT_TTY = { rows: 24, cols: 80 };
 
 /**
  * The isolating embedded runtime: each container runs under bubblewrap in its own mount, PID,
- * IPC and UTS namespaces (user namespace too, for `User`), rooted at its own writable copy of the
- * image's root filesystem, with its own /proc and a minimal /dev. Killing the bwrap child tears
- * down the PID namespace (`--die-with-parent`, pid 1 gone → every process gone).
+ * IPC and UTS namespaces (user namespace too, for a non-root `User`), rooted at its own writable
+ * copy of its image's root filesystem, with its own /proc and a minimal /dev. Images come from a
+ * content-addressed {@link ImageStore} under `stateDir/images` (pull, load, save, tag, rmi,
+ * prune), whose config (Cmd, Entrypoint, Env, WorkingDir, User, StopSignal, Labels) is applied at
+ * create. Container records and output live under `stateDir/containers` and survive a restart.
  *
- * Honored: Cmd, Entrypoint, Env, WorkingDir, User (numeric `uid[:gid]`), Hostname, Labels,
- * ReadonlyRootfs, AutoRemove, NetworkMode `host` (the default: there is no bridge to give) and
- * `none`, Binds and bind Mounts (ro/rw), Tmpfs (no options), CapAdd/CapDrop (from dockerd's
- * default capability set). Refused with a 400 naming the field: everything in {@link REFUSED_HOST} when set, Tty.
+ * Honored: Cmd, Entrypoint, Env, WorkingDir, User (`user[:group]`, names from the image's
+ * /etc/passwd and /etc/group), Hostname, Labels, Tty (a pty: `test -t 1` is true, resize works),
+ * OpenStdin, StopSignal, StopTimeout, ReadonlyRootfs, AutoRemove, Init, NetworkMode `host` (the
+ * default: there is no bridge to give) and `none`, Binds and bind Mounts (ro/rw), Tmpfs (no
+ * options), CapAdd/CapDrop (from dockerd's default capability set). Every other isolation or
+ * resource field is refused with a 400 naming it.
  *
  * @example
  * app.use(engineRouter(sandboxRuntime({ stateDir: '/var/lib/dockgate' })));
@@ -55,174 +80,75 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   if (options.stateDir !== undefined && (typeof options.stateDir !== 'string' || !isAbsolute(options.stateDir))) {
     throw new TypeError('sandboxRuntime option "stateDir" must be an absolute path');
   }
+  const insecureRegistries = options.insecureRegistries ?? [];
+  if (!Array.isArray(insecureRegistries) || !insecureRegistries.every((h) => typeof h === 'string' && isDomain(h))) {
+    throw new TypeError('sandboxRuntime option "insecureRegistries" must be a list of registry hosts (host[:port])');
+  }
+  const seedTags = options.seedTags ?? ['busybox:latest', 'alpine:latest'];
+  if (!Array.isArray(seedTags) || !seedTags.every((t) => typeof t === 'string' && t !== '')) {
+    throw new TypeError('sandboxRuntime option "seedTags" must be a list of image references');
+  }
+  const seedRepositories = options.seedRepositories ?? ['busybox', 'alpine'];
+  if (!Array.isArray(seedRepositories) || !seedRepositories.every((r) => typeof r === 'string' && r !== '')) {
+    throw new TypeError('sandboxRuntime option "seedRepositories" must be a list of repository names');
+  }
   const stateDir = options.stateDir ?? mkdtempSync(join(tmpdir(), 'dockgate-sandbox-'));
   const busybox = options.busybox ?? '/bin/busybox';
-  const baseRootfs = join(stateDir, 'images', 'busybox', 'rootfs');
-  seedBusybox(baseRootfs, busybox);
-  const image: LocalImage = {
-    ref: 'busybox:latest',
-    id: 'sha256:' + 'b'.repeat(64),
-    cmd: ['sh'],
-    env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'],
-  };
+  const containersDir = join(stateDir, 'containers');
+  mkdirSync(containersDir, { recursive: true });
+  let store: Promise<ImageStoreApi> | undefined;
+
   const executor: LocalExecutor = {
-    // The seed image, until the content-addressed image store lands: every tag of busybox (and
-    // alpine, which the demo has always aliased to it) runs the busybox root filesystem.
-    image: (ref) => (/^(busybox|alpine):[\w.-]+$/.test(ref) ? { ...image, ref } : undefined),
-    validate: refuseUnsupported,
-    // The container's writable root filesystem copy goes with it (asynchronously: rm -f answers first).
-    removed: (id) => {
-      void rm(join(stateDir, 'containers', id), { recursive: true, force: true }).catch(() => undefined);
+    image: () => undefined,
+    networks: ['host', 'none'],
+    stateDir: containersDir,
+    imageStore: (usage) => {
+      store = ImageStore.open(join(stateDir, 'images'), { usage, insecureRegistries }).then(async (opened) => {
+        // The offline busybox: only names that mean no image yet (a pulled busybox is kept).
+        if (existsSync(busybox)) await opened.seedBusybox(seedTags);
+        return existsSync(busybox) ? withSeedAliases(opened, seedRepositories) : opened;
+      });
+      return store;
     },
-    start: ({ argv, env, openStdin, output, id, body }) => {
-      const rootfs = join(stateDir, 'containers', id, 'rootfs');
-      rmSync(rootfs, { recursive: true, force: true });
-      mkdirSync(join(stateDir, 'containers', id), { recursive: true });
-      cpSync(baseRootfs, rootfs, { recursive: true, verbatimSymlinks: true });
-      const args = bwrapArgs(rootfs, body);
-      const child = spawn(bwrap, [...args, '--', ...argv], {
-        env: Object.fromEntries(env.map((e) => splitEnv(e))),
-        stdio: [openStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
-      });
-      const stdout = child.stdout!;
-      const stderr = child.stderr!;
-      stdout.on('data', (d: Buffer) => output(1, d));
-      stderr.on('data', (d: Buffer) => output(2, d));
-      const exited = new Promise<number>((resolve) => {
-        child.on('close', (code, signal) => resolve(code ?? 128 + (signal ? signalNumber(signal) : 0)));
-      });
-      return new Promise<LocalProcess>((resolve, reject) => {
-        child.once('error', reject);
-        child.once('spawn', () => {
-          child.off('error', reject);
-          child.on('error', () => undefined);
-          resolve({
-            pid: child.pid ?? 0,
-            ...(child.stdin ? { stdin: child.stdin } : {}),
-            exited,
-            pause: () => { stdout.pause(); stderr.pause(); },
-            resume: () => { stdout.resume(); stderr.resume(); },
-            // bwrap is outside the PID namespace; SIGKILL to it kills the namespace's pid 1 via
-            // --die-with-parent, and the kernel then kills every process of the namespace.
-            kill: (sig = 'SIGTERM') => { child.kill(sig); },
-          });
-        });
+    validate: refuseUnsupported,
+    // The writable root filesystem copy goes with the container (asynchronously: rm -f answers
+    // first); the record and output are removed by the runtime's records.
+    removed: (id) => {
+      void rm(join(containersDir, id, 'rootfs'), { recursive: true, force: true }).catch(() => undefined);
+    },
+    start: async ({ argv, env, openStdin, output, id, body, image, tty }) => {
+      const rootfs = join(containersDir, id, 'rootfs');
+      // The copy is made once, at the first start: a restarted container keeps its writes, as with dockerd.
+      if (!existsSync(rootfs)) {
+        if (!store) throw EngineError.system('the image store is not open');
+        mkdirSync(join(containersDir, id), { recursive: true });
+        await (await store).materialize(image.id, rootfs);
+      }
+      const user = resolveUserIn(rootfs, typeof body.User === 'string' ? body.User : '');
+      // runc sets HOME from the passwd entry when the environment has none.
+      const fullEnv = [...env];
+      if (!fullEnv.some((e) => e.startsWith('HOME='))) fullEnv.push(`HOME=${user.home}`);
+      if (tty && !fullEnv.some((e) => e.startsWith('TERM='))) fullEnv.push('TERM=xterm');
+      const args = bwrapArgs(body, { rootfs, user, tty: tty === true });
+      return launchSandbox({
+        bwrap,
+        args,
+        argv,
+        env: fullEnv,
+        openStdin,
+        init: body.HostConfig?.Init === true,
+        ...(tty ? { tty: consoleSize(body.HostConfig?.ConsoleSize) } : {}),
+        output,
       });
     },
   };
   return new LocalRuntime('sandbox', executor, limits);
 }
 
-function refuseUnsupported(body: ContainerCreateBody): void {
-  const host = body.HostConfig ?? {};
-  refuseHostFields(body, REFUSED_HOST, 'sandbox');
-  for (const bind of asArray(host.Binds, 'HostConfig.Binds')) parseBind(bind);
-  for (const m of asArray(host.Mounts, 'HostConfig.Mounts')) parseMount(m);
-  if (host.Tmpfs !== undefined && host.Tmpfs !== null) {
-    if (typeof host.Tmpfs !== 'object' || Array.isArray(host.Tmpfs)) throw EngineError.invalidParameter('HostConfig.Tmpfs must map paths to options');
-    for (const [path, opts] of Object.entries(host.Tmpfs as Record<string, unknown>)) {
-      if (!path.startsWith('/')) throw EngineError.invalidParameter(`HostConfig.Tmpfs path "${path}" must be absolute`);
-      if (opts !== '' && opts !== undefined) throw EngineError.invalidParameter(`HostConfig.Tmpfs options for "${path}" are not supported by the sandbox runtime`);
-    }
+/** `HostConfig.ConsoleSize` ([height, width], API 1.42) when the client sent one, else 24x80. */
+function consoleSize(value: unknown): { rows: number; cols: number } {
+  if (Array.isArray(value) && value.length === 2 && value.every((n) => Number.isInteger(n) && n > 0 && n <= 0xffff)) {
+    return { rows: value[0] as number, cols: value[1] as number };
   }
-  for (const field of ['CapAdd', 'CapDrop'] as const) {
-    for (const cap of asArray(host[field], `HostConfig.${field}`)) {
-      if (typeof cap !== 'string' || !/^(CAP_)?[A-Z_]+$/i.test(cap)) throw EngineError.invalidParameter(`HostConfig.${field}: invalid capability "${String(cap)}"`);
-    }
-  }
-  if (body.Tty === true) throw EngineError.invalidParameter('Tty is not supported by the sandbox runtime yet');
-  const mode = host.NetworkMode;
-  if (mode !== undefined && mode !== '' && mode !== 'default' && mode !== 'host' && mode !== 'none') {
-    throw EngineError.invalidParameter(`HostConfig.NetworkMode "${String(mode)}" is not supported by the sandbox runtime (host or none)`);
-  }
-  const user = body.User;
-  if (typeof user === 'string' && user !== '' && !/^\d+(:\d+)?$/.test(user) && user !== 'root') {
-    throw EngineError.invalidParameter(`User "${user}": the sandbox runtime accepts only numeric uid[:gid] or root`);
-  }
-  if (body.WorkingDir !== undefined && body.WorkingDir !== '' && (typeof body.WorkingDir !== 'string' || !body.WorkingDir.startsWith('/'))) {
-    throw EngineError.invalidParameter('WorkingDir must be an absolute path');
-  }
-}
-
-function bwrapArgs(rootfs: string, body: ContainerCreateBody): string[] {
-  const host = body.HostConfig ?? {};
-  const args = ['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--new-session'];
-  if (host.NetworkMode === 'none') args.push('--unshare-net');
-  args.push(host.ReadonlyRootfs === true ? '--ro-bind' : '--bind', rootfs, '/', '--proc', '/proc', '--dev', '/dev');
-  for (const bind of asArray(host.Binds, 'HostConfig.Binds')) {
-    const b = parseBind(bind);
-    args.push(b.readOnly ? '--ro-bind' : '--bind', b.source, b.target);
-  }
-  for (const m of asArray(host.Mounts, 'HostConfig.Mounts')) {
-    const b = parseMount(m);
-    args.push(b.readOnly ? '--ro-bind' : '--bind', b.source, b.target);
-  }
-  for (const path of Object.keys((host.Tmpfs ?? {}) as Record<string, unknown>)) args.push('--tmpfs', path);
-  args.push(...capabilityArgs(asArray(host.CapAdd, '') as string[], asArray(host.CapDrop, '') as string[]));
-  const user = typeof body.User === 'string' && /^\d+(:\d+)?$/.test(body.User) ? body.User : undefined;
-  if (user) {
-    const [uid = '0', gid = '0'] = user.split(':'); // dockerd: -u 1000 is uid 1000, gid 0
-    args.push('--unshare-user', '--uid', uid, '--gid', gid);
-  }
-  if (typeof body.Hostname === 'string' && body.Hostname !== '') args.push('--hostname', body.Hostname);
-  args.push('--chdir', typeof body.WorkingDir === 'string' && body.WorkingDir !== '' ? body.WorkingDir : '/');
-  return args;
-}
-
-/** dockerd's default capability set: a container gets these and no others unless CapAdd/CapDrop say so. */
-const DEFAULT_CAPS = ['CHOWN', 'DAC_OVERRIDE', 'FSETID', 'FOWNER', 'MKNOD', 'NET_RAW', 'SETGID', 'SETUID', 'SETFCAP', 'SETPCAP', 'NET_BIND_SERVICE', 'SYS_CHROOT', 'KILL', 'AUDIT_WRITE'];
-
-function capabilityArgs(add: string[], drop: string[]): string[] {
-  const norm = (c: string): string => c.toUpperCase().replace(/^CAP_/, '');
-  const dropped = new Set(drop.map(norm));
-  const added = add.map(norm);
-  if (added.includes('ALL')) return [...dropped].flatMap((c) => (c === 'ALL' ? ['--cap-drop', 'ALL'] : ['--cap-drop', `CAP_${c}`]));
-  const caps = dropped.has('ALL') ? added : [...new Set([...DEFAULT_CAPS, ...added])].filter((c) => !dropped.has(c));
-  return ['--cap-drop', 'ALL', ...caps.flatMap((c) => ['--cap-add', `CAP_${c}`])];
-}
-
-function asArray(v: unknown, field: string): unknown[] {
-  if (v === undefined || v === null) return [];
-  if (!Array.isArray(v)) throw EngineError.invalidParameter(`${field} must be a list`);
-  return v;
-}
-
-interface BindSpec { source: string; target: string; readOnly: boolean }
-
-/** `/host:/container[:ro|rw]`; named volumes and other options are refused, naming the field. */
-function parseBind(bind: unknown): BindSpec {
-  const parts = typeof bind === 'string' ? bind.split(':') : [];
-  const [source = '', target = '', mode = 'rw'] = parts;
-  if (parts.length < 2 || parts.length > 3 || !source.startsWith('/') || !target.startsWith('/')) {
-    throw EngineError.invalidParameter(`HostConfig.Binds "${String(bind)}": the sandbox runtime accepts only /host/path:/container/path[:ro|rw]`);
-  }
-  if (mode !== 'ro' && mode !== 'rw') throw EngineError.invalidParameter(`HostConfig.Binds "${bind as string}": mode "${mode}" is not supported (ro or rw)`);
-  if (!existsSync(source)) throw EngineError.invalidParameter(`HostConfig.Binds "${bind as string}": host path does not exist`);
-  return { source, target, readOnly: mode === 'ro' };
-}
-
-function parseMount(m: unknown): BindSpec {
-  const mount = (m ?? {}) as { Type?: unknown; Source?: unknown; Target?: unknown; ReadOnly?: unknown; [k: string]: unknown };
-  if (mount.Type !== 'bind') throw EngineError.invalidParameter(`HostConfig.Mounts: Type "${String(mount.Type)}" is not supported by the sandbox runtime (bind only)`);
-  for (const k of Object.keys(mount)) {
-    if (!['Type', 'Source', 'Target', 'ReadOnly', 'Consistency'].includes(k) && mount[k] !== undefined && mount[k] !== null) {
-      throw EngineError.invalidParameter(`HostConfig.Mounts.${k} is not supported by the sandbox runtime`);
-    }
-  }
-  return parseBind(`${String(mount.Source)}:${String(mount.Target)}:${mount.ReadOnly === true ? 'ro' : 'rw'}`);
-}
-
-/** A one-binary root filesystem: busybox, applet symlinks, /etc/passwd, empty /tmp. */
-function seedBusybox(rootfs: string, busybox: string): void {
-  rmSync(rootfs, { recursive: true, force: true });
-  for (const d of ['bin', 'etc', 'tmp', 'root', 'proc', 'dev']) mkdirSync(join(rootfs, d), { recursive: true });
-  cpSync(busybox, join(rootfs, 'bin', 'busybox'));
-  for (const a of APPLETS) symlinkSync('busybox', join(rootfs, 'bin', a as string));
-  writeFileSync(join(rootfs, 'etc', 'passwd'), 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n');
-  writeFileSync(join(rootfs, 'etc', 'group'), 'root:x:0:\nnogroup:x:65534:\n');
-}
-
-function splitEnv(entry: string): [string, string] {
-  const i = entry.indexOf('=');
-  return i === -1 ? [entry, ''] : [entry.slice(0, i), entry.slice(i + 1)];
+  return DEFAULT_TTY;
 }

@@ -1,0 +1,24 @@
+import type { Router } from 'express';
+import { engineRoute, type EngineContext } from './context.js';
+import { EngineError } from '../errors/engine-error.js';
+import { writeEngineJson } from '../errors/write-engine-error.js';
+import { readJsonBody } from './read-json-body.js';
+import type { RegistryLoginRequest } from '../images/registry/registry-login.js';
+
+/**
+ * `POST /auth`: what `docker login` calls when DOCKER_HOST names an engine (the CLI only logs in
+ * by itself when the engine cannot be reached). The body holds a password or identity token: it
+ * is handed to the runtime and never logged or echoed.
+ */
+export function registerAuthRoute(api: Router, ctx: EngineContext): void {
+  const { runtime } = ctx;
+  api.post(
+    '/auth',
+    engineRoute(ctx, async (req, res) => {
+      const body = await readJsonBody(req, ctx.settings.maxBodyBytes);
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw EngineError.invalidParameter('the login body must be a JSON object (username, password, serveraddress)');
+      if (!runtime.login) throw EngineError.unsupported('registry login (POST /auth)', runtime.name);
+      writeEngineJson(res.status(200), await runtime.login(body as RegistryLoginRequest));
+    }),
+  );
+}

@@ -1,0 +1,209 @@
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeFileAtomic } from '../../images/store/atomic-file.js';
+import type { ContainerCreateBody } from '../types.js';
+import type { LocalContainer, LocalImage, LocalStatus } from './local-container.js';
+import { PassThrough } from 'node:stream';
+import { OutputLog, type LogChunk } from './output-log.js';
+
+/**
+ * dockerd's exit code for a container found running when the daemon comes back without
+ * live-restore and its process gone (daemon/daemon.go restore: the task is gone, the container
+ * is marked stopped with 255; `docker ps -a` shows `Exited (255)` after a daemon or host crash).
+ */
+export const LOST_EXIT_CODE = 255;
+
+/** What is kept of one container in `<dir>/<id>/container.json`. */
+export interface ContainerRecord {
+  id: string;
+  name: string;
+  created: string;
+  image: Omit<LocalImage, 'created'> & { created?: string };
+  body: ContainerCreateBody;
+  argv: string[];
+  env: string[];
+  tty: boolean;
+  openStdin: boolean;
+  autoRemove: boolean;
+  labels: Record<string, string>;
+  status: LocalStatus;
+  exitCode: number;
+  error: string;
+  startedAt?: string;
+  finishedAt?: string;
+}
+
+/** A container read back at start, with its kept output. */
+export interface RestoredContainer {
+  record: ContainerRecord;
+  log: { stream: 1 | 2; time: number; data: Buffer }[];
+}
+
+/** Frame header of `output.log`: stream (1 byte), time in ms (float64), length (uint32), all big-endian. */
+const HEADER = 13;
+
+/**
+ * Container records and their output on disk, so they survive a restart. Each file is
+ * replaced atomically (temporary file, fsync, rename); writes for one container are queued so an
+ * older state never lands after a newer one, and nothing is written once it is removed.
+ */
+export class ContainerRecords {
+  private readonly queues = new Map<string, Promise<void>>();
+  private readonly removed = new Set<string>();
+
+  constructor(readonly dir: string) {
+    mkdirSync(dir, { recursive: true });
+  }
+
+  /** Every record in the directory (a broken one is skipped: a crash mid-create leaves no record). */
+  loadAll(): RestoredContainer[] {
+    const out: RestoredContainer[] = [];
+    for (const id of readdirSync(this.dir)) {
+      let record: ContainerRecord;
+      try {
+        record = JSON.parse(readFileSync(join(this.dir, id, 'container.json'), 'utf8')) as ContainerRecord;
+      } catch {
+        continue;
+      }
+      if (record.id !== id || record.status === 'removing') continue;
+      let log: RestoredContainer['log'] = [];
+      try {
+        log = decodeLog(readFileSync(join(this.dir, id, 'output.log')));
+      } catch {
+        // No output kept (never exited under this server, or written by none): an empty log.
+      }
+      out.push({ record, log });
+    }
+    return out;
+  }
+
+  save(c: LocalContainer): Promise<void> {
+    const record = recordOf(c);
+    return this.enqueue(c.id, async () => {
+      await writeFileAtomic(join(this.dir, c.id, 'container.json'), JSON.stringify(record));
+    });
+  }
+
+  saveLog(c: LocalContainer): Promise<void> {
+    const bytes = encodeLog(c.log.kept());
+    return this.enqueue(c.id, () => writeFileAtomic(join(this.dir, c.id, 'output.log'), bytes));
+  }
+
+  /** Deletes the container's directory after its pending writes; nothing is written for it afterwards. */
+  remove(id: string): Promise<void> {
+    const done = this.enqueue(id, () => rm(join(this.dir, id), { recursive: true, force: true, maxRetries: 5 }));
+    this.removed.add(id);
+    return done;
+  }
+
+  /** Resolves once every queued write has landed. */
+  async flush(): Promise<void> {
+    await Promise.all([...this.queues.values()]);
+  }
+
+  private enqueue(id: string, write: () => Promise<void>): Promise<void> {
+    if (this.removed.has(id)) return Promise.resolve();
+    const previous = this.queues.get(id) ?? Promise.resolve();
+    const next = previous.then(async () => {
+      mkdirSync(join(this.dir, id), { recursive: true });
+      await write();
+    }).catch(() => undefined);
+    this.queues.set(id, next);
+    void next.then(() => {
+      if (this.queues.get(id) === next) this.queues.delete(id);
+    });
+    return next;
+  }
+}
+
+export function recordOf(c: LocalContainer): ContainerRecord {
+  const { created, ...image } = c.image;
+  return {
+    id: c.id,
+    name: c.name,
+    created: c.created.toISOString(),
+    image: { ...image, ...(created ? { created: created.toISOString() } : {}) },
+    body: c.body,
+    argv: c.argv,
+    env: c.env,
+    tty: c.tty,
+    openStdin: c.openStdin,
+    autoRemove: c.autoRemove,
+    labels: c.labels,
+    status: c.status,
+    exitCode: c.exitCode,
+    error: c.error,
+    ...(c.startedAt ? { startedAt: c.startedAt.toISOString() } : {}),
+    ...(c.finishedAt ? { finishedAt: c.finishedAt.toISOString() } : {}),
+  };
+}
+
+/**
+ * The state a record comes back in: created and exited containers as they were; one that was
+ * running (its server died with it, and --die-with-parent took its processes) is exited with
+ * {@link LOST_EXIT_CODE}, as dockerd reports it after a crash without live-restore.
+ */
+export function restoredState(record: ContainerRecord, now: Date): Pick<ContainerRecord, 'status' | 'exitCode' | 'error' | 'finishedAt'> {
+  if (record.status === 'running') {
+    return { status: 'exited', exitCode: LOST_EXIT_CODE, error: 'the engine stopped while the container was running', finishedAt: now.toISOString() };
+  }
+  return { status: record.status, exitCode: record.exitCode, error: record.error, ...(record.finishedAt ? { finishedAt: record.finishedAt } : {}) };
+}
+
+/** The in-memory container for a record read back, in its {@link restoredState}, its output refilled. */
+export function restoredContainer({ record, log }: RestoredContainer, maxLogBytes: number, now = new Date()): LocalContainer {
+  const state = restoredState(record, now);
+  const { created, ...image } = record.image;
+  const output = new OutputLog(maxLogBytes);
+  output.restore(log);
+  return {
+    id: record.id,
+    name: record.name,
+    created: new Date(record.created),
+    image: { ...(image as LocalImage), ...(created ? { created: new Date(created) } : {}) },
+    body: record.body,
+    argv: record.argv,
+    env: record.env,
+    tty: record.tty,
+    openStdin: record.openStdin,
+    autoRemove: record.autoRemove,
+    labels: record.labels,
+    status: state.status,
+    pid: 0,
+    exitCode: state.exitCode,
+    error: state.error,
+    ...(record.startedAt ? { startedAt: new Date(record.startedAt) } : {}),
+    ...(state.finishedAt ? { finishedAt: new Date(state.finishedAt) } : {}),
+    log: output,
+    stdin: record.openStdin ? new PassThrough() : undefined,
+    exitWaiters: new Set(),
+    removeWaiters: new Set(),
+  };
+}
+
+export function encodeLog(chunks: readonly Pick<LogChunk, 'stream' | 'time' | 'data'>[]): Buffer {
+  const parts: Buffer[] = [];
+  for (const c of chunks) {
+    const header = Buffer.alloc(HEADER);
+    header.writeUInt8(c.stream, 0);
+    header.writeDoubleBE(c.time, 1);
+    header.writeUInt32BE(c.data.length, 9);
+    parts.push(header, c.data);
+  }
+  return Buffer.concat(parts);
+}
+
+export function decodeLog(bytes: Buffer): RestoredContainer['log'] {
+  const out: RestoredContainer['log'] = [];
+  let at = 0;
+  while (at + HEADER <= bytes.length) {
+    const stream = bytes.readUInt8(at);
+    const time = bytes.readDoubleBE(at + 1);
+    const length = bytes.readUInt32BE(at + 9);
+    if ((stream !== 1 && stream !== 2) || at + HEADER + length > bytes.length) break;
+    out.push({ stream, time, data: Buffer.from(bytes.subarray(at + HEADER, at + HEADER + length)) });
+    at += HEADER + length;
+  }
+  return out;
+}

@@ -1,0 +1,90 @@
+import { existsSync } from 'node:fs';
+import { EngineError } from '../../errors/engine-error.js';
+import type { ContainerCreateBody } from '../types.js';
+import type { ResolvedUser } from './passwd.js';
+
+/** How one container runs under bubblewrap, beyond its create body. */
+export interface BwrapPlan {
+  /** The container's own writable root filesystem copy. */
+  rootfs: string;
+  /** Who runs: bwrap enters a user namespace mapping this uid/gid unless both are 0. */
+  user: ResolvedUser;
+  /** Under a terminal: no `--new-session` (the terminal is the container's own, see below). */
+  tty: boolean;
+}
+
+/**
+ * bwrap's arguments for a create body. Pid 1: without `HostConfig.Init` the command itself
+ * (`--as-pid-1`), as dockerd makes it; with Init, bwrap's own reaping init, which stays pid 1
+ * and reaps orphans while the runtime delivers signals to the command (pid 2), as docker-init
+ * (tini) forwards them. `--new-session` (setsid) keeps a container from pushing input into the
+ * server's terminal (TIOCSTI); a Tty container runs on its own pty and keeps it as its
+ * controlling terminal instead, so job control works in `docker run -it … sh`.
+ */
+export function bwrapArgs(body: ContainerCreateBody, plan: BwrapPlan): string[] {
+  const host = body.HostConfig ?? {};
+  const args = ['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--die-with-parent'];
+  if (!plan.tty) args.push('--new-session');
+  if (host.Init !== true) args.push('--as-pid-1');
+  if (host.NetworkMode === 'none') args.push('--unshare-net');
+  args.push(host.ReadonlyRootfs === true ? '--ro-bind' : '--bind', plan.rootfs, '/', '--proc', '/proc', '--dev', '/dev');
+  for (const bind of asArray(host.Binds, 'HostConfig.Binds')) {
+    const b = parseBind(bind);
+    args.push(b.readOnly ? '--ro-bind' : '--bind', b.source, b.target);
+  }
+  for (const m of asArray(host.Mounts, 'HostConfig.Mounts')) {
+    const b = parseMount(m);
+    args.push(b.readOnly ? '--ro-bind' : '--bind', b.source, b.target);
+  }
+  for (const path of Object.keys((host.Tmpfs ?? {}) as Record<string, unknown>)) args.push('--tmpfs', path);
+  args.push(...capabilityArgs(asArray(host.CapAdd, '') as string[], asArray(host.CapDrop, '') as string[]));
+  if (plan.user.uid !== 0 || plan.user.gid !== 0) {
+    args.push('--unshare-user', '--uid', String(plan.user.uid), '--gid', String(plan.user.gid));
+  }
+  if (typeof body.Hostname === 'string' && body.Hostname !== '') args.push('--hostname', body.Hostname);
+  args.push('--chdir', typeof body.WorkingDir === 'string' && body.WorkingDir !== '' ? body.WorkingDir : '/');
+  return args;
+}
+
+/** dockerd's default capability set: a container gets these and no others unless CapAdd/CapDrop say so. */
+const DEFAULT_CAPS = ['CHOWN', 'DAC_OVERRIDE', 'FSETID', 'FOWNER', 'MKNOD', 'NET_RAW', 'SETGID', 'SETUID', 'SETFCAP', 'SETPCAP', 'NET_BIND_SERVICE', 'SYS_CHROOT', 'KILL', 'AUDIT_WRITE'];
+
+export function capabilityArgs(add: string[], drop: string[]): string[] {
+  const norm = (c: string): string => c.toUpperCase().replace(/^CAP_/, '');
+  const dropped = new Set(drop.map(norm));
+  const added = add.map(norm);
+  if (added.includes('ALL')) return [...dropped].flatMap((c) => (c === 'ALL' ? ['--cap-drop', 'ALL'] : ['--cap-drop', `CAP_${c}`]));
+  const caps = dropped.has('ALL') ? added : [...new Set([...DEFAULT_CAPS, ...added])].filter((c) => !dropped.has(c));
+  return ['--cap-drop', 'ALL', ...caps.flatMap((c) => ['--cap-add', `CAP_${c}`])];
+}
+
+export function asArray(v: unknown, field: string): unknown[] {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) throw EngineError.invalidParameter(`${field} must be a list`);
+  return v;
+}
+
+export interface BindSpec { source: string; target: string; readOnly: boolean }
+
+/** `/host:/container[:ro|rw]`; named volumes and other options are refused, naming the field. */
+export function parseBind(bind: unknown): BindSpec {
+  const parts = typeof bind === 'string' ? bind.split(':') : [];
+  const [source = '', target = '', mode = 'rw'] = parts;
+  if (parts.length < 2 || parts.length > 3 || !source.startsWith('/') || !target.startsWith('/')) {
+    throw EngineError.invalidParameter(`HostConfig.Binds "${String(bind)}": the sandbox runtime accepts only /host/path:/container/path[:ro|rw]`);
+  }
+  if (mode !== 'ro' && mode !== 'rw') throw EngineError.invalidParameter(`HostConfig.Binds "${bind as string}": mode "${mode}" is not supported (ro or rw)`);
+  if (!existsSync(source)) throw EngineError.invalidParameter(`HostConfig.Binds "${bind as string}": host path does not exist`);
+  return { source, target, readOnly: mode === 'ro' };
+}
+
+export function parseMount(m: unknown): BindSpec {
+  const mount = (m ?? {}) as { Type?: unknown; Source?: unknown; Target?: unknown; ReadOnly?: unknown; [k: string]: unknown };
+  if (mount.Type !== 'bind') throw EngineError.invalidParameter(`HostConfig.Mounts: Type "${String(mount.Type)}" is not supported by the sandbox runtime (bind only)`);
+  for (const k of Object.keys(mount)) {
+    if (!['Type', 'Source', 'Target', 'ReadOnly', 'Consistency'].includes(k) && mount[k] !== undefined && mount[k] !== null) {
+      throw EngineError.invalidParameter(`HostConfig.Mounts.${k} is not supported by the sandbox runtime`);
+    }
+  }
+  return parseBind(`${String(mount.Source)}:${String(mount.Target)}:${mount.ReadOnly === true ? 'ro' : 'rw'}`);
+}

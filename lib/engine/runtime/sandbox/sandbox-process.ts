@@ -1,0 +1,144 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
+import { spawn as spawnPty } from 'node-pty';
+import { signalNumber } from '../../http/signal.js';
+import type { LocalProcess } from '../local/local-container.js';
+
+/** One bwrap invocation: its arguments, the command, and how its output leaves. */
+export interface SandboxLaunch {
+  bwrap: string;
+  args: string[];
+  argv: string[];
+  env: string[];
+  openStdin: boolean;
+  /** Pid 1 of the container is bwrap's init (HostConfig.Init): signals go to the command below it. */
+  init: boolean;
+  /** Run on a pseudo-terminal of this size (rows, cols); undefined: pipes. */
+  tty?: { rows: number; cols: number };
+  output: (stream: 1 | 2, data: Buffer) => void;
+}
+
+/** Starts bwrap on pipes or on a pty; resolves once it runs, rejects when it cannot start. */
+export function launchSandbox(launch: SandboxLaunch): Promise<LocalProcess> {
+  return launch.tty ? launchOnPty(launch, launch.tty) : launchOnPipes(launch);
+}
+
+function launchOnPipes(launch: SandboxLaunch): Promise<LocalProcess> {
+  const child = spawn(launch.bwrap, [...launch.args, '--', ...launch.argv], {
+    env: Object.fromEntries(launch.env.map(splitEnv)),
+    stdio: [launch.openStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+  });
+  const stdout = child.stdout!;
+  const stderr = child.stderr!;
+  stdout.on('data', (d: Buffer) => launch.output(1, d));
+  stderr.on('data', (d: Buffer) => launch.output(2, d));
+  const exited = new Promise<number>((resolve) => {
+    child.on('close', (code, signal) => resolve(code ?? 128 + (signal ? signalNumber(signal) : 0)));
+  });
+  return new Promise<LocalProcess>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('spawn', () => {
+      child.off('error', reject);
+      child.on('error', () => undefined);
+      const pid = child.pid ?? 0;
+      resolve({
+        pid,
+        ...(child.stdin ? { stdin: child.stdin } : {}),
+        exited,
+        pause: () => { stdout.pause(); stderr.pause(); },
+        resume: () => { stdout.resume(); stderr.resume(); },
+        kill: (sig = 'SIGTERM') => signalContainer(pid, launch.init, sig, () => child.kill(sig)),
+      });
+    });
+  });
+}
+
+/**
+ * On a pseudo-terminal (node-pty): the sandbox's stdin, stdout and stderr are the pty's slave, so
+ * `test -t 1` is true inside and the output is one raw stream, as dockerd gives a Tty container.
+ * Back-pressure: pause() stops reading the master, and the container blocks once the pty's
+ * buffer is full.
+ */
+function launchOnPty(launch: SandboxLaunch, size: { rows: number; cols: number }): Promise<LocalProcess> {
+  let pty;
+  try {
+    pty = spawnPty(launch.bwrap, [...launch.args, '--', ...launch.argv], {
+      name: 'xterm',
+      rows: size.rows,
+      cols: size.cols,
+      cwd: '/',
+      env: Object.fromEntries(launch.env.map(splitEnv)),
+      encoding: null,
+    });
+  } catch (error) {
+    return Promise.reject(error as Error);
+  }
+  const term = pty;
+  term.onData((d: string | Buffer) => launch.output(1, Buffer.isBuffer(d) ? d : Buffer.from(d)));
+  const exited = new Promise<number>((resolve) => {
+    term.onExit(({ exitCode, signal }) => resolve(signal ? 128 + signal : exitCode));
+  });
+  const stdin = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      try {
+        term.write(chunk as unknown as string);
+        done();
+      } catch (error) {
+        done(error as Error);
+      }
+    },
+  });
+  return Promise.resolve({
+    pid: term.pid,
+    ...(launch.openStdin ? { stdin } : {}),
+    exited,
+    pause: () => term.pause(),
+    resume: () => term.resume(),
+    kill: (sig = 'SIGTERM') => signalContainer(term.pid, launch.init, sig, () => term.kill(sig)),
+    resize: (rows: number, cols: number) => {
+      if (rows > 0 && cols > 0) term.resize(cols, rows);
+    },
+  });
+}
+
+/**
+ * Delivers a signal the way dockerd does to the container's process: to pid 1 of its PID
+ * namespace (the command, or under Init the command below bwrap's init), found as bwrap's child
+ * (and grandchild) in /proc. Pid 1 ignores signals it has no handler for, as in any container.
+ * SIGKILL also takes bwrap itself: --die-with-parent then kills pid 1, and with it every
+ * process of the namespace.
+ */
+function signalContainer(bwrapPid: number, init: boolean, signal: NodeJS.Signals, killBwrap: () => void): void {
+  const pid1 = childOf(bwrapPid);
+  const target = pid1 !== undefined && init ? childOf(pid1) ?? pid1 : pid1;
+  if (signal === 'SIGKILL') {
+    if (pid1 !== undefined) tryKill(pid1, signal);
+    killBwrap();
+    return;
+  }
+  if (target === undefined) killBwrap();
+  else tryKill(target, signal);
+}
+
+function childOf(pid: number): number | undefined {
+  try {
+    const first = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/)[0];
+    return first ? Number(first) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function tryKill(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // Already gone: its exit is on its way.
+  }
+}
+
+function splitEnv(entry: string): [string, string] {
+  const i = entry.indexOf('=');
+  return i === -1 ? [entry, ''] : [entry.slice(0, i), entry.slice(i + 1)];
+}
