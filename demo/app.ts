@@ -64,6 +64,8 @@ export interface DemoObservability {
  */
 export function composeDemoApp({ tokens, guard, engine, logger, registry }: DemoParts): Express {
   const app = express();
+  // No X-Powered-By: a header on every answer that only tells a scanner what runs here.
+  app.disable('x-powered-by');
   app.use(requestLog(logger));
   app.get('/metrics', async (_req, res) => {
     // Unprotected, as Prometheus scrapes usually are: serve it on an internal address only.
@@ -123,6 +125,7 @@ export function createDemoApp(options: DemoOptions, key: KeyFiles, publicUrl: st
   const engine = engineRouter(runtime, range, { metrics, logger });
 
   const engineApp = express();
+  engineApp.disable('x-powered-by');
   engineApp.use(requestLog(logger), engine);
   const parts: DemoParts = { tokens, guard, engine, logger, registry };
   const app = composeDemoApp(parts);
