@@ -97,3 +97,19 @@ describe('token decisions: one event feeds the log line, the metrics and the aud
     }
   });
 });
+
+describe('engine requests are labelled by route pattern and served version, never by raw path', () => {
+  test('a matched route, a 404 of an unknown container and an unknown path', async () => {
+    const registry = new Registry();
+    const app = express().use(engineRouter(scriptedRuntime({ images: { 'busybox:latest': () => ({ stdout: '' }) } }), '1.24-1.28', { metrics: { registry } }));
+    await request(app).get('/v1.28/containers/json').expect(200);
+    await request(app).get('/v1.25/containers/0123456789ab/json').expect(404);
+    await request(app).get('/no/such/path').expect(404);
+    const text = await registry.metrics();
+    expect(text).toContain('dockgate_engine_requests_total{route="/containers/json",version="1.28",status="200"} 1');
+    expect(text).toContain('dockgate_engine_requests_total{route="/containers/:id/json",version="1.25",status="404"} 1');
+    expect(text).toContain('dockgate_engine_requests_total{route="unmatched",version="none",status="404"} 1');
+    expect(text).toContain('dockgate_engine_request_duration_seconds_count{route="/containers/json"} 1');
+    expect(text).not.toContain('0123456789ab');
+  });
+});
