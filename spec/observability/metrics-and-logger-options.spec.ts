@@ -80,6 +80,18 @@ describe('token decisions: one event feeds the log line, the metrics and the aud
     expect(lines()).toEqual([expect.objectContaining({ reqId: 'r-42', event: 'token.issued', grant_type: 'anonymous', result: 'ok' })]);
   });
 
+  test('the line\'s address is req.ip: behind a trusted proxy, the client named in X-Forwarded-For', async () => {
+    const { logger, lines } = capturedLogger();
+    const router = tokenRouter({ issuer: ISSUER, service: SERVICE, keys, allowAnonymous: true, logger });
+    const app = express();
+    app.set('trust proxy', 'loopback');
+    app.use(router);
+    await request(app).get('/token').query({ service: SERVICE }).set('X-Forwarded-For', '203.0.113.7').expect(200);
+    const untrusted = express().use(router);
+    await request(untrusted).get('/token').query({ service: SERVICE }).set('X-Forwarded-For', '203.0.113.7').expect(200);
+    expect(lines().map((l) => l.ip)).toEqual(['203.0.113.7', expect.stringMatching(/127\.0\.0\.1/)]);
+  });
+
   test('no password, access token or refresh token in any line at debug level, whatever the outcome', async () => {
     const { logger, text } = capturedLogger();
     const token = tokenApp({ logger, throttle: { maxFailures: 2 } });
