@@ -16,6 +16,8 @@ import { registerImageStoreRoutes } from './image-store-routes.js';
 import { registerNetworkVolumeRoutes } from './network-volume-routes.js';
 import { registerDiskUsageRoute } from './disk-usage-route.js';
 import { registerStopKillRoutes } from './stop-kill-routes.js';
+import { countRunningContainers, engineRequestMetrics } from '../observe/engine-metrics.js';
+import { logContainerEvents } from '../observe/container-log.js';
 import { registerAuthRoute } from './auth-route.js';
 
 /**
@@ -62,6 +64,12 @@ export function engineRouter(runtime: ContainerRuntime, versionRange?: VersionRa
   registerDiskUsageRoute(api, ctx);
 
   const router = express.Router();
+  const { metrics, logger } = ctx.settings;
+  if (metrics) {
+    router.use(engineRequestMetrics(metrics));
+    countRunningContainers(metrics, runtime);
+  }
+  if (logger) logContainerEvents(runtime, logger);
   router.use(engineHeaders(ctx));
   router.use(
     VERSION_PREFIX,
