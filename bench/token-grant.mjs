@@ -1,12 +1,16 @@
-// Tokens per second of the password grant through tokenRouter, against a baseline measured in the
-// same run: a bare Express route that parses the same form and signs the same JWT with the same
-// key. Load comes from autocannon over 127.0.0.1, bounded in time; each contender is measured
-// BENCH_ROUNDS times, in alternating order, and the ratio of the means is printed, with the
-// server's CPU time per token (steadier than req/s when other work shares the cores).
+// Tokens per second of the password and refresh_token grants through tokenRouter, against two
+// contenders measured in the same run, each in its own process:
+//   baseline     — a bare Express route that parses the same form and signs the same JWT with jose;
+//   oauth2server — @node-oauth/oauth2-server 5 configured to sign the same JWT.
+// Load comes from autocannon over 127.0.0.1, bounded in time; each (grant, contender) is measured
+// BENCH_ROUNDS times, the contenders' order rotating every round, and the MEDIAN of the rounds is
+// compared, with the server's CPU time per token (steadier than req/s when other work shares the
+// cores).
 //
 //   npm run bench:token                         (builds dist/ first)
-//   node bench/token-grant.mjs --profile        (also writes CPU profiles and says where time goes)
-//   BENCH_WARMUP=5 BENCH_DURATION=10 BENCH_ROUNDS=2 BENCH_CONNECTIONS=10 (seconds / counts)
+//   node bench/token-grant.mjs --profile        (also writes CPU profiles, tokenRouter vs baseline, and says where time goes)
+//   BENCH_WARMUP=3 BENCH_DURATION=6 BENCH_ROUNDS=3 BENCH_CONNECTIONS=10 (seconds / counts)
+//   BENCH_GRANTS=password,refresh_token   BENCH_PROFILE_GRANT=password
 import { fork } from 'node:child_process';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,62 +20,87 @@ import autocannon from 'autocannon';
 import { benchNumber } from './support/bench-number.mjs';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { summarizeCpuProfile } from './cpuprofile-summary.mjs';
+import { generateSigningKey } from '../dist/index.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
-const WARMUP = benchNumber('BENCH_WARMUP', 5);
-const DURATION = benchNumber('BENCH_DURATION', 10);
-const ROUNDS = benchNumber('BENCH_ROUNDS', 2);
+const WARMUP = benchNumber('BENCH_WARMUP', 3);
+const DURATION = benchNumber('BENCH_DURATION', 6);
+const ROUNDS = benchNumber('BENCH_ROUNDS', 3);
 const CONNECTIONS = benchNumber('BENCH_CONNECTIONS', 10);
-const TARGET_RATIO = 0.9;
+const GRANTS = (process.env.BENCH_GRANTS ?? 'password,refresh_token').split(',');
+const TARGET_BASELINE = 0.9;
+const TARGET_PEER = 1.0;
+const CONTENDERS = ['tokenRouter', 'baseline', 'oauth2server'];
+const HEADERS = { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' };
+const KEY = generateSigningKey({ commonName: 'bench signer' });
 
 // What containerd sends for `ctr images pull --user alice:… 127.0.0.1:PORT/alice/bb:1`.
-const FORM = new URLSearchParams({
+const PASSWORD_FORM = {
   client_id: 'containerd-client',
   grant_type: 'password',
   password: 'bench password',
   scope: 'repository:alice/bb:pull',
   service: 'registry.bench',
   username: 'alice',
-}).toString();
-const HEADERS = { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' };
+};
+// What `docker pull` sends holding the refresh token `docker login` stored.
+const refreshForm = (refreshToken) => ({
+  client_id: 'containerd-client',
+  grant_type: 'refresh_token',
+  refresh_token: refreshToken,
+  scope: 'repository:alice/bb:pull',
+  service: 'registry.bench',
+});
 
-function startServers(names, execArgv = []) {
+function startServer(name, execArgv = []) {
   return new Promise((resolve, reject) => {
-    const child = fork(join(here, 'token-grant-servers.mjs'), names, { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(join(here, 'token-grant-servers.mjs'), [name], {
+      execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      env: { ...process.env, BENCH_KEY_PEM: KEY.privateKeyPem, BENCH_CERT_PEM: KEY.certificatePem },
+    });
     child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`bench servers exited with ${code}`)));
-    child.once('message', ({ ports }) => resolve({
-      ports,
+    child.once('exit', (code) => reject(new Error(`bench server ${name} exited with ${code}`)));
+    child.once('message', ({ port }) => resolve({
+      port,
       cpuMicros: () => new Promise((r) => { child.once('message', (m) => r(m.cpuMicros)); child.send('cpu'); }),
       stop: () => new Promise((r) => { child.removeAllListeners('exit'); child.once('exit', r); child.send('stop'); }),
     }));
   });
 }
 
-async function fetchToken(port) {
-  const res = await fetch(`http://127.0.0.1:${port}/token`, { method: 'POST', headers: HEADERS, body: FORM });
+async function post(port, form) {
+  const res = await fetch(`http://127.0.0.1:${port}/token`, { method: 'POST', headers: HEADERS, body: new URLSearchParams(form).toString() });
   const body = await res.json();
   if (res.status !== 200) throw new Error(`token endpoint on ${port} answered ${res.status} ${JSON.stringify(body)}`);
-  return body.access_token;
+  return body;
 }
 
-/** Both contenders must issue the same kind of token, or the comparison means nothing. */
-async function checkSameTokens(ports) {
-  const [ours, base] = [await fetchToken(ports.tokenRouter), await fetchToken(ports.baseline)];
-  const shape = (jwt) => ({
+/** The form each grant sends to one server: the refresh grant needs that server's own refresh token. */
+async function formFor(grant, port) {
+  if (grant === 'password') return PASSWORD_FORM;
+  const login = await post(port, { ...PASSWORD_FORM, access_type: 'offline' });
+  if (!login.refresh_token) throw new Error(`no refresh token from ${port}`);
+  return refreshForm(login.refresh_token);
+}
+
+/** Every contender must issue the same kind of token, or the comparison means nothing. */
+async function checkSameTokens(grant, servers, forms) {
+  const shape = (jwt) => JSON.stringify({
     header: Object.keys(decodeProtectedHeader(jwt)).sort(),
     claims: Object.keys(decodeJwt(jwt)).sort(),
     access: decodeJwt(jwt).access,
   });
-  const [a, b] = [shape(ours), shape(base)];
-  if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error(`tokens differ: ${JSON.stringify(a)} vs ${JSON.stringify(b)}`);
-  console.log(`same token shape: header ${a.header.join(',')}; claims ${a.claims.join(',')}; ${ours.length} vs ${base.length} bytes`);
+  const tokens = {};
+  for (const name of CONTENDERS) tokens[name] = (await post(servers[name].port, forms[name])).access_token;
+  const ours = shape(tokens.tokenRouter);
+  for (const name of CONTENDERS) if (shape(tokens[name]) !== ours) throw new Error(`${grant}: ${name}'s token differs: ${shape(tokens[name])} vs ${ours}`);
+  console.log(`${grant}: same token shape from all three (${ours}); ${CONTENDERS.map((n) => `${n} ${tokens[n].length} bytes`).join(', ')}`);
 }
 
-function load(port, seconds) {
+function load(port, form, seconds) {
   return new Promise((resolve, reject) => {
     autocannon({
-      url: `http://127.0.0.1:${port}/token`, method: 'POST', headers: HEADERS, body: FORM,
+      url: `http://127.0.0.1:${port}/token`, method: 'POST', headers: HEADERS, body: new URLSearchParams(form).toString(),
       connections: CONNECTIONS, duration: seconds,
     }, (err, result) => {
       if (err) return reject(err);
@@ -83,57 +112,58 @@ function load(port, seconds) {
   });
 }
 
-async function compare() {
-  // One process per contender: sharing one process biased the figures by which server was
-  // created second (JIT and heap state), by up to 1.6×.
-  const servers = {
-    tokenRouter: await startServers(['tokenRouter']),
-    baseline: await startServers(['baseline']),
-  };
-  const ports = { tokenRouter: servers.tokenRouter.ports.tokenRouter, baseline: servers.baseline.ports.baseline };
-  const runs = { tokenRouter: [], baseline: [] };
-  try {
-    await checkSameTokens(ports);
-    for (const name of ['tokenRouter', 'baseline']) await load(ports[name], WARMUP);
-    for (let round = 0; round < ROUNDS; round += 1) {
-      const order = round % 2 === 0 ? ['tokenRouter', 'baseline'] : ['baseline', 'tokenRouter'];
-      for (const name of order) {
-        const before = await servers[name].cpuMicros();
-        const result = await load(ports[name], DURATION);
-        result.cpuPerToken = (await servers[name].cpuMicros() - before) / result.requests.total;
-        runs[name].push(result);
-        console.log(`round ${round + 1} ${name.padEnd(11)} ${result.requests.average.toFixed(0).padStart(6)} req/s  p50 ${result.latency.p50} ms  p99 ${result.latency.p99} ms  ${result.cpuPerToken.toFixed(0)} CPU µs/token`);
-      }
+const median = (list) => {
+  const sorted = [...list].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+async function compare(grant, servers) {
+  const forms = {};
+  for (const name of CONTENDERS) forms[name] = await formFor(grant, servers[name].port);
+  await checkSameTokens(grant, servers, forms);
+  for (const name of CONTENDERS) await load(servers[name].port, forms[name], WARMUP);
+  const runs = Object.fromEntries(CONTENDERS.map((n) => [n, { rps: [], cpu: [] }]));
+  for (let round = 0; round < ROUNDS; round += 1) {
+    // Rotate who goes first, so no contender always runs after the same one.
+    const order = CONTENDERS.map((_, i) => CONTENDERS[(i + round) % CONTENDERS.length]);
+    for (const name of order) {
+      const before = await servers[name].cpuMicros();
+      const result = await load(servers[name].port, forms[name], DURATION);
+      const cpu = (await servers[name].cpuMicros() - before) / result.requests.total;
+      runs[name].rps.push(result.requests.average);
+      runs[name].cpu.push(cpu);
+      console.log(`${grant} round ${round + 1} ${name.padEnd(12)} ${result.requests.average.toFixed(0).padStart(6)} req/s  p50 ${result.latency.p50} ms  p99 ${result.latency.p99} ms  ${cpu.toFixed(0)} CPU µs/token`);
     }
-  } finally {
-    await Promise.all([servers.tokenRouter.stop(), servers.baseline.stop()]);
   }
-  const mean = (list, of) => list.reduce((sum, r) => sum + of(r), 0) / list.length;
-  const ours = mean(runs.tokenRouter, (r) => r.requests.average);
-  const base = mean(runs.baseline, (r) => r.requests.average);
-  const ratio = ours / base;
-  const oursCpu = mean(runs.tokenRouter, (r) => r.cpuPerToken);
-  const baseCpu = mean(runs.baseline, (r) => r.cpuPerToken);
-  console.log('');
-  console.log(`password grant, ${CONNECTIONS} connections, ${ROUNDS} × ${DURATION} s each after ${WARMUP} s warm-up`);
-  console.log(`  baseline (express.urlencoded + jose SignJWT)  ${base.toFixed(0)} tokens/s`);
-  console.log(`  tokenRouter                                   ${ours.toFixed(0)} tokens/s`);
-  console.log(`  ratio tokenRouter / baseline                  ${ratio.toFixed(3)}  (target >= ${TARGET_RATIO}: ${ratio >= TARGET_RATIO ? 'met' : 'NOT met'})`);
-  console.log(`  server CPU per token: baseline ${baseCpu.toFixed(0)} µs, tokenRouter ${oursCpu.toFixed(0)} µs; efficiency ratio ${(baseCpu / oursCpu).toFixed(3)} (steadier on a busy machine)`);
-  return ratio;
+  return Object.fromEntries(CONTENDERS.map((n) => [n, { rps: median(runs[n].rps), cpu: median(runs[n].cpu) }]));
 }
 
-async function profile(name) {
+function report(grant, r) {
+  const met = (ratio, target) => `target >= ${target}: ${ratio >= target ? 'met' : 'NOT met'}`;
+  const vsBase = r.tokenRouter.rps / r.baseline.rps;
+  const vsPeer = r.tokenRouter.rps / r.oauth2server.rps;
+  const peerVsBase = r.oauth2server.rps / r.baseline.rps;
+  console.log(`\n${grant} grant — medians of ${ROUNDS} rounds × ${DURATION} s, ${CONNECTIONS} connections, after ${WARMUP} s warm-up`);
+  console.log(`  baseline (express.urlencoded + jose SignJWT)   ${r.baseline.rps.toFixed(0).padStart(6)} tokens/s  ${r.baseline.cpu.toFixed(0)} CPU µs/token`);
+  console.log(`  @node-oauth/oauth2-server (same JWT)           ${r.oauth2server.rps.toFixed(0).padStart(6)} tokens/s  ${r.oauth2server.cpu.toFixed(0)} CPU µs/token`);
+  console.log(`  tokenRouter                                    ${r.tokenRouter.rps.toFixed(0).padStart(6)} tokens/s  ${r.tokenRouter.cpu.toFixed(0)} CPU µs/token`);
+  console.log(`  ratio tokenRouter / baseline                   ${vsBase.toFixed(3)}  (${met(vsBase, TARGET_BASELINE)}); by CPU per token ${(r.baseline.cpu / r.tokenRouter.cpu).toFixed(3)}`);
+  console.log(`  ratio tokenRouter / oauth2-server              ${vsPeer.toFixed(3)}  (${met(vsPeer, TARGET_PEER)}); by CPU per token ${(r.oauth2server.cpu / r.tokenRouter.cpu).toFixed(3)}`);
+  console.log(`  ratio oauth2-server / baseline (the peer's)    ${peerVsBase.toFixed(3)}; by CPU per token ${(r.baseline.cpu / r.oauth2server.cpu).toFixed(3)}`);
+}
+
+async function profile(name, grant) {
   const dir = mkdtempSync(join(tmpdir(), `dockgate-bench-${name}-`));
-  const servers = await startServers([name], ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+  const server = await startServer(name, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
   let requests;
   try {
-    requests = (await load(servers.ports[name], WARMUP + DURATION)).requests.total;
+    requests = (await load(server.port, await formFor(grant, server.port), WARMUP + DURATION)).requests.total;
   } finally {
-    await servers.stop();
+    await server.stop();
   }
   const file = join(dir, readdirSync(dir).find((f) => f.endsWith('.cpuprofile')));
-  console.log(`profile of ${name}: ${file}`);
+  console.log(`profile of ${name} (${grant} grant): ${file}`);
   return { requests, ...summarizeCpuProfile(file) };
 }
 
@@ -159,9 +189,19 @@ function printProfiles(ours, base) {
   }
 }
 
-await compare();
+const servers = {};
+const results = {};
+try {
+  for (const name of CONTENDERS) servers[name] = await startServer(name);
+  for (const grant of GRANTS) results[grant] = await compare(grant, servers);
+} finally {
+  await Promise.all(Object.values(servers).map((s) => s.stop()));
+}
+for (const grant of GRANTS) report(grant, results[grant]);
+console.log('\n(2-core machine shared with other work: figures are noisy; compare the ratios, each from the same run.)');
 if (process.argv.includes('--profile')) {
-  const ours = await profile('tokenRouter');
-  const base = await profile('baseline');
+  const grant = process.env.BENCH_PROFILE_GRANT ?? 'password';
+  const ours = await profile('tokenRouter', grant);
+  const base = await profile('baseline', grant);
   printProfiles(ours, base);
 }

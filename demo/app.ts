@@ -1,14 +1,17 @@
-import express, { type Express, type Request } from 'express';
+import express, { type Express, type Request, type Router } from 'express';
 import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { collectDefaultMetrics, Registry } from 'prom-client';
 import {
   aclAuthorizer, bearerGuard, dockerRuntime, engineRouter, ownNamespaceAcl, processRuntime, sandboxRuntime,
-  redisRefreshTokenStore, redisThrottleStore, tokenRouter, writeEngineAuthError, type AclRule, type ContainerRuntime, type RedisConnectionOptions,
+  redisRefreshTokenStore, redisThrottleStore, tokenRouter, writeEngineAuthError, type AclRule, type BearerGuard, type ContainerRuntime, type RedisConnectionOptions,
   type RedisRefreshTokenStore, type RedisThrottleStore, type TokenRouter,
 } from 'dockgate';
 import { demoAuthenticator } from './authenticate.js';
 import type { KeyFiles } from './dev-key.js';
 import type { DemoOptions } from './options.js';
 import { registryRoutes } from './registry-routes.js';
+import { requestLog } from './request-log.js';
 
 /** The demo's default rules: own namespace and library pulls, plus the engine API for any signed-in user. */
 export function defaultAcl(): AclRule[] {
@@ -30,10 +33,65 @@ export interface DemoApp {
   redisStore?: RedisRefreshTokenStore;
   /** The Redis login-throttle store, with the refresh-token store: closed on shutdown. */
   throttleStore?: RedisThrottleStore;
+  /** The registry `/metrics` serves: dockgate's metrics and Node's process metrics. */
+  registry: Registry;
+  /** The parts the TCP app is composed of, for {@link composeDemoApp}. */
+  parts: DemoParts;
+}
+
+/** What the demo's TCP app is made of. */
+export interface DemoParts {
+  tokens: TokenRouter;
+  guard: BearerGuard;
+  engine: Router;
+  logger: Logger;
+  registry: Registry;
+}
+
+/** What the host gives the demo to watch it by. */
+export interface DemoObservability {
+  /** Where the lines go. */
+  logger: Logger;
+  /** Where the metrics go. Defaults to a new Registry with Node's default process metrics. */
+  registry?: Registry;
+}
+
+/**
+ * The TCP app, in the order a host should copy: request ids first, `/metrics`, then the registry
+ * routes (the busiest: a pull makes dozens of requests) so they do not pass through the token
+ * and engine routers first, then the token service, then the engine API, which answers every
+ * path under its mount point.
+ */
+export function composeDemoApp({ tokens, guard, engine, logger, registry }: DemoParts): Express {
+  const app = express();
+  // No X-Powered-By: a header on every answer that only tells a scanner what runs here.
+  app.disable('x-powered-by');
+  app.use(requestLog(logger));
+  app.get('/metrics', async (_req, res) => {
+    // Unprotected, as Prometheus scrapes usually are: serve it on an internal address only.
+    res.setHeader('Content-Type', registry.contentType);
+    res.end(await registry.metrics());
+  });
+  app.use(registryRoutes(guard, new Map([
+    ['alice/hello', ['1.0', 'latest']],
+    ['bob/tools', ['2024.1']],
+    ['library/busybox', ['latest']],
+  ])));
+  app.use(tokens);
+  // Over TCP the engine API is for token holders: reads need engine:api:read, the rest write.
+  // The engine's clients read {"message"} errors, not the registry's {"errors":[…]}.
+  const engineScope = (req: Request) => `engine:api:${req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write'}`;
+  app.use('/engine', guard(engineScope, { writeError: writeEngineAuthError }), engine);
+  return app;
 }
 
 /** Builds the demo from dockgate's public exports, as a host application would. */
-export function createDemoApp(options: DemoOptions, key: KeyFiles, publicUrl: string): DemoApp {
+export function createDemoApp(options: DemoOptions, key: KeyFiles, publicUrl: string, observe: DemoObservability): DemoApp {
+  const { logger } = observe;
+  const registry = observe.registry ?? new Registry();
+  if (!observe.registry) collectDefaultMetrics({ register: registry });
+  // One metrics option for all three routers: they share one set of series on this registry.
+  const metrics = { registry };
   const realm = `${publicUrl}/token`;
   // Both stores on the same Redis (each opens its own fail-fast connection): every instance
   // started against it shares refresh tokens and failed-login counts.
@@ -48,8 +106,10 @@ export function createDemoApp(options: DemoOptions, key: KeyFiles, publicUrl: st
     authorize: aclAuthorizer(options.acl ? { file: options.acl } : defaultAcl()),
     ...(redisStore ? { refreshTokens: { store: redisStore } } : {}),
     ...(throttleStore ? { throttle: { store: throttleStore } } : {}),
+    logger: logger.child({ component: 'token' }),
+    metrics,
   });
-  const guard = bearerGuard({ realm, keys: tokens });
+  const guard = bearerGuard({ realm, keys: tokens, metrics });
   const runtime = options.runtime === 'docker'
     ? dockerRuntime({ socketPath: options.dockerSocket })
     : options.runtime === 'sandbox'
@@ -62,21 +122,15 @@ export function createDemoApp(options: DemoOptions, key: KeyFiles, publicUrl: st
       },
     });
   const range = { min: options.apiRange.min, max: options.apiRange.max };
-  const engine = engineRouter(runtime, range);
+  const engine = engineRouter(runtime, range, { metrics, logger });
 
   const engineApp = express();
-  engineApp.use(engine);
-
-  const app = express();
-  app.use(tokens);
-  app.use(registryRoutes(guard, new Map([
-    ['alice/hello', ['1.0', 'latest']],
-    ['bob/tools', ['2024.1']],
-    ['library/busybox', ['latest']],
-  ])));
-  // Over TCP the engine API is for token holders: reads need engine:api:read, the rest write.
-  // The engine's clients read {"message"} errors, not the registry's {"errors":[…]}.
-  const engineScope = (req: Request) => `engine:api:${req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write'}`;
-  app.use('/engine', guard(engineScope, { writeError: writeEngineAuthError }), engine);
-  return { app, engineApp, tokens, realm, runtime, ...(redisStore ? { redisStore } : {}), ...(throttleStore ? { throttleStore } : {}) };
+  engineApp.disable('x-powered-by');
+  engineApp.use(requestLog(logger), engine);
+  const parts: DemoParts = { tokens, guard, engine, logger, registry };
+  const app = composeDemoApp(parts);
+  return {
+    app, engineApp, tokens, realm, runtime, registry, parts,
+    ...(redisStore ? { redisStore } : {}), ...(throttleStore ? { throttleStore } : {}),
+  };
 }

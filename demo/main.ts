@@ -2,6 +2,7 @@ import type { RequestListener } from 'node:http';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { listenEngine, type EngineListener } from 'dockgate';
+import { pino } from 'pino';
 import { createDemoApp } from './app.js';
 import { banner } from './banner.js';
 import { loadOrCreateKey } from './dev-key.js';
@@ -40,7 +41,9 @@ async function main(): Promise<void> {
   const port = typeof address === 'object' && address ? address.port : options.port;
   const publicUrl = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
 
-  const demo = createDemoApp(options, key, publicUrl);
+  // JSON lines on stdout (pino's default destination); the banner goes there too, before them.
+  const logger = pino({ level: options.logLevel, base: { name: 'dockgate-demo' } });
+  const demo = createDemoApp(options, key, publicUrl, { logger });
   app = demo.app;
   let engine: EngineListener;
   try {

@@ -19,6 +19,8 @@ export interface DemoOptions {
   /** Startup nodes of a Redis Cluster (`host:port`), from --redis-cluster. */
   redisCluster?: string[];
   stateDir: string;
+  /** pino level of the JSON log lines on stdout, from --log-level. */
+  logLevel: LogLevel;
   /** Registries the sandbox runtime pulls from over plain HTTP besides 127.0.0.0/8, from --insecure-registry. */
   insecureRegistries: string[];
   /** --ldap and its companions: log in directory users too. */
@@ -44,6 +46,9 @@ export interface DemoOidcOptions {
   claimsFile?: string;
 }
 
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
 export const help = `Usage: npm run demo -- [options]
 
 A host app composed from dockgate's public exports: the registry token service, registry-style
@@ -66,6 +71,9 @@ Options:
   --redis URL            keep refresh tokens and failed-login counts in Redis instead of memory
   --redis-cluster HOST:PORT[,HOST:PORT…]
                          the same in a Redis Cluster (any reachable nodes; the rest are discovered)
+  --state-dir DIR        where the development key is kept (default demo/.dockgate, git-ignored)
+  --log-level LEVEL      JSON log lines (pino) on stdout: fatal, error, warn, info, debug, trace or
+                         silent (default info); Prometheus metrics are served at /metrics
   --state-dir DIR        where the development key is kept, and the sandbox runtime's images, containers
                          and their logs (under DIR/engine; they survive a restart) (default demo/.dockgate,
                          git-ignored)
@@ -116,6 +124,7 @@ export function parseDemoOptions(argv: string[], demoDir: string): DemoOptions |
       redis: { type: 'string' },
       'redis-cluster': { type: 'string' },
       'state-dir': { type: 'string', default: join(demoDir, '.dockgate') },
+      'log-level': { type: 'string', default: 'info' },
       'insecure-registry': { type: 'string', multiple: true, default: [] },
       ldap: { type: 'string' },
       'ldap-base-dn': { type: 'string' },
@@ -143,6 +152,8 @@ export function parseDemoOptions(argv: string[], demoDir: string): DemoOptions |
   if (redisCluster && (redisCluster.length === 0 || redisCluster.some((node) => !/^(\[[^\]]+\]|[^:[\]]+):\d{1,5}$/.test(node)))) {
     throw new DemoUsageError('--redis-cluster must be HOST:PORT[,HOST:PORT…]');
   }
+  const logLevel = values['log-level'] as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) throw new DemoUsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
   const insecureRegistries = values['insecure-registry'];
   if (insecureRegistries.some((h) => !/^[A-Za-z0-9.-]+(:\d{1,5})?$/.test(h))) throw new DemoUsageError('--insecure-registry must be HOST[:PORT]');
   let ldap: DemoLdapOptions | undefined;
@@ -176,6 +187,7 @@ export function parseDemoOptions(argv: string[], demoDir: string): DemoOptions |
     throw new DemoUsageError(`--${values['oidc-audience'] !== undefined ? 'oidc-audience' : 'oidc-claims'} needs --oidc-issuer URL`);
   }
   return {
+    logLevel,
     ...(ldap ? { ldap } : {}),
     ...(oidc ? { oidc } : {}),
     host: values.host,

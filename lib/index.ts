@@ -13,3 +13,6 @@ export * from './client/index-engine.js';
 export * from './client/registry/index.js';
 export { registryTokenConfig } from './registry-config/registry-token-config.js';
 export type { RegistryTokenConfigInput } from './registry-config/registry-token-config.js';
+export { resolveMetrics, dockgateMetrics } from './metrics/index.js';
+export type { MetricsOptions, DockgateMetrics, BearerResult, RunningContainers } from './metrics/index.js';
+export type { DockgateLogger } from './logging/index.js';

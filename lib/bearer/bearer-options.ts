@@ -2,6 +2,7 @@ import type { Response } from 'express';
 import type { JSONWebKeySet } from 'jose';
 import type { RegistryError } from './errors/registry-error.js';
 import type { TokenRouter, TokenService } from '../token/index.js';
+import type { MetricsOptions } from '../metrics/index.js';
 
 /** Algorithms `requireBearer` can be told to accept: asymmetric only (never `none`, never HS*). */
 export type BearerAlgorithm = 'ES256' | 'ES384' | 'ES512' | 'RS256' | 'RS384' | 'RS512' | 'PS256' | 'PS384' | 'PS512';
@@ -63,4 +64,10 @@ export interface BearerOptions {
   writeError?: (res: Response, err: RegistryError) => void;
   /** Current time in milliseconds, for simulations and tests. Defaults to `Date.now`. */
   now?: () => number;
+  /**
+   * Prometheus metrics (prom-client) `{ registry, prefix }`, the same option as tokenRouter's:
+   * counts checks by result (`ok`, `missing`, `invalid_token`, `insufficient_scope`,
+   * `name_invalid`, `unavailable`). Defaults to none.
+   */
+  metrics?: MetricsOptions;
 }

@@ -1,7 +1,8 @@
-import type { Request, RequestHandler } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ScopeSyntaxError, type ResourceScope } from '../scope/index.js';
 import { accessRecords, type AccessRecord } from './access/missing-access.js';
-import { missingAccess } from './access/missing-access.js';
+import { grantsAll } from './access/missing-access.js';
+import type { VerifiedBearer } from './verify/verified-bearer.js';
 import { parseRequiredScopes, type BearerScope } from './access/required-scopes.js';
 import type { BearerOptions } from './bearer-options.js';
 import { formatBearerChallenge, type BearerChallengeError } from './challenge/format-challenge.js';
@@ -10,6 +11,7 @@ import { bearerTokenFrom } from './http/bearer-token-from.js';
 import { KeySourceUnavailable } from './keys/key-source.js';
 import { resolveBearerOptions, type ResolvedBearerOptions } from './resolve-bearer-options.js';
 import { createBearerTokenVerifier, InvalidBearerToken } from './verify/verify-bearer-token.js';
+import type { BearerResult } from '../metrics/index.js';
 
 /** Per-route settings of a {@link BearerGuard}. */
 export interface BearerRouteOptions {
@@ -32,6 +34,14 @@ const MESSAGES: Record<'missing' | BearerChallengeError, string> = {
   insufficient_scope: 'insufficient scope',
 };
 
+/** The bounded `result` label of a refusal: the challenge's error, or what else went wrong. */
+function resultOf(err: RegistryError): BearerResult {
+  if (err.errorCode === 'NAME_INVALID') return 'name_invalid';
+  if (err.errorCode === 'UNAVAILABLE') return 'unavailable';
+  return err.challenge?.includes('error="insufficient_scope"') ? 'insufficient_scope'
+    : err.challenge?.includes('error="invalid_token"') ? 'invalid_token' : 'missing';
+}
+
 function detail(records: readonly AccessRecord[]): AccessRecordDetail[] {
   return records.map((r) => ({ Type: r.type, Class: r.class ?? '', Name: r.name, Action: r.action }));
 }
@@ -42,10 +52,22 @@ function unauthorized(options: ResolvedBearerOptions, scopes: ResourceScope[], e
   return new RegistryError('UNAUTHORIZED', MESSAGES[error ?? 'missing'], { status: 401, challenge, detail: detail(accessRecords(scopes)) });
 }
 
-function scopesOf(req: Request, scope: BearerScope, fixed: ResourceScope[] | undefined): ResourceScope[] {
+/** Parsed requirements of a function scope, by the string it returned: a pull asks for the same one dozens of times. */
+const MAX_PARSED = 1024;
+
+function scopesOf(req: Request, scope: BearerScope, fixed: ResourceScope[] | undefined, parsed: Map<string, ResourceScope[]>): ResourceScope[] {
   if (fixed) return fixed;
   try {
-    return parseRequiredScopes((scope as (req: Request) => unknown)(req));
+    const wanted = (scope as (req: Request) => unknown)(req);
+    if (typeof wanted !== 'string') return parseRequiredScopes(wanted);
+    let scopes = parsed.get(wanted);
+    if (!scopes) {
+      scopes = parseRequiredScopes(wanted);
+      // Bounded: names come from request paths. Dropping all at once is enough for a cache of parses.
+      if (parsed.size >= MAX_PARSED) parsed.clear();
+      parsed.set(wanted, scopes);
+    }
+    return scopes;
   } catch (err) {
     // A scope built from request data (a repository name in the path) that is outside the
     // grammar is the client's fault: the registry answers an invalid name with 400 NAME_INVALID.
@@ -81,26 +103,42 @@ export function bearerGuard(options: BearerOptions): BearerGuard {
     if (typeof writeError !== 'function') throw new TypeError('"writeError" must be a function');
     // A fixed requirement is parsed once; a mistake in it is the host's, reported at start-up.
     const fixed = typeof scope === 'function' ? undefined : parseRequiredScopes(scope);
-    return async (req, res, next) => {
+    const results = resolved.metrics?.bearerResults;
+    const parsed = new Map<string, ResourceScope[]>();
+    const fail = (res: Response, next: NextFunction, err: unknown): void => {
+      if (err instanceof RegistryError) {
+        if (results) results[resultOf(err)] += 1;
+        writeError(res, err);
+      } else next(err);
+    };
+    const admit = (req: Request, next: NextFunction, scopes: ResourceScope[], bearer: VerifiedBearer): void => {
+      if (!grantsAll(scopes, bearer.access)) throw unauthorized(resolved, scopes, 'insufficient_scope');
+      req.bearer = bearer;
+      if (results) results.ok += 1;
+      next();
+    };
+    return (req, res, next) => {
+      let scopes: ResourceScope[];
+      let token: string | undefined;
       try {
-        const scopes = scopesOf(req, scope, fixed);
-        const token = bearerTokenFrom(req.headers.authorization);
+        scopes = scopesOf(req, scope, fixed, parsed);
+        token = bearerTokenFrom(req.headers.authorization);
         if (token === undefined) throw unauthorized(resolved, scopes);
-        let bearer;
-        try {
-          bearer = await verify(token);
-        } catch (err) {
-          if (err instanceof InvalidBearerToken) throw unauthorized(resolved, scopes, 'invalid_token');
-          if (err instanceof KeySourceUnavailable) throw new RegistryError('UNAVAILABLE', 'authentication service unavailable', { status: 503, retryAfter: 5, cause: err });
-          throw err;
+        // A token seen before is answered without a promise: most requests of a pull are these.
+        const cached = verify.cached(token);
+        if (cached) {
+          admit(req, next, scopes, cached);
+          return;
         }
-        if (missingAccess(scopes, bearer.access).length > 0) throw unauthorized(resolved, scopes, 'insufficient_scope');
-        req.bearer = bearer;
-        next();
       } catch (err) {
-        if (err instanceof RegistryError) writeError(res, err);
-        else next(err);
+        fail(res, next, err);
+        return;
       }
+      verify(token).then((bearer) => admit(req, next, scopes, bearer), (err: unknown) => {
+        if (err instanceof InvalidBearerToken) throw unauthorized(resolved, scopes, 'invalid_token');
+        if (err instanceof KeySourceUnavailable) throw new RegistryError('UNAVAILABLE', 'authentication service unavailable', { status: 503, retryAfter: 5, cause: err });
+        throw err;
+      }).catch((err: unknown) => fail(res, next, err));
     };
   };
 }

@@ -5,6 +5,7 @@ import { writeRegistryError } from './errors/write-registry-error.js';
 import { isQuotable } from '../http/quoted-string.js';
 import type { BearerAlgorithm, BearerOptions } from './bearer-options.js';
 import { resolveKeySource } from './keys/key-source.js';
+import { resolveMetrics, type DockgateMetrics } from '../metrics/index.js';
 
 /** Options after defaults and validation: what the middleware reads. */
 export interface ResolvedBearerOptions {
@@ -17,6 +18,7 @@ export interface ResolvedBearerOptions {
   cacheMaxEntries: number;
   now: () => number;
   writeError: (res: Response, err: RegistryError) => void;
+  metrics?: DockgateMetrics;
 }
 
 const SUPPORTED: readonly BearerAlgorithm[] = ['ES256', 'ES384', 'ES512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'];
@@ -77,5 +79,6 @@ export function resolveBearerOptions(options: BearerOptions): ResolvedBearerOpti
   if (typeof now !== 'function') throw new TypeError('"now" must be a function');
   const writeError = options.writeError ?? writeRegistryError;
   if (typeof writeError !== 'function') throw new TypeError('"writeError" must be a function');
-  return { realm, service, issuer, getKey: source.getKey, algorithms, clockTolerance, cacheMaxEntries, now, writeError };
+  const metrics = resolveMetrics(options.metrics, 'bearerGuard');
+  return { realm, service, issuer, getKey: source.getKey, algorithms, clockTolerance, cacheMaxEntries, now, writeError, ...(metrics ? { metrics } : {}) };
 }

@@ -1,3 +1,4 @@
+import type { Request } from 'express';
 import { signAccessToken } from './access-token.js';
 import type { AuditEvent } from './audit.js';
 import { formatGrantedScope, formatScope, mergeScopes, type ResourceScope } from '../scope/index.js';
@@ -18,6 +19,8 @@ export interface TokenIssueRequest {
   issueRefreshToken: boolean;
   /** An existing refresh token to repeat in the response (refresh grant with access_type=offline). */
   repeatRefreshToken?: string;
+  /** The HTTP request, for the per-request logger. */
+  req?: Request;
   /** When the credentials expire (Identity.expiresAt): the access token ends no later, and no refresh token is issued. */
   expiresAt?: Date;
 }
@@ -92,7 +95,7 @@ export async function issueTokens(options: ResolvedTokenOptions, request: TokenI
       expiresAt: now + options.refresh.absoluteTtlMs,
       idleExpiresAt: now + options.refresh.idleTtlMs,
     };
-    await callStore(() => options.refresh.store.save(record));
+    await callStore(() => options.refresh.store.save(record), options.metrics);
   }
   const signed = await signAccessToken(options.keyRing.signer, {
     issuer: options.issuer,
@@ -111,7 +114,7 @@ export async function issueTokens(options: ResolvedTokenOptions, request: TokenI
     requested: requested.map(formatScope).join(' '),
     granted: granted.map(formatScope).join(' '),
     refreshTokenIssued: issueRefreshToken,
-  });
+  }, request.req);
   return {
     accessToken: signed.token,
     expiresIn: signed.expiresIn,

@@ -1,7 +1,10 @@
 import type { Request } from 'express';
 import { isQuotable, quotedString } from '../http/quoted-string.js';
 import { loadKeyRing, type KeyRing, type SigningKeyInput } from '../keys/index.js';
-import type { AuditHook } from './audit.js';
+import type { AuditHook, TokenEventSink } from './audit.js';
+import { loggingOnError, tokenEventSink } from './events/token-events.js';
+import { resolveLogger, type DockgateLogger } from '../logging/index.js';
+import { resolveMetrics, type DockgateMetrics, type MetricsOptions } from '../metrics/index.js';
 import type { Authenticator } from './authn/types.js';
 import type { Authorizer } from './authz/types.js';
 import { MemoryRefreshTokenStore, type RefreshTokenStore } from './refresh/index.js';
@@ -51,10 +54,19 @@ export interface TokenOptions {
   /** Called with every decision, never with a secret. Defaults to none. */
   audit?: AuditHook;
   /**
+   * A pino (or pino-compatible) logger: one line per token decision (subject, client_id,
+   * service, granted scope, result, client address), never a password or token. A request's
+   * own `req.log` child, when the host sets one, is used instead so its request id is on the
+   * line. Defaults to none.
+   */
+  logger?: DockgateLogger;
+  /** Prometheus metrics (prom-client): `{ registry, prefix }`, shared with bearerGuard and engineRouter. Defaults to none. */
+  metrics?: MetricsOptions;
+  /**
    * Called with errors not meant for the client (store failures, hook exceptions); the client
    * gets `server_error` or `temporarily_unavailable`. The request is passed for context: never
    * log its headers or body (Authorization, passwords). Defaults to writing name, code and
-   * message to stderr.
+   * message to `logger` at error level, or to stderr without a logger.
    */
   onError?: (err: unknown, req?: Request) => void;
   /** Realm of the `WWW-Authenticate: Basic` challenge on bad credentials. Defaults to the issuer. */
@@ -80,7 +92,9 @@ export interface ResolvedTokenOptions {
   accessTokenTtl: number;
   refresh: { store: RefreshTokenStore; idleTtlMs: number; absoluteTtlMs: number; bindClientId: boolean };
   throttle?: LoginThrottle;
-  audit?: AuditHook;
+  /** Where decisions go (metrics, logger, audit hook); undefined when none is configured. */
+  audit?: TokenEventSink;
+  metrics?: DockgateMetrics;
   onError: (err: unknown, req?: Request) => void;
   /** `Basic realm="…"`, built once from `basicRealm`. */
   basicChallenge: string;
@@ -156,6 +170,8 @@ export function resolveTokenOptions(options: TokenOptions): ResolvedTokenOptions
   }
   const maxBodyBytes = options.maxBodyBytes ?? 16384;
   if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1024) throw new TypeError('"maxBodyBytes" must be an integer of at least 1024');
+  const logger = resolveLogger(options.logger, 'tokenRouter');
+  const metrics = resolveMetrics(options.metrics, 'tokenRouter');
   const resolved: ResolvedTokenOptions = {
     issuer,
     services: new Set(serviceList),
@@ -164,7 +180,7 @@ export function resolveTokenOptions(options: TokenOptions): ResolvedTokenOptions
     allowAnonymous,
     accessTokenTtl: seconds(options.accessTokenTtl ?? 300, 'accessTokenTtl', 60),
     refresh: { store, idleTtlMs: idleTtl * 1000, absoluteTtlMs: absoluteTtl * 1000, bindClientId: refresh.bindClientId ?? false },
-    onError: hook(options.onError, 'onError') ?? defaultOnError,
+    onError: hook(options.onError, 'onError') ?? (logger ? loggingOnError(logger) : defaultOnError),
     basicChallenge: `Basic realm=${quotedString(headerSafe(options.basicRealm ?? issuer, 'basicRealm'))}`,
     tokenPath: routePath(options.tokenPath ?? '/token', 'tokenPath'),
     jwksPath: routePath(options.jwksPath ?? '/jwks', 'jwksPath'),
@@ -172,18 +188,12 @@ export function resolveTokenOptions(options: TokenOptions): ResolvedTokenOptions
     maxBodyBytes,
   };
   if (authenticate) resolved.authenticate = authenticate;
-  if (options.throttle !== false) resolved.throttle = new LoginThrottle(options.throttle ?? {}, (err) => resolved.onError(err));
-  const audit = hook(options.audit, 'audit');
-  if (audit) {
-    // An audit hook that throws must not turn an issued token into a 500 (the refresh token
-    // would already be recorded): its error is reported and the request goes on.
-    resolved.audit = (event) => {
-      try {
-        audit(event);
-      } catch (err) {
-        resolved.onError(err);
-      }
-    };
+  if (metrics) resolved.metrics = metrics;
+  if (options.throttle !== false) {
+    resolved.throttle = new LoginThrottle(options.throttle ?? {}, (err) => resolved.onError(err), () => metrics?.backendFailures.inc({ backend: 'throttle_store' }));
   }
+  const audit = hook(options.audit, 'audit');
+  const sink = tokenEventSink({ ...(audit ? { audit } : {}), ...(logger ? { logger } : {}), ...(metrics ? { metrics } : {}), onError: (err) => resolved.onError(err) });
+  if (sink) resolved.audit = sink;
   return resolved;
 }

@@ -6,9 +6,9 @@ import { postTokenHandler } from './endpoints/post-token.js';
 import { revokeHandler } from './endpoints/revoke.js';
 import { noStore } from './middleware/no-store.js';
 import { parseForm } from './middleware/parse-form.js';
-import { rejectDuplicates } from './middleware/reject-duplicates.js';
 import { tokenErrorHandler } from './middleware/token-error-handler.js';
 import { validateGetParams, validatePostParams, validateRevokeParams } from './middleware/validate-params.js';
+import { refusalRecorder } from './events/refusal-event.js';
 import { OAuthError } from './oauth-error.js';
 import { refreshTokenId } from './refresh/index.js';
 import { resolveTokenOptions, type ResolvedTokenOptions, type TokenOptions } from './token-options.js';
@@ -52,21 +52,32 @@ const methodNotAllowed = (allow: string): RequestHandler => (_req, res, next) =>
 export function tokenRouter(options: TokenOptions): TokenRouter {
   const resolved: ResolvedTokenOptions = resolveTokenOptions(options);
   const router = express.Router();
-  router.post(resolved.tokenPath, noStore, ...parseForm(resolved.maxBodyBytes), rejectDuplicates('body'), ...validatePostParams(), postTokenHandler(resolved));
-  router.get(resolved.tokenPath, noStore, rejectDuplicates('query', ['scope']), ...validateGetParams(), getTokenHandler(resolved));
+  // Each route is its shortest chain: parse, one validation pass, the handler. The no-store
+  // headers are written with the answer itself (sendToken, writeOAuthError), not by a layer.
+  const form = parseForm(resolved.maxBodyBytes);
+  router.post(resolved.tokenPath, form, validatePostParams(), postTokenHandler(resolved));
+  router.get(resolved.tokenPath, validateGetParams(), getTokenHandler(resolved));
   router.all(resolved.tokenPath, noStore, methodNotAllowed('GET, POST'));
   router.get(resolved.jwksPath, jwksHandler(resolved.keyRing));
   router.all(resolved.jwksPath, methodNotAllowed('GET, HEAD'));
-  router.post(resolved.revokePath, noStore, ...parseForm(resolved.maxBodyBytes), rejectDuplicates('body'), ...validateRevokeParams(), revokeHandler(resolved));
+  router.post(resolved.revokePath, form, validateRevokeParams(), revokeHandler(resolved));
   router.all(resolved.revokePath, noStore, methodNotAllowed('POST'));
-  router.use(tokenErrorHandler(resolved.onError));
+  router.use(tokenErrorHandler(resolved.onError, refusalRecorder(resolved.audit)));
   const store = resolved.refresh.store;
   const tokenService: TokenService = {
     issuer: resolved.issuer,
     services: [...resolved.services],
     keyRing: resolved.keyRing,
-    revokeRefreshToken: (token) => store.revoke(refreshTokenId(token)),
-    revokeSubject: (subject) => store.revokeSubject(subject),
+    revokeRefreshToken: async (token) => {
+      const revoked = await store.revoke(refreshTokenId(token));
+      if (revoked) resolved.metrics?.refreshTokens.inc({ event: 'revoked' });
+      return revoked;
+    },
+    revokeSubject: async (subject) => {
+      const count = await store.revokeSubject(subject);
+      if (count > 0) resolved.metrics?.refreshTokens.inc({ event: 'revoked' }, count);
+      return count;
+    },
   };
   return Object.assign(router, { tokenService });
 }

@@ -1,6 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { accessRecords, bearerTokenFrom, missingAccess } from '../../lib/bearer/index.js';
 import { parseRequiredScopes } from '../../lib/bearer/access/required-scopes.js';
+import { grantsAll } from '../../lib/bearer/access/missing-access.js';
 import { ScopeSyntaxError } from '../../lib/scope/index.js';
 
 const repo = (name: string, ...actions: string[]) => ({ type: 'repository', name, actions });
@@ -34,6 +35,24 @@ describe('the access claim must cover every required action', () => {
       { type: 'repository', class: 'plugin', name: 'a/b', action: 'pull' },
       { type: 'repository', class: 'plugin', name: 'a/b', action: 'push' },
     ]);
+  });
+});
+
+describe('the success path (grantsAll) decides exactly as missingAccess does', () => {
+  const catalog = { type: 'registry', name: 'catalog', actions: ['*'] };
+  test.each([
+    [[repo('a/b', 'pull', 'push')], [repo('a/b', 'push', 'pull')]],
+    [[repo('a/b', 'pull', 'push')], [repo('a/b', 'pull')]],
+    [[repo('a/b', 'delete')], [repo('a/b', '*')]],
+    [[repo('a/c', 'pull')], [repo('a/b', '*')]],
+    [[catalog], [{ type: 'registry', name: 'catalog', actions: ['pull'] }]],
+    [[catalog], [catalog]],
+    [[{ type: 'repository', class: 'plugin', name: 'a/b', actions: ['pull'] }], [repo('a/b', 'pull')]],
+    [[repo('a/b', 'pull')], [{ type: 'registry', name: 'a/b', actions: ['pull'] }]],
+    [[repo('a/b', 'pull'), repo('c/d', 'pull')], [repo('a/b', 'pull')]],
+    [[], []],
+  ])('required %j, granted %j', (required, granted) => {
+    expect(grantsAll(required, granted)).toBe(missingAccess(required, granted).length === 0);
   });
 });
 

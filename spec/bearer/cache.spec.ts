@@ -1,3 +1,4 @@
+import { TokenCache } from '../../lib/bearer/verify/token-cache.js';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import request from 'supertest';
 import { startJwksServer, type JwksServer } from './jwks-server.js';
@@ -76,5 +77,20 @@ describe('the cache is bounded: the least recently used token is dropped', () =>
     expect(server.fetches - before).toBe(1);
     await tags(app, b as string);
     expect(server.fetches - before).toBe(2);
+  });
+});
+
+describe('the cache keeps a token in use: a hit moves it to the young end once half the cache went by', () => {
+  test('maxEntries 4: a token hit after two insertions outlives the tokens inserted after it', () => {
+    const cache = new TokenCache(4);
+    const bearer = { subject: 'a', access: [], expiresAt: new Date(0), claims: {} };
+    cache.set('hot', bearer, 1000);
+    cache.set('t1', bearer, 1000);
+    cache.set('t2', bearer, 1000);
+    expect(cache.get('hot', 0)).toBe(bearer);
+    for (const t of ['t3', 't4', 't5']) cache.set(t, bearer, 1000);
+    expect(cache.get('hot', 0)).toBe(bearer);
+    expect(cache.get('t1', 0)).toBeUndefined();
+    expect(cache.size).toBe(4);
   });
 });

@@ -70,7 +70,7 @@ describe('rule 3: the refresh_token grant returns an access token limited to the
     expect(res.body.error_description).toBe('the refresh token is invalid, expired or revoked');
     expect(audit.at(-1)).toEqual({
       type: 'refresh.refused', grant: 'refresh_token', account: 'alice', service: 'other.registry', clientId: 'spec',
-      ip: expect.any(String), reason: 'refresh token issued for another service',
+      ip: expect.any(String), reason: 'refresh token issued for another service', error: 'invalid_grant',
     });
   });
   test('an unknown refresh token is invalid_grant and is not echoed', async () => {

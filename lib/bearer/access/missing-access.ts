@@ -43,3 +43,23 @@ export function missingAccess(required: readonly ResourceScope[], granted: reado
       ),
   );
 }
+
+/**
+ * Whether `granted` covers every required action: {@link missingAccess} without building the
+ * list, for the success path of every protected request.
+ */
+export function grantsAll(required: readonly ResourceScope[], granted: readonly AccessEntry[]): boolean {
+  for (const scope of required) {
+    for (const action of scope.actions) {
+      let covered = false;
+      for (const entry of granted) {
+        if (entry.type === scope.type && entry.name === scope.name && (entry.actions.includes('*') || entry.actions.includes(action))) {
+          covered = true;
+          break;
+        }
+      }
+      if (!covered) return false;
+    }
+  }
+  return true;
+}

@@ -32,7 +32,11 @@ function bearerFrom(payload: JWTPayload): VerifiedBearer {
 }
 
 /** A verify function bound to resolved options, with its own cache. */
-export type BearerTokenVerifier = (token: string) => Promise<VerifiedBearer>;
+export interface BearerTokenVerifier {
+  (token: string): Promise<VerifiedBearer>;
+  /** The cached verification of this token, if it is cached and not stale: no promise, no signature check. */
+  cached(token: string): VerifiedBearer | undefined;
+}
 
 /**
  * Builds the verifier: jose `jwtVerify` with the configured keys only (the key lookup reads `kid`
@@ -74,7 +78,7 @@ export function createBearerTokenVerifier(options: ResolvedBearerOptions): Beare
     }
   }
 
-  return async (token) => {
+  const verify = async (token: string): Promise<VerifiedBearer> => {
     const now = options.now();
     const cached = cache?.get(token, now);
     if (cached) return cached;
@@ -82,4 +86,5 @@ export function createBearerTokenVerifier(options: ResolvedBearerOptions): Beare
     cache?.set(token, bearer, bearer.expiresAt.getTime() + options.clockTolerance * 1000);
     return bearer;
   };
+  return Object.assign(verify, { cached: (token: string) => cache?.get(token, options.now()) });
 }

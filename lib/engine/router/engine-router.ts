@@ -19,6 +19,8 @@ import { registerStopKillRoutes } from './stop-kill-routes.js';
 import { registerExecRoutes } from './exec-routes.js';
 import { registerContainerOpsRoutes } from './container-ops-routes.js';
 import { registerArchiveRoutes } from './archive-routes.js';
+import { countRunningContainers, engineRequestMetrics } from '../observe/engine-metrics.js';
+import { logContainerEvents } from '../observe/container-log.js';
 import { registerAuthRoute } from './auth-route.js';
 
 /**
@@ -68,6 +70,12 @@ export function engineRouter(runtime: ContainerRuntime, versionRange?: VersionRa
   registerDiskUsageRoute(api, ctx);
 
   const router = express.Router();
+  const { metrics, logger } = ctx.settings;
+  if (metrics) {
+    router.use(engineRequestMetrics(metrics));
+    countRunningContainers(metrics, runtime);
+  }
+  if (logger) logContainerEvents(runtime, logger);
   router.use(engineHeaders(ctx));
   router.use(
     VERSION_PREFIX,

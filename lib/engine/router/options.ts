@@ -1,4 +1,6 @@
 import type { Request } from 'express';
+import { resolveLogger, type DockgateLogger } from '../../logging/index.js';
+import { resolveMetrics, type DockgateMetrics, type MetricsOptions } from '../../metrics/index.js';
 
 /** Options of {@link engineRouter}; each is validated once, at construction. */
 export interface EngineRouterOptions {
@@ -12,6 +14,14 @@ export interface EngineRouterOptions {
   maxBodyBytes?: number;
   /** Receives errors that are answered as a bare 500 (never sent to the client). Defaults to none. */
   onError?: (error: unknown, req: Request) => void;
+  /**
+   * Prometheus metrics (prom-client) `{ registry, prefix }`, the same option as tokenRouter's:
+   * requests by route pattern, version and status, their duration, and the running containers
+   * of a local runtime. Defaults to none.
+   */
+  metrics?: MetricsOptions;
+  /** A pino-compatible logger: one line per container lifecycle event of a local runtime. Defaults to none. */
+  logger?: DockgateLogger;
 }
 
 /** Resolved options. */
@@ -22,6 +32,8 @@ export interface EngineSettings {
   maxBodyBytes: number;
   onError?: (error: unknown, req: Request) => void;
   serverHeader: string;
+  metrics?: DockgateMetrics;
+  logger?: DockgateLogger;
 }
 
 export const DEFAULT_ENGINE_VERSION = '0.1.0';
@@ -40,7 +52,11 @@ export function resolveEngineOptions(options: EngineRouterOptions = {}): EngineS
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
   if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 1024) throw new TypeError('engineRouter option "maxBodyBytes" must be an integer >= 1024');
   if (options.onError !== undefined && typeof options.onError !== 'function') throw new TypeError('engineRouter option "onError" must be a function');
+  const metrics = resolveMetrics(options.metrics, 'engineRouter');
+  const logger = resolveLogger(options.logger, 'engineRouter');
   return {
+    ...(metrics ? { metrics } : {}),
+    ...(logger ? { logger } : {}),
     engineVersion,
     os,
     experimental,

@@ -5,6 +5,7 @@ import { issueTokens } from '../issue-tokens.js';
 import { login } from '../grants/login.js';
 import { OAuthError } from '../oauth-error.js';
 import type { ResolvedTokenOptions } from '../token-options.js';
+import { sendToken } from './send-token.js';
 import { checkService, requestedScopes } from './token-params.js';
 
 /**
@@ -13,7 +14,21 @@ import { checkService, requestedScopes } from './token-params.js';
  * repeated `scope`, `offline_token=true` for a refresh token.
  */
 export function getTokenHandler(options: ResolvedTokenOptions): RequestHandler {
+  const metrics = options.metrics;
+  // Timed only when metrics are on: otherwise the grant itself is the handler.
+  if (!metrics) return grant;
   return async (req: Request, res: Response) => {
+    const started = performance.now();
+    try {
+      await grant(req, res);
+      metrics.grantDuration.observe({ grant_type: grantLabel(req), result: 'ok' }, (performance.now() - started) / 1000);
+    } catch (err) {
+      metrics.grantDuration.observe({ grant_type: grantLabel(req), result: 'refused' }, (performance.now() - started) / 1000);
+      throw err;
+    }
+  };
+
+  async function grant(req: Request, res: Response): Promise<void> {
     const query = req.query as Record<string, string | string[] | undefined>;
     const service = query.service as string;
     const clientId = (query.client_id as string | undefined) ?? '';
@@ -34,7 +49,7 @@ export function getTokenHandler(options: ResolvedTokenOptions): RequestHandler {
       if (account !== undefined && account !== '' && account !== credentials.username) {
         throw new OAuthError('invalid_request', '"account" does not match the authenticated user');
       }
-      identity = await login(options, { grant: 'basic', ...credentials, service, clientId, ip });
+      identity = await login(options, { grant: 'basic', ...credentials, service, clientId, ip, req });
     }
     const anonymous = credentials === undefined;
     const tokens = await issueTokens(options, {
@@ -43,8 +58,9 @@ export function getTokenHandler(options: ResolvedTokenOptions): RequestHandler {
       service, clientId, ip, requested,
       // The spec: a refresh token only for offline_token=true, and only to an authenticated caller.
       issueRefreshToken: query.offline_token === 'true' && !anonymous,
+      req,
     });
-    res.status(200).json({
+    sendToken(res, {
       token: tokens.accessToken,
       access_token: tokens.accessToken,
       expires_in: tokens.expiresIn,
@@ -53,5 +69,10 @@ export function getTokenHandler(options: ResolvedTokenOptions): RequestHandler {
       scope: tokens.scope,
       ...(tokens.refreshToken ? { refresh_token: tokens.refreshToken } : {}),
     });
-  };
+  }
+}
+
+/** GET serves Basic logins and anonymous requests: the grant label says which. */
+function grantLabel(req: Request): string {
+  return req.headers.authorization === undefined ? 'anonymous' : 'basic';
 }

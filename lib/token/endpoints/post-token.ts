@@ -4,10 +4,11 @@ import { login } from '../grants/login.js';
 import { redeemRefreshToken } from '../grants/refresh-token-grant.js';
 import { OAuthError } from '../oauth-error.js';
 import type { ResolvedTokenOptions } from '../token-options.js';
+import { sendToken } from './send-token.js';
 import { checkService, requestedScopes } from './token-params.js';
 
 function send(res: Response, tokens: IssuedTokens): void {
-  res.status(200).json({
+  sendToken(res, {
     access_token: tokens.accessToken,
     token_type: 'Bearer',
     expires_in: tokens.expiresIn,
@@ -23,7 +24,21 @@ function send(res: Response, tokens: IssuedTokens): void {
  * answered `unsupported_grant_type`.
  */
 export function postTokenHandler(options: ResolvedTokenOptions): RequestHandler {
+  const metrics = options.metrics;
+  // Timed only when metrics are on: otherwise the grant itself is the handler.
+  if (!metrics) return grant;
   return async (req: Request, res: Response) => {
+    const started = performance.now();
+    try {
+      await grant(req, res);
+      metrics.grantDuration.observe({ grant_type: grantLabel(req), result: 'ok' }, (performance.now() - started) / 1000);
+    } catch (err) {
+      metrics.grantDuration.observe({ grant_type: grantLabel(req), result: 'refused' }, (performance.now() - started) / 1000);
+      throw err;
+    }
+  };
+
+  async function grant(req: Request, res: Response): Promise<void> {
     const body = req.body as Record<string, string | undefined>;
     const service = body.service as string;
     const clientId = body.client_id as string;
@@ -37,22 +52,28 @@ export function postTokenHandler(options: ResolvedTokenOptions): RequestHandler 
     const requested = requestedScopes(body.scope);
     if (grantType === 'password') {
       if (!body.username || body.password === undefined) throw new OAuthError('invalid_request', '"username" and "password" are required for the password grant');
-      const identity = await login(options, { grant: 'password', username: body.username, password: body.password, service, clientId, ip });
+      const identity = await login(options, { grant: 'password', username: body.username, password: body.password, service, clientId, ip, req });
       send(res, await issueTokens(options, {
         grant: 'password', subject: identity.subject, ...(identity.labels ? { labels: identity.labels } : {}),
-      ...(identity.expiresAt ? { expiresAt: identity.expiresAt } : {}),
-        service, clientId, ip, requested, issueRefreshToken: offline,
+        ...(identity.expiresAt ? { expiresAt: identity.expiresAt } : {}),
+        service, clientId, ip, requested, issueRefreshToken: offline, req,
       }));
       return;
     }
     const token = body.refresh_token;
     if (!token) throw new OAuthError('invalid_request', '"refresh_token" is required for the refresh_token grant');
-    const record = await redeemRefreshToken(options, token, service, clientId, ip);
+    const record = await redeemRefreshToken(options, token, service, clientId, ip, req);
     // The spec: with access_type=offline the refresh grant "will only return the same refresh
     // token and not a new one" — Docker discards rotated tokens anyway (static credential store).
     send(res, await issueTokens(options, {
       grant: 'refresh_token', subject: record.subject, ...(record.labels ? { labels: record.labels } : {}),
-      service, clientId, ip, requested, issueRefreshToken: false, ...(offline ? { repeatRefreshToken: token } : {}),
+      service, clientId, ip, requested, issueRefreshToken: false, ...(offline ? { repeatRefreshToken: token } : {}), req,
     }));
-  };
+  }
+}
+
+/** The grant type as a metric label: one of the two served, or `unsupported` (bounded, whatever was sent). */
+function grantLabel(req: Request): string {
+  const grantType = (req.body as Record<string, unknown>).grant_type;
+  return grantType === 'password' || grantType === 'refresh_token' ? grantType : 'unsupported';
 }

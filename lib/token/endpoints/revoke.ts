@@ -1,4 +1,5 @@
 import type { Request, RequestHandler, Response } from 'express';
+import { setNoStore } from '../middleware/no-store.js';
 import { OAuthError } from '../oauth-error.js';
 import { refreshTokenId } from '../refresh/index.js';
 import { callStore } from '../store-call.js';
@@ -13,10 +14,11 @@ import type { ResolvedTokenOptions } from '../token-options.js';
 export function revokeHandler(options: ResolvedTokenOptions): RequestHandler {
   return async (req: Request, res: Response) => {
     const body = req.body as Record<string, string | undefined>;
+    setNoStore(res);
     const token = body.token as string;
-    const revoked = await callStore(() => options.refresh.store.revoke(refreshTokenId(token)));
+    const revoked = await callStore(() => options.refresh.store.revoke(refreshTokenId(token)), options.metrics);
     if (revoked) {
-      options.audit?.({ type: 'refresh_token.revoked', account: '', ...(req.ip ? { ip: req.ip } : {}) });
+      options.audit?.({ type: 'refresh_token.revoked', account: '', ...(req.ip ? { ip: req.ip } : {}) }, req);
       res.status(200).end();
       return;
     }

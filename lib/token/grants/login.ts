@@ -1,3 +1,4 @@
+import type { Request } from 'express';
 import type { Identity } from '../authn/types.js';
 import type { AuditEvent } from '../audit.js';
 import { OAuthError } from '../oauth-error.js';
@@ -12,6 +13,8 @@ export interface LoginAttempt {
   service: string;
   clientId: string;
   ip: string;
+  /** The HTTP request, for the per-request logger; never read for credentials. */
+  req?: Request;
 }
 
 export const BAD_CREDENTIALS = 'invalid username or password';
@@ -24,12 +27,12 @@ export const BAD_CREDENTIALS = 'invalid username or password';
  * when they came in an Authorization header, as the GET token protocol and RFC 6749 §5.2 require.
  */
 export async function login(options: ResolvedTokenOptions, attempt: LoginAttempt): Promise<Identity> {
-  const audit = (type: AuditEvent['type'], reason: string) => options.audit?.({
-    type, grant: attempt.grant, account: attempt.username, service: attempt.service, clientId: attempt.clientId, ip: attempt.ip, reason,
-  });
+  const audit = (type: AuditEvent['type'], reason: string, error: AuditEvent['error']) => options.audit?.({
+    type, grant: attempt.grant, account: attempt.username, service: attempt.service, clientId: attempt.clientId, ip: attempt.ip, reason, error,
+  }, attempt.req);
   const throttled = (wait: number) => {
     const reason = 'too many failed logins; retry later';
-    audit('login.throttled', reason);
+    audit('login.throttled', reason, 'slow_down');
     return new OAuthError('slow_down', reason, { headers: { 'Retry-After': String(wait) } });
   };
   const wait = (await options.throttle?.check(attempt.username, attempt.ip)) ?? 0;
@@ -37,20 +40,26 @@ export async function login(options: ResolvedTokenOptions, attempt: LoginAttempt
   if (!options.authenticate) {
     throw new OAuthError('invalid_request', 'this token service accepts no credentials');
   }
-  const identity = await callAuthenticator(options.authenticate, {
-    username: attempt.username,
-    password: attempt.password,
-    service: attempt.service,
-    clientId: attempt.clientId,
-    ip: attempt.ip,
-  });
+  let identity: Identity | null | undefined;
+  try {
+    identity = await callAuthenticator(options.authenticate, {
+      username: attempt.username,
+      password: attempt.password,
+      service: attempt.service,
+      clientId: attempt.clientId,
+      ip: attempt.ip,
+    });
+  } catch (err) {
+    options.metrics?.backendFailures.inc({ backend: 'authenticator' });
+    throw err;
+  }
   // Credentials that expire within the second (an ID token accepted within the clock leeway)
   // could only mint an access token that is born expired: they are refused like wrong ones.
   if (!identity || (identity.expiresAt !== undefined && identity.expiresAt.getTime() < Date.now() + 1000)) {
     // A guess past the limit (one of a parallel burst) is answered like the ones after it.
     const over = (await options.throttle?.failed(attempt.username, attempt.ip)) ?? 0;
     if (over > 0) throw throttled(over);
-    audit('login.failed', BAD_CREDENTIALS);
+    audit('login.failed', BAD_CREDENTIALS, attempt.grant === 'basic' ? 'invalid_client' : 'invalid_grant');
     if (attempt.grant === 'basic') {
       throw new OAuthError('invalid_client', BAD_CREDENTIALS, { headers: { 'WWW-Authenticate': options.basicChallenge } });
     }

@@ -1,3 +1,4 @@
+import type { Request } from 'express';
 import type { RefreshTokenRecord } from '../refresh/index.js';
 import { refreshTokenId } from '../refresh/index.js';
 import { OAuthError } from '../oauth-error.js';
@@ -17,8 +18,9 @@ export async function redeemRefreshToken(
   service: string,
   clientId: string,
   ip: string,
+  req?: Request,
 ): Promise<RefreshTokenRecord> {
-  const record = await callStore(() => options.refresh.store.use(refreshTokenId(token), Date.now(), options.refresh.idleTtlMs));
+  const record = await callStore(() => options.refresh.store.use(refreshTokenId(token), Date.now(), options.refresh.idleTtlMs), options.metrics);
   // The client always reads the same words; the operator's audit log says which check failed.
   const reason = !record
     ? 'unknown, expired or revoked refresh token'
@@ -28,7 +30,7 @@ export async function redeemRefreshToken(
         ? 'refresh token issued to another client_id'
         : undefined;
   if (!record || reason) {
-    options.audit?.({ type: 'refresh.refused', grant: 'refresh_token', account: record?.subject ?? '', service, clientId, ip, reason });
+    options.audit?.({ type: 'refresh.refused', grant: 'refresh_token', account: record?.subject ?? '', service, clientId, ip, reason, error: 'invalid_grant' }, req);
     throw new OAuthError('invalid_grant', INVALID);
   }
   return record;

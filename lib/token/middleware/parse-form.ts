@@ -1,19 +1,14 @@
-import express, { type RequestHandler } from 'express';
-import { OAuthError } from '../oauth-error.js';
+import express, { type Request, type RequestHandler } from 'express';
 
 /**
  * Parses `application/x-www-form-urlencoded` bodies (containerd adds `; charset=utf-8`) with
- * duplicate fields kept as arrays, so {@link rejectDuplicates} can see them. Any other body type
- * is `invalid_request`, as RFC 6749 §3.2 requires the form encoding.
+ * duplicate fields kept as arrays, so {@link duplicateParam} can see them.
  */
-export function parseForm(limit: number): RequestHandler[] {
-  const urlencoded = express.urlencoded({ extended: false, limit, parameterLimit: 100 });
-  const requireForm: RequestHandler = (req, _res, next) => {
-    if (!req.is('application/x-www-form-urlencoded') || typeof req.body !== 'object' || req.body === null) {
-      next(new OAuthError('invalid_request', 'the request body must be application/x-www-form-urlencoded'));
-      return;
-    }
-    next();
-  };
-  return [urlencoded, requireForm];
+export function parseForm(limit: number): RequestHandler {
+  return express.urlencoded({ extended: false, limit, parameterLimit: 100 });
+}
+
+/** RFC 6749 §3.2 requires the form encoding: any other body type is `invalid_request`. */
+export function isForm(req: Request): boolean {
+  return typeof req.body === 'object' && req.body !== null && Boolean(req.is('application/x-www-form-urlencoded'));
 }

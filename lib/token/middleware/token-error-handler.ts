@@ -19,7 +19,14 @@ const BODY_ERRORS: Record<string, [number, string]> = {
  * failures become `invalid_request` with their status, and anything else is logged through
  * `onError` and answered `server_error` without detail (node-oidc-provider's `expose` rule).
  */
-export function tokenErrorHandler(onError: (err: unknown, req: Parameters<ErrorRequestHandler>[1]) => void): ErrorRequestHandler {
+export function tokenErrorHandler(
+  onError: (err: unknown, req: Parameters<ErrorRequestHandler>[1]) => void,
+  refused: (err: OAuthError, req: Parameters<ErrorRequestHandler>[1]) => void = () => {},
+): ErrorRequestHandler {
+  const write = (req: Parameters<ErrorRequestHandler>[1], res: Parameters<ErrorRequestHandler>[2], err: OAuthError): void => {
+    refused(err, req);
+    writeOAuthError(res, err);
+  };
   return (err, req, res, next) => {
     if (res.headersSent) {
       next(err);
@@ -27,13 +34,13 @@ export function tokenErrorHandler(onError: (err: unknown, req: Parameters<ErrorR
     }
     if (err instanceof OAuthError) {
       if (err.status >= 500) onError(err.cause ?? err, req);
-      writeOAuthError(res, err);
+      write(req, res, err);
       return;
     }
     const type = (err as { type?: unknown })?.type;
     const bodyError = typeof type === 'string' ? BODY_ERRORS[type] : undefined;
     if (bodyError) {
-      writeOAuthError(res, new OAuthError('invalid_request', bodyError[1], { status: bodyError[0] }));
+      write(req, res, new OAuthError('invalid_request', bodyError[1], { status: bodyError[0] }));
       return;
     }
     // body-parser passes a decompression failure (garbage or truncated gzip/deflate/br) on as a
@@ -41,11 +48,11 @@ export function tokenErrorHandler(onError: (err: unknown, req: Parameters<ErrorR
     const status = clientErrorStatus(err);
     if (status !== undefined) {
       const zlib = typeof (err as { code?: unknown }).code === 'string' && (err as { code: string }).code.startsWith('Z_');
-      writeOAuthError(res, new OAuthError('invalid_request', zlib ? 'the request body cannot be decompressed' : 'the request is malformed', { status }));
+      write(req, res, new OAuthError('invalid_request', zlib ? 'the request body cannot be decompressed' : 'the request is malformed', { status }));
       return;
     }
     onError(err, req);
-    writeOAuthError(res, new OAuthError('server_error', 'the token service failed; retry later'));
+    write(req, res, new OAuthError('server_error', 'the token service failed; retry later'));
   };
 }
 

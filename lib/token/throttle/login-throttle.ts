@@ -44,9 +44,11 @@ export class LoginThrottle {
   /** Counts while the shared store is unreachable. */
   readonly #fallback: ThrottleStore;
   readonly #onError: (err: unknown) => void;
+  readonly #onStoreFailure: () => void;
   #outage = false;
 
-  constructor(options: ThrottleOptions = {}, onError: (err: unknown) => void = () => {}) {
+  /** `onError` hears the first failure of a store outage; `onStoreFailure` every failed call (for a metric). */
+  constructor(options: ThrottleOptions = {}, onError: (err: unknown) => void = () => {}, onStoreFailure: () => void = () => {}) {
     this.#limits = {
       maxFailures: positiveInteger(options.maxFailures ?? 5, 'throttle.maxFailures'),
       maxFailuresPerAddress: positiveInteger(options.maxFailuresPerAddress ?? 50, 'throttle.maxFailuresPerAddress'),
@@ -62,6 +64,7 @@ export class LoginThrottle {
     this.#fallback = new MemoryThrottleStore({ maxKeys });
     this.#store = store ?? this.#fallback;
     this.#onError = onError;
+    this.#onStoreFailure = onStoreFailure;
   }
 
   /** Before the password check: seconds the caller must wait, or 0 when it may try. */
@@ -88,6 +91,7 @@ export class LoginThrottle {
       this.#outage = false;
     } catch (err) {
       // Fail open to per-instance limits: the login goes on, counted in this process's memory.
+      this.#onStoreFailure();
       this.#report(err);
       wait = await this.#fallback[step](a, i, this.#limits, now);
     }

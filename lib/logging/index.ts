@@ -1,0 +1,1 @@
+export { resolveLogger, requestLog, errorFields, type DockgateLogger } from './logger.js';
