@@ -1,5 +1,5 @@
 import { test, expect, afterAll } from '@jest/globals';
-import { spawn, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -67,6 +67,16 @@ for (const [label, make, image, peers] of runtimes) {
     test('the exec runs inside the container: same hostname and PID namespace', async () => {
       expect((await cli(['exec', name, 'busybox', 'hostname'])).stdout).toBe('dg-ops-host\n');
       expect((await cli(['exec', name, 'busybox', 'pidof', 'sleep'])).stdout.trim()).toMatch(/^\d+$/);
+    });
+    test('docker exec -it runs the command on a terminal (the CLI inside util-linux script for a pty of its own)', async () => {
+      const { socket } = await listening;
+      const line = `${CLI} exec -it ${name} sh -c 'test -t 0 && test -t 1 && echo on-a-tty'`;
+      const r = await new Promise<{ code: number; stdout: string }>((resolve) => {
+        execFile('script', ['-qec', line, '/dev/null'], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', DOCKER_HOST: `unix://${socket}`, DOCKER_CONFIG: configDir }, timeout: 30_000 }, (error, stdout) => resolve({ code: error ? 1 : 0, stdout }));
+      });
+      expect(r.code).toBe(0);
+      // A TTY's output is raw, with the terminal's CRLF line ends.
+      expect(r.stdout).toContain('on-a-tty\r\n');
     });
     test('docker exec -u 1000 runs as that uid', async () => {
       expect((await cli(['exec', '-u', '1000', name, 'busybox', 'id', '-u'])).stdout).toBe('1000\n');
