@@ -165,6 +165,22 @@ describe('POST /exec/{id}/start runs it detached or attached', () => {
     expect(ghost.status).toBe(404);
     expect(ghost.body).toEqual({ message: 'No such exec instance: ghost' });
   });
+  test('lifecycle events as dockerd names them: exec_create: <cmd>, exec_start: <cmd>, exec_die with exitCode', async () => {
+    const c = await running();
+    const since = Math.floor(Date.now() / 1000) - 1;
+    const { body } = await execCreate(c, { Cmd: ['fail'] });
+    await request(app).post(`/v1.41/exec/${body.Id}/start`).send({ Detach: true });
+    await until(async () => (await request(app).get(`/v1.41/exec/${body.Id}/json`)).body.Running === false);
+    const res = await request(app).get(`/v1.41/events?since=${since}&until=${Math.ceil(Date.now() / 1000) + 1}&filters=${encodeURIComponent(JSON.stringify({ container: { [c]: true } }))}`).buffer(true).parse((r, cb) => {
+      let text = '';
+      r.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      r.on('end', () => cb(null, text));
+    });
+    const events = (res.body as string).trim().split('\n').map((l) => JSON.parse(l) as { Action: string; Actor: { Attributes: Record<string, string> } });
+    const execs = events.filter((e) => e.Actor.Attributes.execID === body.Id);
+    expect(execs.map((e) => e.Action)).toEqual(['exec_create: fail', 'exec_start: fail', 'exec_die']);
+    expect(execs[2]!.Actor.Attributes.exitCode).toBe('3');
+  });
   test('a running exec is killed when its container stops', async () => {
     const c = await running();
     const { body } = await execCreate(c, { Cmd: ['sleep'] });

@@ -32,6 +32,8 @@ export class LocalExecs {
   constructor(
     private readonly runtimeName: string,
     private readonly executor: LocalExecutor,
+    /** dockerd's exec events (`exec_create: <cmd>`, `exec_start: <cmd>`, `exec_die`) on the container. */
+    private readonly publish: (action: string, c: LocalContainer, extra?: Record<string, string>) => void = () => undefined,
   ) {}
 
   create(c: LocalContainer, body: ExecCreateBody): { id: string } {
@@ -42,6 +44,7 @@ export class LocalExecs {
     const id = randomBytes(32).toString('hex');
     this.execs.set(id, { id, container: c, body, started: false, running: false, exitCode: null, pid: 0 });
     this.trim();
+    this.publish(`exec_create: ${body.Cmd.join(' ')}`, c, { execID: id });
     return { id };
   }
 
@@ -85,6 +88,7 @@ export class LocalExecs {
     }
     e.process = proc;
     e.pid = proc.pid;
+    this.publish(`exec_start: ${e.body.Cmd.join(' ')}`, c, { execID: e.id });
     // A client gone away must not leave the command blocked on a full pipe.
     out?.on('close', () => proc.resume());
     // The container's end is the exec's end too (its namespaces, or its process group, are gone).
@@ -95,6 +99,7 @@ export class LocalExecs {
       e.running = false;
       e.exitCode = code;
       e.process = undefined;
+      this.publish('exec_die', c, { execID: e.id, exitCode: String(code) });
       out?.end();
     });
     if (!out) return undefined;

@@ -32,7 +32,7 @@ export function localOperations(host: LocalOpsHost, executor: LocalExecutor): Lo
     out.changes = async (ref) => changes(host.resolve(ref));
   }
   if (!executor.exec) return out;
-  const execs = new LocalExecs(host.name, executor);
+  const execs = new LocalExecs(host.name, executor, (action, c, extra) => host.publish(action, c, extra));
   Object.assign(out, {
     createExec: async (ref, body) => execs.create(host.resolve(ref), body),
     startExec: (id, o) => execs.start(id, o),
