@@ -87,14 +87,15 @@ export class EngineHttp {
     res.resume();
   }
 
-  /** An `Upgrade: tcp` request (attach): resolves with the raw connection after 101. */
+  /** An `Upgrade: tcp` request (attach, exec start with its JSON body): resolves with the raw connection after 101. */
   upgrade(req: EngineRequest): Promise<Socket> {
     return new Promise((resolve, reject) => {
+      const body = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
       const outgoing = request({
         ...this.target,
         method: req.method,
         path: withQuery(req.path, req.query),
-        headers: { Connection: 'Upgrade', Upgrade: 'tcp' },
+        headers: { Connection: 'Upgrade', Upgrade: 'tcp', ...(body ? { 'Content-Type': 'application/json', 'Content-Length': body.length } : {}) },
       });
       outgoing.on('upgrade', (_res, socket: Socket, head: Buffer) => {
         if (head.length > 0) socket.unshift(head);
@@ -102,10 +103,10 @@ export class EngineHttp {
       });
       outgoing.on('response', (res) => {
         if ((res.statusCode ?? 500) >= 300) void toEngineError(res).then(reject, reject);
-        else reject(EngineError.system(`engine answered attach with ${res.statusCode} instead of 101`));
+        else reject(EngineError.system(`engine answered ${req.path} with ${res.statusCode} instead of 101`));
       });
       outgoing.on('error', (error) => reject(unreachable(this.where, error)));
-      outgoing.end();
+      outgoing.end(body);
     });
   }
 

@@ -131,6 +131,8 @@ export interface ImageStoreApi {
   resolve(ref: string): Promise<ResolvedImage | undefined>;
   /** Copies the image's root filesystem into `destDir` (created; must not exist) for one container. */
   materialize(imageId: string, destDir: string): Promise<void>;
+  /** The image's unpacked root filesystem, read-only (for `docker diff`). Optional. */
+  imageRootfs?(imageId: string): Promise<string>;
   /**
    * Builds the busybox image from busybox-static (deterministic: same binary, same ID) and tags it
    * with those of `tags` (default `busybox:latest`) that name no image yet. Answers its ID.

@@ -128,6 +128,12 @@ export class ImageStore implements ImageStoreApi {
    * --reflink=auto` (a copy-on-write clone on btrfs/xfs, a plain copy elsewhere), keeping owners,
    * modes, links and times. `destDir` must not exist yet.
    */
+  /** The image's own unpacked root filesystem (built once, shared, never to be written): what `docker diff` compares a container with. */
+  async imageRootfs(imageId: string): Promise<string> {
+    const record = this.recordOrThrow(imageId);
+    return this.files.buildRootfs(record.id, (await this.config(record.id)).rootfs.diff_ids);
+  }
+
   async materialize(imageId: string, destDir: string): Promise<void> {
     const record = this.recordOrThrow(imageId);
     const config = await this.config(record.id);

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import { EngineError } from '../errors/engine-error.js';
+import { isUpgradeEvent, readUpgradeBody } from './hijack.js';
 
 /**
  * Reads a JSON request body the way dockerd's CheckForJSON + decode do: a Content-Type other
@@ -11,7 +12,11 @@ export async function readJsonBody(req: Request, maxBytes: number): Promise<unkn
   const contentType = req.headers['content-type'];
   const chunks: Buffer[] = [];
   let size = 0;
-  try {
+  if (isUpgradeEvent(req)) {
+    const body = await readUpgradeBody(req, maxBytes);
+    chunks.push(body);
+    size = body.length;
+  } else try {
     for await (const chunk of req) {
       size += (chunk as Buffer).length;
       if (size > maxBytes) throw EngineError.invalidParameter(`request body is larger than ${maxBytes} bytes`);

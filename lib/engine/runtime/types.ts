@@ -5,6 +5,8 @@ import type { SystemOperations } from './operations/system-operations.js';
 import type { ImageOperations } from './operations/image-operations.js';
 import type { NetworkOperations } from './operations/network-operations.js';
 import type { VolumeOperations } from './operations/volume-operations.js';
+import type { ExecOperations } from './operations/exec-operations.js';
+import type { ContainerOperations } from './operations/container-operations.js';
 
 /**
  * The body of `POST /containers/create`: a ContainerConfig plus `HostConfig` and
@@ -160,13 +162,15 @@ export interface StopOptions {
    * long it takes. Undefined means the container's `StopTimeout`, else 10 (dockerd's default).
    */
   timeout?: number;
+  /** `signal` (API ≥ 1.42): sent instead of the container's stop signal. */
+  signal?: NodeJS.Signals;
 }
 
 /**
  * What `engineRouter` drives. The methods declared here are the required core (the container
  * lifecycle); each optional feature group lives in its own interface under `operations/`
  * ({@link SystemOperations}, {@link ImageOperations}, {@link NetworkOperations},
- * {@link VolumeOperations}) and any of its methods may be left out: its route then answers 501
+ * {@link VolumeOperations}, {@link ExecOperations}, {@link ContainerOperations}) and any of its methods may be left out: its route then answers 501
  * `<feature> is not supported by the <name> runtime`. Every method takes the id, unique id prefix or name the client
  * sent and resolves it itself; failures are thrown as `EngineError` (NotFound → 404 and so on).
  * Inspect and list return dockerd's JSON shapes, which the router sends as they are.
@@ -181,7 +185,9 @@ export interface ContainerRuntime
   extends Partial<SystemOperations>,
     Partial<ImageOperations>,
     Partial<NetworkOperations>,
-    Partial<VolumeOperations> {
+    Partial<VolumeOperations>,
+    Partial<ExecOperations>,
+    Partial<ContainerOperations> {
   /**
    * The runtime's name in messages (`scripted`, `process`, `docker`): a route whose optional
    * operation the runtime lacks answers 501 `<feature> is not supported by the <name> runtime`.

@@ -12,6 +12,9 @@ import type { ImageDeleteItem, ImageListOptions, ImageLoadRequest, ImagePruneRep
 import type { NetworkInspectOptions } from '../operations/network-operations.js';
 import type { VolumeCreateBody, VolumePruneReport } from '../operations/volume-operations.js';
 import type { DiskUsageOptions } from '../operations/system-operations.js';
+import { DockerContainerOps, refuseOldSignal } from './docker-container-ops.js';
+import type { ExecOperations } from '../operations/exec-operations.js';
+import type { ContainerOperations } from '../operations/container-operations.js';
 
 /** Options of {@link dockerRuntime}. */
 export interface DockerRuntimeOptions {
@@ -41,6 +44,15 @@ export function dockerRuntime(options: DockerRuntimeOptions = {}): ContainerRunt
   return new DockerRuntime(new EngineHttp({ socketPath }), options.apiVersion);
 }
 
+/** Every method of {@link DockerContainerOps}, each forwarded to the engine. */
+const DOCKER_OPERATIONS = [
+  'createExec', 'startExec', 'inspectExec', 'resizeExec', 'restart', 'rename', 'pause', 'unpause', 'top', 'stats',
+  'pruneContainers', 'changes', 'update', 'statPath', 'getArchive', 'putArchive',
+] as const satisfies readonly (keyof ExecOperations | keyof ContainerOperations)[];
+
+// The forwarded exec and container operations are mixed in by the constructor.
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unsafe-declaration-merging
+interface DockerRuntime extends ExecOperations, ContainerOperations {}
 class DockerRuntime implements ContainerRuntime {
   readonly name = 'docker';
   private version?: Promise<string>;
@@ -50,6 +62,9 @@ class DockerRuntime implements ContainerRuntime {
     pinned?: string,
   ) {
     if (pinned) this.version = Promise.resolve(pinned);
+    // Exec and the container operations live in docker-container-ops.ts.
+    const ops = new DockerContainerOps(http, { at: (v) => (v ? this.at(v) : this.prefix()), id: (ref) => this.id(ref) });
+    for (const method of DOCKER_OPERATIONS) Object.assign(this, { [method]: ops[method].bind(ops) });
   }
 
   /** `/v<version>` prefix; the engine's own version is learnt once from `/_ping`. */
@@ -185,12 +200,14 @@ class DockerRuntime implements ContainerRuntime {
     await this.http.empty({ method: 'POST', path: `${await this.prefix()}/containers/${this.id(ref)}/resize`, query: { h: String(height), w: String(width) } });
   }
 
-  async stop(ref: string, { timeout }: StopOptions): Promise<void> {
+  async stop(ref: string, { timeout, signal }: StopOptions): Promise<void> {
+    const prefix = await this.prefix();
+    refuseOldSignal(prefix, signal);
     // 304 (already stopped) comes back as a NotModified EngineError and is answered as such.
     await this.http.empty({
       method: 'POST',
-      path: `${await this.prefix()}/containers/${this.id(ref)}/stop`,
-      query: { t: timeout === undefined ? undefined : String(timeout) },
+      path: `${prefix}/containers/${this.id(ref)}/stop`,
+      query: { t: timeout === undefined ? undefined : String(timeout), signal },
     });
   }
 

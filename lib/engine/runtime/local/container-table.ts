@@ -21,6 +21,17 @@ export class ContainerTable {
     this.byName.set(c.name, c);
   }
 
+  /** Gives a container a new name; a name held by another container is a 409, as dockerd's rename. */
+  rename(c: LocalContainer, name: string): void {
+    const holder = this.byName.get(name);
+    if (holder && holder !== c) {
+      throw EngineError.conflict(`Error when allocating new name: Conflict. The container name "/${name}" is already in use by container "${holder.id}". You have to remove (or rename) that container to be able to reuse that name.`);
+    }
+    if (this.byName.get(c.name) === c) this.byName.delete(c.name);
+    c.name = name;
+    this.byName.set(name, c);
+  }
+
   /** Number of containers held. */
   get size(): number {
     return this.byId.size;

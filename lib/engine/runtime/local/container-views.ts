@@ -11,9 +11,9 @@ export function inspectView(c: LocalContainer): Record<string, unknown> {
     Path: c.argv[0] ?? '',
     Args: c.argv.slice(1),
     State: {
-      Status: c.status,
+      Status: c.paused === true && running ? 'paused' : c.status,
       Running: running,
-      Paused: false,
+      Paused: c.paused === true && running,
       Restarting: false,
       OOMKilled: false,
       Dead: false,
@@ -51,7 +51,8 @@ export function inspectView(c: LocalContainer): Record<string, unknown> {
       Entrypoint: c.body.Entrypoint ?? c.image.entrypoint ?? null,
       Labels: c.labels,
     },
-    NetworkSettings: { Networks: {} },
+    // testcontainers maps `NetworkSettings.Ports` right after start; dockerd sends {} when nothing is published.
+    NetworkSettings: { Ports: {}, Networks: {} },
   };
 }
 
@@ -66,7 +67,7 @@ export function summaryView(c: LocalContainer, now = Date.now()): Record<string,
     Created: Math.floor(c.created.getTime() / 1000),
     Ports: [],
     Labels: c.labels,
-    State: c.status,
+    State: c.paused === true && c.status === 'running' ? 'paused' : c.status,
     Status: humanStatus(c, now),
     HostConfig: { NetworkMode: c.body.HostConfig?.NetworkMode ?? 'default' },
     NetworkSettings: { Networks: {} },
@@ -78,7 +79,7 @@ export function summaryView(c: LocalContainer, now = Date.now()): Record<string,
 function humanStatus(c: LocalContainer, now: number): string {
   switch (c.status) {
     case 'running':
-      return `Up ${humanDuration(now - (c.startedAt?.getTime() ?? now))}`;
+      return `Up ${humanDuration(now - (c.startedAt?.getTime() ?? now))}${c.paused === true ? ' (Paused)' : ''}`;
     case 'exited':
       return `Exited (${c.exitCode}) ${humanDuration(now - (c.finishedAt?.getTime() ?? now))} ago`;
     case 'removing':

@@ -2,6 +2,7 @@ import type { PassThrough, Writable } from 'node:stream';
 import type { ImageStoreApi, ImageUsage } from '../../images/image-store-types.js';
 import type { ContainerCreateBody, WaitResult } from '../types.js';
 import type { OutputLog } from './output-log.js';
+import type { ContainerChange } from '../operations/container-operations.js';
 
 /** An image a local runtime can run. */
 export interface LocalImage {
@@ -37,6 +38,33 @@ export interface LocalProcess {
   kill(signal?: NodeJS.Signals): void;
   /** Resizes the container's terminal (Tty containers). Optional: without it resize answers 501. */
   resize?(rows: number, cols: number): void;
+  /**
+   * Host pids of every process of the container (for pause, top and stats). Optional: a
+   * runtime whose containers are not host processes (scripted) leaves it out.
+   */
+  pids?(): number[];
+}
+
+/** An exec'd process; `resize(rows, cols)` when it runs on a TTY. */
+export type LocalExecProcess = LocalProcess;
+
+/** What an executor needs to run a command inside a running container (`docker exec`). */
+export interface LocalExecRun {
+  container: LocalContainer;
+  argv: string[];
+  /** The container's environment followed by the exec's `Env`. */
+  env: string[];
+  /** The exec's `User`, else the container's; empty means the container's default. */
+  user: string;
+  /** The exec's `WorkingDir`, else the container's; empty means the container's default. */
+  workingDir: string;
+  tty: boolean;
+  /** Keep a stdin pipe open (the exec attached stdin). */
+  stdin: boolean;
+  /** `[height, width]` of the TTY. */
+  consoleSize?: [number, number];
+  privileged: boolean;
+  output: (stream: 1 | 2, data: Buffer) => void;
 }
 
 /** What runs containers for a local runtime: the process executor or a script. */
@@ -65,6 +93,23 @@ export interface LocalExecutor {
   stateDir?: string;
   /** Frees what the executor keeps for a removed container (e.g. its root filesystem copy). Optional. */
   removed?(id: string): void;
+  /**
+   * Runs a command in a running container (`docker exec`); throws a 400 EngineError naming a
+   * field it cannot honor. Optional: without it the exec routes answer 501.
+   */
+  exec?(run: LocalExecRun): Promise<LocalExecProcess>;
+  /**
+   * The container has its own root filesystem with `tar` and `stat`: `docker cp` runs them inside
+   * it through {@link exec}. Defaults to false (the archive routes answer 501).
+   */
+  copiesWithTar?: boolean;
+  /**
+   * Runs `tar`/`stat` on a container that is not running (created or exited), for `docker cp`;
+   * optional: without it copying needs a running container (409).
+   */
+  copyOffline?(container: LocalContainer, argv: string[], stdin: boolean, output: (stream: 1 | 2, data: Buffer) => void): Promise<LocalProcess>;
+  /** `docker diff`: what changed in the container's own filesystem. Optional: without it the route answers 501. */
+  changes?(container: LocalContainer): Promise<ContainerChange[]>;
   /** Starts the command; rejects when it cannot start. */
   start(run: {
     argv: string[];
@@ -96,6 +141,8 @@ export interface LocalContainer {
   autoRemove: boolean;
   labels: Record<string, string>;
   status: LocalStatus;
+  /** Frozen by `docker pause` (status stays `running`, as State.Running does in dockerd). */
+  paused?: boolean;
   pid: number;
   exitCode: number;
   error: string;

@@ -20,6 +20,7 @@ import type { LocalLimits } from './local-limits.js';
 import { MAX_TIMER_MS } from './event-bus.js';
 import { LocalImageStore } from './local-image-store.js';
 import { LocalCatalog } from './local-catalog.js';
+import { localOperations, type LocalOperations } from './local-operations.js';
 import { applyImageConfig } from './image-config.js';
 import { StoreImageOperations } from './store-image-operations.js';
 import { ContainerRecords, restoredContainer, type RestoredContainer } from './container-records.js';
@@ -32,6 +33,9 @@ import type { ImageOperations } from '../operations/image-operations.js';
  * (and pull, login) through it; one with a `stateDir` gets its containers and their output kept
  * across restarts ({@link ContainerRecords}).
  */
+// The exec and container operations are mixed in by the constructor (local-operations.ts).
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unsafe-declaration-merging
+export interface LocalRuntime extends LocalOperations {}
 export class LocalRuntime implements ContainerRuntime {
   private readonly table = new ContainerTable();
   private readonly bus = new EventBus();
@@ -50,6 +54,21 @@ export class LocalRuntime implements ContainerRuntime {
   ) {
     this.images = new LocalImageStore(executor.images?.() ?? [], (ref) => executor.image(ref));
     this.catalog = new LocalCatalog(name, this.images, executor.networks ?? [], this.bus, () => this.table.all());
+    // Exec, restart, rename, pause, top, stats, prune, update, archive (local-operations.ts).
+    Object.assign(this, localOperations({
+      name,
+      resolve: (ref) => this.table.resolve(ref),
+      rename: (c, newName) => {
+        this.table.rename(c, newName);
+        // A kept container keeps its new name across a restart.
+        void this.records?.save(c);
+      },
+      all: () => this.table.all(),
+      publish: (action, c, extra) => this.bus.publish(action, eventActor(c), extra),
+      start: (ref) => this.start(ref),
+      stop: (ref, o) => this.stop(ref, o),
+      remove: (ref, o) => this.remove(ref, o),
+    }, executor));
     if (executor.imageStore) {
       const store = executor.imageStore((imageId) =>
         this.table.all().filter((c) => c.image.id === imageId).map((c) => ({ id: c.id, running: c.status === 'running' })));
@@ -339,13 +358,13 @@ export class LocalRuntime implements ContainerRuntime {
     if (signal === 'SIGKILL') await this.settled(proc);
   }
 
-  async stop(ref: string, { timeout }: StopOptions): Promise<void> {
+  async stop(ref: string, { timeout, signal }: StopOptions): Promise<void> {
     const c = this.table.resolve(ref);
     const proc = c.process;
     if (c.status !== 'running' || !proc) throw EngineError.notModified('Container is already stopped');
     const configured = c.body.StopTimeout;
     const seconds = timeout ?? (typeof configured === 'number' && Number.isInteger(configured) ? configured : 10);
-    this.signal(c, proc, stopSignal(c.body.StopSignal));
+    this.signal(c, proc, signal ?? stopSignal(c.body.StopSignal));
     // Negative waits for the exit, as dockerd does; so does a wait longer than a timer can hold.
     if (seconds >= 0 && seconds * 1000 <= MAX_TIMER_MS) {
       const grace = new AbortController();

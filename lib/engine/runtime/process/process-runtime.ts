@@ -11,6 +11,8 @@ import { LocalRuntime } from '../local/local-runtime.js';
 import { localLimits } from '../local/local-limits.js';
 import { refuseConfigFields, refuseHostFields, UNHONORED_HOST_FIELDS } from '../local/refuse-fields.js';
 import { EngineError } from '../../errors/engine-error.js';
+import { descendants } from '../local/proc-stats.js';
+import { processExec } from './process-exec.js';
 
 /** How one allow-listed image runs on the host. */
 export interface ProcessImage {
@@ -83,6 +85,7 @@ export function processRuntime(options: ProcessRuntimeOptions): ContainerRuntime
         throw EngineError.invalidParameter(`HostConfig.NetworkMode "${String(mode)}" is not supported by the process runtime (host only)`);
       }
     },
+    exec: (run) => processExec(run, lookup(run.container.image.ref)!.program, cwd),
     start: ({ argv, env, image, openStdin, output }) => {
       const spec = lookup(image.ref)!;
       const child = spawn(spec.program, argv.slice(1), {
@@ -133,6 +136,7 @@ export function processRuntime(options: ProcessRuntimeOptions): ContainerRuntime
                 child.kill(sig);
               }
             },
+            pids: () => (child.pid ? [child.pid, ...descendants(child.pid)] : []),
           });
         });
       });

@@ -28,6 +28,7 @@ export function withSeedAliases(store: ImageStoreApi, repositories: readonly str
     seedBusybox: (tags) => store.seedBusybox(tags),
     pull: (request) => store.pull(request),
     ...(store.login ? { login: store.login.bind(store) } : {}),
+    ...(store.imageRootfs ? { imageRootfs: store.imageRootfs.bind(store) } : {}),
     load: (archive, options) => store.load(archive, options),
     save: (refs, signal) => store.save(refs, signal),
     tag: (source, repo, tag) => store.tag(source, repo, tag),

@@ -4,6 +4,7 @@ import { Writable } from 'node:stream';
 import { spawn as spawnPty } from 'node-pty';
 import { signalNumber } from '../../http/signal.js';
 import type { LocalProcess } from '../local/local-container.js';
+import { descendants } from '../local/proc-stats.js';
 
 /** One bwrap invocation: its arguments, the command, and how its output leaves. */
 export interface SandboxLaunch {
@@ -49,6 +50,8 @@ function launchOnPipes(launch: SandboxLaunch): Promise<LocalProcess> {
         pause: () => { stdout.pause(); stderr.pause(); },
         resume: () => { stdout.resume(); stderr.resume(); },
         kill: (sig = 'SIGTERM') => signalContainer(pid, launch.init, sig, () => child.kill(sig)),
+        // The container's processes: everything under bwrap (pid 1 of its namespace and below).
+        pids: () => descendants(pid),
       });
     });
   });
@@ -96,6 +99,7 @@ function launchOnPty(launch: SandboxLaunch, size: { rows: number; cols: number }
     pause: () => term.pause(),
     resume: () => term.resume(),
     kill: (sig = 'SIGTERM') => signalContainer(term.pid, launch.init, sig, () => term.kill(sig)),
+    pids: () => descendants(term.pid),
     resize: (rows: number, cols: number) => {
       if (rows > 0 && cols > 0) term.resize(cols, rows);
     },

@@ -16,6 +16,9 @@ import { bwrapArgs } from './bwrap-args.js';
 import { resolveUserIn } from './passwd.js';
 import { refuseUnsupported } from './sandbox-fields.js';
 import { launchSandbox } from './sandbox-process.js';
+import { sandboxExec } from './sandbox-exec.js';
+import { diffTrees } from '../local/diff-trees.js';
+import { runOnRootfs } from './sandbox-offline.js';
 
 /** Options of {@link sandboxRuntime}. */
 export interface SandboxRuntimeOptions {
@@ -98,6 +101,16 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   mkdirSync(containersDir, { recursive: true });
   let store: Promise<ImageStoreApi> | undefined;
 
+  /** The container's root filesystem copy, made once (at its first start or copy): a restarted container keeps its writes, as with dockerd. */
+  const ensureRootfs = async (id: string, imageId: string): Promise<string> => {
+    const rootfs = join(containersDir, id, 'rootfs');
+    if (!existsSync(rootfs)) {
+      if (!store) throw EngineError.system('the image store is not open');
+      mkdirSync(join(containersDir, id), { recursive: true });
+      await (await store).materialize(imageId, rootfs);
+    }
+    return rootfs;
+  };
   const executor: LocalExecutor = {
     image: () => undefined,
     networks: ['host', 'none'],
@@ -110,20 +123,27 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       });
       return store;
     },
+    // `docker exec`: nsenter into the running container (sandbox-exec.ts).
+    exec: (run) => sandboxExec(run, existsSync('/usr/bin/nsenter') ? '/usr/bin/nsenter' : 'nsenter', (spec) => resolveUserIn(join(containersDir, run.container.id, 'rootfs'), spec)),
+    // `docker cp` runs tar and stat inside the running container (local-archive.ts).
+    copiesWithTar: true,
+    // `docker diff`: the container's root filesystem copy against the image's (diff-trees.ts).
+    changes: async (c) => {
+      const rootfs = join(containersDir, c.id, 'rootfs');
+      const opened = store ? await store : undefined;
+      if (!existsSync(rootfs) || !opened?.imageRootfs) return [];
+      return diffTrees(await opened.imageRootfs(c.image.id), rootfs);
+    },
     validate: refuseUnsupported,
     // The writable root filesystem copy goes with the container (asynchronously: rm -f answers
     // first); the record and output are removed by the runtime's records.
     removed: (id) => {
       void rm(join(containersDir, id, 'rootfs'), { recursive: true, force: true }).catch(() => undefined);
     },
+    // `docker cp` on a created or exited container: the image's tar in a fresh sandbox on its root.
+    copyOffline: async (c, argv, stdin, output) => runOnRootfs({ bwrap, rootfs: await ensureRootfs(c.id, c.image.id), argv, stdin, output }),
     start: async ({ argv, env, openStdin, output, id, body, image, tty }) => {
-      const rootfs = join(containersDir, id, 'rootfs');
-      // The copy is made once, at the first start: a restarted container keeps its writes, as with dockerd.
-      if (!existsSync(rootfs)) {
-        if (!store) throw EngineError.system('the image store is not open');
-        mkdirSync(join(containersDir, id), { recursive: true });
-        await (await store).materialize(image.id, rootfs);
-      }
+      const rootfs = await ensureRootfs(id, image.id);
       const user = resolveUserIn(rootfs, typeof body.User === 'string' ? body.User : '');
       // runc sets HOME from the passwd entry when the environment has none.
       const fullEnv = [...env];

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { ContainerRuntime } from '../types.js';
 import { familiarImageRef } from '../local/image-ref.js';
-import type { LocalExecutor, LocalImage } from '../local/local-container.js';
+import { PassThrough, type Readable } from 'node:stream';
+import type { LocalExecutor, LocalImage, LocalProcess } from '../local/local-container.js';
 import { LocalRuntime } from '../local/local-runtime.js';
 import { signalNumber } from '../../http/signal.js';
 import { localLimits } from '../local/local-limits.js';
@@ -22,6 +23,8 @@ export interface ScriptRun {
    * name (`'SIGTERM'`) and the container exits with 128 + its number, whatever the script does.
    */
   signal: AbortSignal;
+  /** What the client writes to an exec's stdin (`docker exec -i`); absent when the exec attached none. */
+  stdin?: Readable;
 }
 
 /** The outcome of a scripted container; output may also be written with `run.write` before. */
@@ -47,7 +50,8 @@ export interface ScriptedRuntimeOptions {
 
 /**
  * An in-memory runtime for hosts' own tests: containers run a function instead of a process,
- * with the same lifecycle, logs, waits and events as the process runtime.
+ * with the same lifecycle, logs, waits and events as the process runtime. `docker exec` calls
+ * the image's script again with the exec's command (argv), environment and stdin.
  *
  * @example
  * const runtime = scriptedRuntime({ images: { 'busybox:latest': ({ argv }) => ({ stdout: `${argv.slice(1).join(' ')}\n` }) } });
@@ -70,37 +74,47 @@ export function scriptedRuntime(options: ScriptedRuntimeOptions): ContainerRunti
     images: () => [...scripts.values()].map((s) => s.image),
     // A script runs inside the server and opens no network of its own.
     networks: ['none'],
-    start: async ({ argv, env, image, output }) => {
-      const { script } = scripts.get(image.ref)!;
-      const abort = new AbortController();
-      const killedCode = (): number => 128 + signalNumber(abort.signal.reason as NodeJS.Signals);
-      const write = (stream: 1 | 2, data: string | Buffer): void => output(stream, Buffer.isBuffer(data) ? data : Buffer.from(data));
-      const exited = (async () => {
-        // A tick first, so `start` answers before the script's output and exit, as a real process would.
-        await new Promise((resolve) => setImmediate(resolve));
-        try {
-          const result = (await script({ argv, env, write, signal: abort.signal })) ?? {};
-          if (abort.signal.aborted) return killedCode();
-          if (result.stdout !== undefined) write(1, result.stdout);
-          if (result.stderr !== undefined) write(2, result.stderr);
-          return result.exitCode ?? 0;
-        } catch (error) {
-          if (abort.signal.aborted) return killedCode();
-          write(2, `${(error as Error).message}\n`);
-          return 1;
-        }
-      })();
-      const killed = new Promise<number>((resolve) => abort.signal.addEventListener('abort', () => resolve(killedCode())));
-      return {
-        pid: ++pids,
-        exited: Promise.race([exited, killed]),
-        pause: () => undefined,
-        resume: () => undefined,
-        kill: (sig = 'SIGTERM') => {
-          if (!IGNORED_BY_DEFAULT.has(sig)) abort.abort(sig);
-        },
-      };
+    start: async ({ argv, env, image, output }) => runScript(scripts.get(image.ref)!.script, { argv, env, output }, ++pids),
+    // `docker exec` runs the container image's script again with the exec's command and environment.
+    exec: async ({ container, argv, env, stdin, output }) => {
+      const input = stdin ? new PassThrough() : undefined;
+      return { ...runScript(scripts.get(container.image.ref)!.script, { argv, env, output, ...(input ? { stdin: input } : {}) }, ++pids), ...(input ? { stdin: input } : {}) };
     },
   };
   return new LocalRuntime('scripted', executor, limits);
+}
+
+function runScript(
+  script: ScriptedImage,
+  run: { argv: string[]; env: string[]; output: (stream: 1 | 2, data: Buffer) => void; stdin?: Readable },
+  pid: number,
+): LocalProcess {
+  const abort = new AbortController();
+  const killedCode = (): number => 128 + signalNumber(abort.signal.reason as NodeJS.Signals);
+  const write = (stream: 1 | 2, data: string | Buffer): void => run.output(stream, Buffer.isBuffer(data) ? data : Buffer.from(data));
+  const exited = (async () => {
+    // A tick first, so `start` answers before the script's output and exit, as a real process would.
+    await new Promise((resolve) => setImmediate(resolve));
+    try {
+      const result = (await script({ argv: run.argv, env: run.env, write, signal: abort.signal, ...(run.stdin ? { stdin: run.stdin } : {}) })) ?? {};
+      if (abort.signal.aborted) return killedCode();
+      if (result.stdout !== undefined) write(1, result.stdout);
+      if (result.stderr !== undefined) write(2, result.stderr);
+      return result.exitCode ?? 0;
+    } catch (error) {
+      if (abort.signal.aborted) return killedCode();
+      write(2, `${(error as Error).message}\n`);
+      return 1;
+    }
+  })();
+  const killed = new Promise<number>((resolve) => abort.signal.addEventListener('abort', () => resolve(killedCode())));
+  return {
+    pid,
+    exited: Promise.race([exited, killed]),
+    pause: () => undefined,
+    resume: () => undefined,
+    kill: (sig = 'SIGTERM') => {
+      if (!IGNORED_BY_DEFAULT.has(sig)) abort.abort(sig);
+    },
+  };
 }

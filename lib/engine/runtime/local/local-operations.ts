@@ -1,0 +1,50 @@
+import type { ExecOperations } from '../operations/exec-operations.js';
+import type { ContainerOperations } from '../operations/container-operations.js';
+import type { LocalExecutor } from './local-container.js';
+import { LocalExecs } from './local-exec.js';
+import { LocalContainerOps, type LocalOpsHost } from './local-container-ops.js';
+import { LocalArchive } from './local-archive.js';
+
+/** What a local runtime offers beyond the lifecycle: exec and archive only where the executor can. */
+export type LocalOperations = Partial<ExecOperations> &
+  Pick<ContainerOperations, 'restart' | 'rename' | 'pause' | 'unpause' | 'top' | 'stats' | 'pruneContainers' | 'update'> &
+  Partial<Pick<ContainerOperations, 'statPath' | 'getArchive' | 'putArchive' | 'changes'>>;
+
+/**
+ * The exec and container operations of a local runtime, as methods to mix into it. Exec exists
+ * only when the executor can run a command inside a container, `docker cp` only when it also
+ * copies with tar, `changes` only when it can diff; otherwise those routes answer 501.
+ */
+export function localOperations(host: LocalOpsHost, executor: LocalExecutor): LocalOperations {
+  const ops = new LocalContainerOps(host);
+  const out: LocalOperations = {
+    restart: (ref, o) => ops.restart(ref, o),
+    rename: (ref, n) => ops.rename(ref, n),
+    pause: (ref) => ops.pause(ref),
+    unpause: (ref) => ops.unpause(ref),
+    top: (ref, a) => ops.top(ref, a),
+    stats: (ref, o) => ops.stats(ref, o),
+    pruneContainers: (filters) => ops.prune(filters),
+    update: (ref, b) => ops.update(ref, b),
+  };
+  if (executor.changes) {
+    const changes = executor.changes.bind(executor);
+    out.changes = async (ref) => changes(host.resolve(ref));
+  }
+  if (!executor.exec) return out;
+  const execs = new LocalExecs(host.name, executor, (action, c, extra) => host.publish(action, c, extra));
+  Object.assign(out, {
+    createExec: async (ref, body) => execs.create(host.resolve(ref), body),
+    startExec: (id, o) => execs.start(id, o),
+    inspectExec: async (id) => execs.inspect(id),
+    resizeExec: async (id, { height, width }) => execs.resize(id, height, width),
+  } satisfies ExecOperations);
+  if (!executor.copiesWithTar) return out;
+  const archive = new LocalArchive(host.name, executor);
+  Object.assign(out, {
+    statPath: (ref, path) => archive.stat(host.resolve(ref), path, ref),
+    getArchive: (ref, path, signal) => archive.get(host.resolve(ref), path, ref, signal),
+    putArchive: (ref, path, tar, o) => archive.put(host.resolve(ref), path, ref, tar, o),
+  } satisfies Pick<ContainerOperations, 'statPath' | 'getArchive' | 'putArchive'>);
+  return out;
+}

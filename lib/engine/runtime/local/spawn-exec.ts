@@ -1,0 +1,111 @@
+import { spawn } from 'node:child_process';
+import { Writable } from 'node:stream';
+import { spawn as ptySpawn } from 'node-pty';
+import { signalNumber } from '../../http/signal.js';
+import type { LocalExecProcess } from './local-container.js';
+
+/** How to start one exec'd command. */
+export interface ExecSpawn {
+  file: string;
+  args: string[];
+  argv0?: string;
+  cwd: string;
+  env: string[];
+  /** On a pseudo-terminal (node-pty): both streams arrive as one, raw, on stream 1. */
+  tty: boolean;
+  stdin: boolean;
+  /** `[height, width]`; defaults to 24×80 for a TTY. */
+  consoleSize?: [number, number];
+  output: (stream: 1 | 2, data: Buffer) => void;
+}
+
+/**
+ * Spawns an exec'd command as a child process (its own process group, so a kill reaches what it
+ * started), or on a pseudo-terminal through node-pty when the exec asked for a TTY.
+ */
+export function spawnExec(run: ExecSpawn): Promise<LocalExecProcess> {
+  const env = Object.fromEntries(run.env.map(splitEnv));
+  return run.tty ? spawnPty(run, env) : spawnPiped(run, env);
+}
+
+function spawnPiped(run: ExecSpawn, env: Record<string, string>): Promise<LocalExecProcess> {
+  const child = spawn(run.file, run.args, {
+    ...(run.argv0 ? { argv0: run.argv0 } : {}),
+    cwd: run.cwd,
+    env,
+    stdio: [run.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    shell: false,
+    detached: true,
+  });
+  const stdout = child.stdout!;
+  const stderr = child.stderr!;
+  stdout.on('data', (d: Buffer) => run.output(1, d));
+  stderr.on('data', (d: Buffer) => run.output(2, d));
+  child.stdin?.on('error', () => undefined);
+  const exited = new Promise<number>((resolve) => {
+    child.on('close', (code, signal) => resolve(code ?? 128 + (signal ? signalNumber(signal) : 0)));
+  });
+  return new Promise<LocalExecProcess>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('spawn', () => {
+      child.off('error', reject);
+      child.on('error', () => undefined);
+      resolve({
+        pid: child.pid ?? 0,
+        ...(child.stdin ? { stdin: child.stdin } : {}),
+        exited,
+        pause: () => { stdout.pause(); stderr.pause(); },
+        resume: () => { stdout.resume(); stderr.resume(); },
+        kill: (sig = 'SIGTERM') => {
+          try {
+            if (child.pid) process.kill(-child.pid, sig);
+          } catch {
+            child.kill(sig);
+          }
+        },
+      });
+    });
+  });
+}
+
+async function spawnPty(run: ExecSpawn, env: Record<string, string>): Promise<LocalExecProcess> {
+  const [rows = 24, cols = 80] = run.consoleSize && run.consoleSize[0] > 0 && run.consoleSize[1] > 0 ? run.consoleSize : [];
+  // Bytes, not strings: a TTY carries whatever the program writes, UTF-8 or not.
+  const term = ptySpawn(run.file, run.args, { name: env.TERM ?? 'xterm', cols, rows, cwd: run.cwd, env, encoding: null });
+  term.onData((data: string | Buffer) => run.output(1, Buffer.isBuffer(data) ? data : Buffer.from(data)));
+  const exited = new Promise<number>((resolve) => {
+    term.onExit(({ exitCode, signal }) => resolve(signal ? 128 + signal : exitCode));
+  });
+  const stdin = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      try {
+        term.write(chunk as unknown as string);
+        callback();
+      } catch (error) {
+        callback(error as Error);
+      }
+    },
+  });
+  return {
+    pid: term.pid,
+    stdin,
+    exited,
+    pause: () => term.pause(),
+    resume: () => term.resume(),
+    kill: (sig = 'SIGTERM') => {
+      try {
+        term.kill(sig);
+      } catch {
+        // already gone
+      }
+    },
+    resize: (height, width) => {
+      if (height > 0 && width > 0) term.resize(width, height);
+    },
+  };
+}
+
+function splitEnv(entry: string): [string, string] {
+  const i = entry.indexOf('=');
+  return i === -1 ? [entry, ''] : [entry.slice(0, i), entry.slice(i + 1)];
+}

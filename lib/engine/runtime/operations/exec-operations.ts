@@ -1,0 +1,56 @@
+import type { AttachSession } from '../types.js';
+
+/**
+ * `POST /containers/{id}/exec` body (types.ExecConfig), kept as sent. `Env` arrived in API 1.25
+ * and `WorkingDir` in 1.35 (version history); dockerd honours both whatever the request's
+ * version, and so does dockgate. `ConsoleSize` (1.42) is dropped below 1.42 by the router, as
+ * dockerd's exec route does.
+ */
+export interface ExecCreateBody {
+  Cmd: string[];
+  AttachStdin?: boolean;
+  AttachStdout?: boolean;
+  AttachStderr?: boolean;
+  Tty?: boolean;
+  Env?: string[] | null;
+  User?: string;
+  WorkingDir?: string;
+  Privileged?: boolean;
+  DetachKeys?: string;
+  /** `[height, width]` of the TTY. */
+  ConsoleSize?: [number, number] | null;
+  [field: string]: unknown;
+}
+
+/** `POST /exec/{id}/start` (types.ExecStartCheck), already validated. */
+export interface ExecStartOptions {
+  /** Start and answer at once; output is discarded. */
+  detach: boolean;
+  /** The start body's `Tty` (dockerd reads the create body's; a forwarding runtime passes this one on). */
+  tty: boolean;
+  /** `[height, width]` (API ≥ 1.42). */
+  consoleSize?: [number, number];
+  apiVersion: string;
+}
+
+/**
+ * Optional exec operations (`docker exec`, docker-py's `exec_run`, testcontainers' `exec`).
+ * Exec ids are 64 hex characters; an unknown one is 404 `No such exec instance: <id>`.
+ */
+export interface ExecOperations {
+  /**
+   * Registers an exec instance in a running container; 409 `Container <id> is not running`
+   * (or `… is paused, unpause the container before exec`), 404 for an unknown container.
+   */
+  createExec(containerRef: string, body: ExecCreateBody, apiVersion: string): Promise<{ id: string }>;
+  /**
+   * Starts it. Detached: resolves undefined once the command runs. Attached: the session whose
+   * output (stdcopy frames unless the exec has a TTY) ends when the command has exited and all
+   * its output was delivered; `stdin` when the exec attached stdin. Already started → 409.
+   */
+  startExec(id: string, options: ExecStartOptions): Promise<AttachSession | undefined>;
+  /** `GET /exec/{id}/json` (types.ContainerExecInspect). */
+  inspectExec(id: string, apiVersion: string): Promise<Record<string, unknown>>;
+  /** `POST /exec/{id}/resize`: the TTY's new size. An exec without a TTY, or not running, ignores it (dockerd answers 200 too). */
+  resizeExec(id: string, size: { height: number; width: number }): Promise<void>;
+}

@@ -1,0 +1,30 @@
+import type { LocalProcess } from '../local/local-container.js';
+import { launchSandbox } from './sandbox-process.js';
+
+/** What a copy into or out of a stopped container may do as root: own and write files, nothing else. */
+const COPY_CAPS = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'MKNOD'];
+
+/**
+ * Runs a command (the image's own `tar` or `stat`) on a stopped container's root filesystem copy,
+ * in a fresh bubblewrap sandbox rooted there: no network, own PID/IPC/UTS namespaces, only the
+ * capabilities a copy needs. Paths and symlinks resolve inside that root, as for a running
+ * container, so `docker cp` (and testcontainers' copy before start) works on a created container
+ * without ever resolving a container path on the host.
+ */
+export function runOnRootfs(run: { bwrap: string; rootfs: string; argv: string[]; stdin: boolean; output: (stream: 1 | 2, data: Buffer) => void }): Promise<LocalProcess> {
+  const args = [
+    '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-net', '--die-with-parent', '--new-session', '--as-pid-1',
+    '--bind', run.rootfs, '/', '--proc', '/proc', '--dev', '/dev',
+    '--cap-drop', 'ALL', ...COPY_CAPS.flatMap((c) => ['--cap-add', `CAP_${c}`]),
+    '--chdir', '/',
+  ];
+  return launchSandbox({
+    bwrap: run.bwrap,
+    args,
+    argv: run.argv,
+    env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'],
+    openStdin: run.stdin,
+    init: false,
+    output: run.output,
+  });
+}
