@@ -49,7 +49,8 @@ export function resourceLimits(body: ContainerCreateBody, cpus: number): Resourc
     if (memory < MIN_MEMORY) throw EngineError.invalidParameter('Minimum memory limit allowed is 6MB');
     limits.memory = memory;
   }
-  const swap = int('MemorySwap');
+  // -1 is "unlimited swap" here, not the CLI's unset value it is elsewhere.
+  const swap = host.MemorySwap === -1 ? -1 : int('MemorySwap');
   if (swap !== undefined) {
     if (memory === undefined) throw EngineError.invalidParameter('You should always set the Memory limit when using Memoryswap limit');
     if (swap !== -1 && swap < memory) throw EngineError.invalidParameter('Minimum memoryswap limit should be larger than memory limit, see usage');
