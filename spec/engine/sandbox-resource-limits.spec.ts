@@ -12,6 +12,7 @@ describe('resource limits are read from HostConfig the way dockerd reads them', 
   test('the Docker CLI\'s zero values (and -1) mean no limit', () => {
     expect(resourceLimits(body({ Memory: 0, MemorySwap: 0, NanoCpus: 0, CpuShares: 0, CpuQuota: 0, CpuPeriod: 0, PidsLimit: null }), 2)).toEqual({});
     expect(resourceLimits(body({ PidsLimit: -1 }), 2)).toEqual({});
+    expect(resourceLimits(body({ MemorySwap: -1 }), 2)).toEqual({});
     expect(controllersFor({})).toEqual([]);
   });
   test('Memory alone gets as much swap again (dockerd\'s default); MemorySwap -1 is unlimited swap', () => {

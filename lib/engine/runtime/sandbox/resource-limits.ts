@@ -51,7 +51,9 @@ export function resourceLimits(body: ContainerCreateBody, cpus: number): Resourc
   }
   // -1 is "unlimited swap" here, not the CLI's unset value it is elsewhere.
   const swap = host.MemorySwap === -1 ? -1 : int('MemorySwap');
-  if (swap !== undefined) {
+  if (swap === -1 && memory === undefined) {
+    // Unlimited swap without a memory limit is what every container has already.
+  } else if (swap !== undefined) {
     if (memory === undefined) throw EngineError.invalidParameter('You should always set the Memory limit when using Memoryswap limit');
     if (swap !== -1 && swap < memory) throw EngineError.invalidParameter('Minimum memoryswap limit should be larger than memory limit, see usage');
     limits.memorySwap = swap;
