@@ -4,14 +4,20 @@ import type { LocalImage } from '../local/local-container.js';
 import { refuseHostFields, UNHONORED_HOST_FIELDS } from '../local/refuse-fields.js';
 import { asArray, parseBind, parseMount } from './bwrap-args.js';
 import { resolveUserIn } from './passwd.js';
+import type { Cgroups } from './cgroups.js';
+import { CGROUP_HOST_FIELDS, CONTROLLER_OF, resourceLimits, type ResourceLimits } from './resource-limits.js';
+
+/** Resource fields no cgroup of this runtime can carry: refused whenever set. */
+const REFUSED_HOST_FIELDS = UNHONORED_HOST_FIELDS.filter((f) => !(CGROUP_HOST_FIELDS as readonly string[]).includes(f));
 
 /**
  * Refuses, with a 400 naming the field, every create field the sandbox cannot honor, and
  * checks the honored ones (binds exist, capabilities are names, User names exist in the image).
  */
-export function refuseUnsupported(body: ContainerCreateBody, image?: LocalImage): void {
+export function refuseUnsupported(body: ContainerCreateBody, image?: LocalImage, cgroups?: Cgroups, cpus = 1): void {
   const host = body.HostConfig ?? {};
-  refuseHostFields(body, UNHONORED_HOST_FIELDS, 'sandbox');
+  refuseHostFields(body, REFUSED_HOST_FIELDS, 'sandbox');
+  checkLimits(body, cgroups, cpus);
   if (host.Init !== undefined && host.Init !== null && typeof host.Init !== 'boolean') throw EngineError.invalidParameter('HostConfig.Init must be a boolean');
   for (const bind of asArray(host.Binds, 'HostConfig.Binds')) parseBind(bind);
   for (const m of asArray(host.Mounts, 'HostConfig.Mounts')) parseMount(m);
@@ -40,5 +46,31 @@ export function refuseUnsupported(body: ContainerCreateBody, image?: LocalImage)
   }
   if (body.WorkingDir !== undefined && body.WorkingDir !== '' && (typeof body.WorkingDir !== 'string' || !body.WorkingDir.startsWith('/'))) {
     throw EngineError.invalidParameter('WorkingDir must be an absolute path');
+  }
+}
+
+/**
+ * Memory, CPU and pids limits are honored through cgroups where this server can manage the
+ * controller; where it cannot, the field is refused by name, never dropped.
+ */
+export function checkLimits(body: ContainerCreateBody, cgroups: Cgroups | undefined, cpus: number): ResourceLimits {
+  const limits = resourceLimits(body, cpus);
+  const host = (body.HostConfig ?? {}) as Record<string, unknown>;
+  const manageable = new Set(cgroups?.controllers ?? []);
+  for (const field of CGROUP_HOST_FIELDS) {
+    const controller = CONTROLLER_OF[field];
+    if (host[field] !== undefined && limitSet(limits, field) && !manageable.has(controller)) {
+      throw EngineError.invalidParameter(`HostConfig.${field} is not supported by the sandbox runtime on this server (it cannot manage the ${controller} cgroup)`);
+    }
+  }
+  return limits;
+}
+
+function limitSet(limits: ResourceLimits, field: (typeof CGROUP_HOST_FIELDS)[number]): boolean {
+  switch (field) {
+    case 'Memory': case 'MemorySwap': return limits.memory !== undefined;
+    case 'NanoCpus': case 'CpuQuota': case 'CpuPeriod': return limits.cpu !== undefined;
+    case 'CpuShares': return limits.cpuShares !== undefined;
+    case 'PidsLimit': return limits.pids !== undefined;
   }
 }

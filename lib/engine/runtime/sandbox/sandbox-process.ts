@@ -18,6 +18,25 @@ export interface SandboxLaunch {
   /** Run on a pseudo-terminal of this size (rows, cols); undefined: pipes. */
   tty?: { rows: number; cols: number };
   output: (stream: 1 | 2, data: Buffer) => void;
+  /** `cgroup.procs` files bwrap joins before it starts (resource limits); none: the server's own groups. */
+  cgroupProcs?: string[];
+}
+
+/**
+ * Joins the container's cgroups, then becomes bwrap: the shell writes its own pid into each
+ * `cgroup.procs` and execs, so bwrap and everything it starts are limited from their first
+ * instruction (writing the pid after spawn would let the command run unlimited for a moment).
+ * The files come as arguments, not environment variables, which would reach the container.
+ * 125 is dockerd's exit code for a container that could not be started.
+ */
+const JOIN_CGROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"';
+
+/** The program and arguments that start bwrap (through the cgroup joiner when there are groups). */
+function command(launch: SandboxLaunch): [string, string[]] {
+  const bwrapArgv = [...launch.args, '--', ...launch.argv];
+  const procs = launch.cgroupProcs ?? [];
+  if (procs.length === 0) return [launch.bwrap, bwrapArgv];
+  return ['/bin/sh', ['-c', JOIN_CGROUPS, 'sh', String(procs.length), ...procs, launch.bwrap, ...bwrapArgv]];
 }
 
 /** Starts bwrap on pipes or on a pty; resolves once it runs, rejects when it cannot start. */
@@ -26,7 +45,8 @@ export function launchSandbox(launch: SandboxLaunch): Promise<LocalProcess> {
 }
 
 function launchOnPipes(launch: SandboxLaunch): Promise<LocalProcess> {
-  const child = spawn(launch.bwrap, [...launch.args, '--', ...launch.argv], {
+  const [program, args] = command(launch);
+  const child = spawn(program, args, {
     env: Object.fromEntries(launch.env.map(splitEnv)),
     stdio: [launch.openStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
   });
@@ -66,7 +86,8 @@ function launchOnPipes(launch: SandboxLaunch): Promise<LocalProcess> {
 function launchOnPty(launch: SandboxLaunch, size: { rows: number; cols: number }): Promise<LocalProcess> {
   let pty;
   try {
-    pty = spawnPty(launch.bwrap, [...launch.args, '--', ...launch.argv], {
+    const [program, args] = command(launch);
+    pty = spawnPty(program, args, {
       name: 'xterm',
       rows: size.rows,
       cols: size.cols,

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { EngineError } from '../../errors/engine-error.js';
 import { ImageStore } from '../../images/image-store.js';
@@ -14,7 +14,8 @@ import { LocalRuntime } from '../local/local-runtime.js';
 import { localLimits } from '../local/local-limits.js';
 import { bwrapArgs } from './bwrap-args.js';
 import { resolveUserIn } from './passwd.js';
-import { refuseUnsupported } from './sandbox-fields.js';
+import { checkLimits, refuseUnsupported } from './sandbox-fields.js';
+import { Cgroups, type ContainerCgroup } from './cgroups.js';
 import { launchSandbox } from './sandbox-process.js';
 import { sandboxExec } from './sandbox-exec.js';
 import { diffTrees } from '../local/diff-trees.js';
@@ -49,6 +50,13 @@ export interface SandboxRuntimeOptions {
   maxLogBytes?: number;
   /** Containers kept at once. Defaults to 1000. */
   maxContainers?: number;
+  /**
+   * Honor Memory, MemorySwap, NanoCpus, CpuQuota, CpuPeriod, CpuShares and PidsLimit with cgroup v1
+   * groups under the server's own (`…/dockgate/<id>`). Defaults to true; where a controller cannot
+   * be managed (no privilege, cgroup v2) the fields needing it are refused, naming them. `false`
+   * refuses them all.
+   */
+  cgroups?: boolean;
 }
 
 /** Terminal size of a Tty container until the client's first resize (dockerd's default for a console). */
@@ -100,6 +108,9 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   const containersDir = join(stateDir, 'containers');
   mkdirSync(containersDir, { recursive: true });
   let store: Promise<ImageStoreApi> | undefined;
+  if (options.cgroups !== undefined && typeof options.cgroups !== 'boolean') throw new TypeError('sandboxRuntime option "cgroups" must be a boolean');
+  const cgroups = options.cgroups === false ? undefined : Cgroups.detect();
+  const cpus = availableParallelism();
 
   /** The container's root filesystem copy, made once (at its first start or copy): a restarted container keeps its writes, as with dockerd. */
   const ensureRootfs = async (id: string, imageId: string): Promise<string> => {
@@ -134,7 +145,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       if (!existsSync(rootfs) || !opened?.imageRootfs) return [];
       return diffTrees(await opened.imageRootfs(c.image.id), rootfs);
     },
-    validate: refuseUnsupported,
+    validate: (body, image) => refuseUnsupported(body, image, cgroups, cpus),
     // The writable root filesystem copy goes with the container (asynchronously: rm -f answers
     // first); the record and output are removed by the runtime's records.
     removed: (id) => {
@@ -150,7 +161,14 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       if (!fullEnv.some((e) => e.startsWith('HOME='))) fullEnv.push(`HOME=${user.home}`);
       if (tty && !fullEnv.some((e) => e.startsWith('TERM='))) fullEnv.push('TERM=xterm');
       const args = bwrapArgs(body, { rootfs, user, tty: tty === true });
-      return launchSandbox({
+      const limits = checkLimits(body, cgroups, cpus);
+      let group: ContainerCgroup | undefined;
+      try {
+        group = cgroups?.create(id, limits);
+      } catch (error) {
+        throw EngineError.system(`cannot set the container's resource limits: ${(error as Error).message}`, error);
+      }
+      const launched = launchSandbox({
         bwrap,
         args,
         argv,
@@ -159,7 +177,22 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         init: body.HostConfig?.Init === true,
         ...(tty ? { tty: consoleSize(body.HostConfig?.ConsoleSize) } : {}),
         output,
+        ...(group ? { cgroupProcs: group.procs } : {}),
+      }).catch((error: unknown) => {
+        group?.remove();
+        throw error;
       });
+      const proc = await launched;
+      if (!group) return proc;
+      const limited = group;
+      let oomKilled = false;
+      // The OOM count is read, then the (now empty) groups removed, before the exit is reported.
+      const exited = proc.exited.then((code) => {
+        oomKilled = limited.oomKilled();
+        limited.remove();
+        return code;
+      });
+      return { ...proc, exited, oomKilled: () => oomKilled, memoryUsage: () => limited.memoryUsage() };
     },
   };
   return new LocalRuntime('sandbox', executor, limits);

@@ -1,0 +1,162 @@
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CgroupController, ResourceLimits } from './resource-limits.js';
+import { controllersFor } from './resource-limits.js';
+
+/** One container's cgroups: the `cgroup.procs` files its first process joins, and what they count. */
+export interface ContainerCgroup {
+  /** `cgroup.procs` of each controller's group, written with the launcher's pid before bwrap starts. */
+  readonly procs: string[];
+  /** Bytes of memory the container uses now (`memory.usage_in_bytes`), when it has a memory group. */
+  memoryUsage(): number | undefined;
+  /** Whether the kernel's OOM killer killed a process of the container (`memory.oom_control`). */
+  oomKilled(): boolean;
+  /** Removes the (empty) groups. */
+  remove(): void;
+}
+
+/**
+ * The cgroup v1 controllers this server may manage: for each of memory, cpu and pids, a
+ * `dockgate` group made under the server's own group of that controller (so limits nest inside
+ * whatever limits the server itself runs under). Containers get one group each below it.
+ *
+ * cgroup v2 (a unified hierarchy with the controllers) is not handled: its "no internal
+ * processes" rule means delegating a subtree to a server that itself lives in the group, which
+ * belongs to the service manager's set-up; on such a host the limits are refused, naming the field.
+ */
+export class Cgroups {
+  private constructor(private readonly bases: ReadonlyMap<CgroupController, string>) {}
+
+  /**
+   * Finds the writable v1 controller hierarchies from /proc/self/mountinfo and /proc/self/cgroup.
+   * Controllers that are not mounted, or whose group this process cannot create children in, are
+   * left out (limits needing them are refused at create).
+   */
+  static detect(procRoot = '/proc/self'): Cgroups {
+    const bases = new Map<CgroupController, string>();
+    let mountinfo: string;
+    let own: string;
+    try {
+      mountinfo = readFileSync(join(procRoot, 'mountinfo'), 'utf8');
+      own = readFileSync(join(procRoot, 'cgroup'), 'utf8');
+    } catch {
+      return new Cgroups(bases);
+    }
+    for (const controller of ['memory', 'cpu', 'pids'] as const) {
+      const mount = v1Mount(mountinfo, controller);
+      const path = v1OwnPath(own, controller);
+      if (!mount || path === undefined) continue;
+      const relative = mount.root === '/' ? path : path.startsWith(mount.root) ? path.slice(mount.root.length) : undefined;
+      if (relative === undefined) continue;
+      const base = join(mount.point, relative, 'dockgate');
+      try {
+        mkdirSync(base, { recursive: true });
+        bases.set(controller, base);
+      } catch {
+        // Not ours to manage (read-only cgroupfs, no privilege): limits needing it are refused.
+      }
+    }
+    return new Cgroups(bases);
+  }
+
+  /** The controllers this server can set limits with. */
+  get controllers(): CgroupController[] {
+    return [...this.bases.keys()];
+  }
+
+  /** Creates the groups of one container and writes its limits; throws when the kernel refuses one. */
+  create(id: string, limits: ResourceLimits): ContainerCgroup {
+    const dirs = new Map<CgroupController, string>();
+    const remove = (): void => {
+      for (const dir of dirs.values()) {
+        try {
+          rmdirSync(dir);
+        } catch {
+          // Still busy (a process lingers) or already gone: nothing more to do.
+        }
+      }
+    };
+    try {
+      for (const controller of controllersFor(limits)) {
+        const base = this.bases.get(controller);
+        if (!base) throw new Error(`the ${controller} cgroup is not manageable on this server`);
+        const dir = join(base, id);
+        mkdirSync(dir, { recursive: true });
+        dirs.set(controller, dir);
+      }
+      const memory = dirs.get('memory');
+      if (memory && limits.memory !== undefined) {
+        writeFileSync(join(memory, 'memory.limit_in_bytes'), String(limits.memory));
+        const memsw = join(memory, 'memory.memsw.limit_in_bytes');
+        // Swap accounting is off on many kernels (no memsw files): the memory limit still holds.
+        if (limits.memorySwap !== undefined && existsSync(memsw)) writeFileSync(memsw, String(limits.memorySwap));
+      }
+      const cpu = dirs.get('cpu');
+      if (cpu && limits.cpu) {
+        writeFileSync(join(cpu, 'cpu.cfs_period_us'), String(limits.cpu.period));
+        writeFileSync(join(cpu, 'cpu.cfs_quota_us'), String(limits.cpu.quota));
+      }
+      if (cpu && limits.cpuShares !== undefined) writeFileSync(join(cpu, 'cpu.shares'), String(limits.cpuShares));
+      const pids = dirs.get('pids');
+      if (pids && limits.pids !== undefined) writeFileSync(join(pids, 'pids.max'), String(limits.pids));
+    } catch (error) {
+      remove();
+      throw error;
+    }
+    const memoryDir = dirs.get('memory');
+    return {
+      procs: [...dirs.values()].map((dir) => join(dir, 'cgroup.procs')),
+      memoryUsage: () => (memoryDir ? readNumber(join(memoryDir, 'memory.usage_in_bytes')) : undefined),
+      oomKilled: () => {
+        if (!memoryDir) return false;
+        try {
+          const match = /^oom_kill (\d+)$/m.exec(readFileSync(join(memoryDir, 'memory.oom_control'), 'utf8'));
+          return match !== null && Number(match[1]) > 0;
+        } catch {
+          return false;
+        }
+      },
+      remove,
+    };
+  }
+}
+
+function readNumber(file: string): number | undefined {
+  try {
+    const n = Number(readFileSync(file, 'utf8').trim());
+    return Number.isFinite(n) ? n : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The mount point and root of the v1 hierarchy holding `controller` (mountinfo: proc(5)). */
+function v1Mount(mountinfo: string, controller: string): { point: string; root: string } | undefined {
+  for (const line of mountinfo.split('\n')) {
+    const [left, right] = line.split(' - ');
+    if (!left || !right) continue;
+    const [fstype, , superOptions = ''] = right.split(' ');
+    if (fstype !== 'cgroup' || !superOptions.split(',').includes(controller)) continue;
+    const fields = left.split(' ');
+    const root = unescapeMountField(fields[3] ?? '');
+    const point = unescapeMountField(fields[4] ?? '');
+    if (point) return { point, root };
+  }
+  return undefined;
+}
+
+/** This process's group path in the v1 hierarchy of `controller` (/proc/self/cgroup: `N:ctrl,…:path`). */
+function v1OwnPath(own: string, controller: string): string | undefined {
+  for (const line of own.split('\n')) {
+    const first = line.indexOf(':');
+    const second = line.indexOf(':', first + 1);
+    if (first < 0 || second < 0) continue;
+    if (line.slice(first + 1, second).split(',').includes(controller)) return line.slice(second + 1);
+  }
+  return undefined;
+}
+
+/** mountinfo escapes space, tab, newline and backslash as octal (`\040`). */
+function unescapeMountField(field: string): string {
+  return field.replace(/\\([0-7]{3})/g, (_m, octal: string) => String.fromCharCode(parseInt(octal, 8)));
+}

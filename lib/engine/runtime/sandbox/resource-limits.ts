@@ -1,0 +1,98 @@
+import { EngineError } from '../../errors/engine-error.js';
+import type { ContainerCreateBody } from '../types.js';
+import { isUnset } from '../local/refuse-fields.js';
+
+/** The HostConfig resource fields the sandbox runtime honors through cgroups. */
+export const CGROUP_HOST_FIELDS = ['Memory', 'MemorySwap', 'NanoCpus', 'CpuQuota', 'CpuPeriod', 'CpuShares', 'PidsLimit'] as const;
+
+/** The cgroup controller each honored field needs. */
+export const CONTROLLER_OF: Record<(typeof CGROUP_HOST_FIELDS)[number], CgroupController> = {
+  Memory: 'memory', MemorySwap: 'memory', NanoCpus: 'cpu', CpuQuota: 'cpu', CpuPeriod: 'cpu', CpuShares: 'cpu', PidsLimit: 'pids',
+};
+
+export type CgroupController = 'memory' | 'cpu' | 'pids';
+
+/** A container's limits in the kernel's units; an absent member is no limit. */
+export interface ResourceLimits {
+  /** Bytes of memory (`memory.limit_in_bytes`). */
+  memory?: number;
+  /** Bytes of memory plus swap (`memory.memsw.limit_in_bytes`); -1 is unlimited swap. */
+  memorySwap?: number;
+  /** CFS bandwidth: `quota` µs of CPU time per `period` µs. */
+  cpu?: { quota: number; period: number };
+  /** Relative CPU weight (`cpu.shares`). */
+  cpuShares?: number;
+  /** Most tasks at once (`pids.max`). */
+  pids?: number;
+}
+
+/** dockerd's floor for `--memory` (daemon/daemon_unix.go: linuxMinMemory). */
+const MIN_MEMORY = 6 * 1024 * 1024;
+const DEFAULT_CFS_PERIOD = 100_000;
+
+/**
+ * The limits a create body asks for, checked the way dockerd checks them (its messages where it
+ * has one). Fields the Docker CLI sends with their zero value count as unset; so does -1 for
+ * PidsLimit and MemorySwap (unlimited).
+ */
+export function resourceLimits(body: ContainerCreateBody, cpus: number): ResourceLimits {
+  const host = (body.HostConfig ?? {}) as Record<string, unknown>;
+  const limits: ResourceLimits = {};
+  const int = (field: string): number | undefined => {
+    const v = host[field];
+    if (isUnset(v)) return undefined;
+    if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw EngineError.invalidParameter(`HostConfig.${field} must be an integer`);
+    return v;
+  };
+  const memory = int('Memory');
+  if (memory !== undefined) {
+    if (memory < MIN_MEMORY) throw EngineError.invalidParameter('Minimum memory limit allowed is 6MB');
+    limits.memory = memory;
+  }
+  // -1 is "unlimited swap" here, not the CLI's unset value it is elsewhere.
+  const swap = host.MemorySwap === -1 ? -1 : int('MemorySwap');
+  if (swap === -1 && memory === undefined) {
+    // Unlimited swap without a memory limit is what every container has already.
+  } else if (swap !== undefined) {
+    if (memory === undefined) throw EngineError.invalidParameter('You should always set the Memory limit when using Memoryswap limit');
+    if (swap !== -1 && swap < memory) throw EngineError.invalidParameter('Minimum memoryswap limit should be larger than memory limit, see usage');
+    limits.memorySwap = swap;
+  } else if (memory !== undefined) {
+    // dockerd gives a container as much swap as memory when MemorySwap is left unset.
+    limits.memorySwap = memory * 2;
+  }
+  const nano = int('NanoCpus');
+  const quota = int('CpuQuota');
+  const period = int('CpuPeriod');
+  if (nano !== undefined) {
+    if (quota !== undefined) throw EngineError.invalidParameter('Conflicting options: Nano CPUs and CPU Quota cannot both be set');
+    if (period !== undefined) throw EngineError.invalidParameter('Conflicting options: Nano CPUs and CPU Period cannot both be set');
+    if (nano < 0.01e9 || nano > cpus * 1e9) {
+      throw EngineError.invalidParameter(`Range of CPUs is from 0.01 to ${cpus}.00, as there are only ${cpus} CPUs available`);
+    }
+    limits.cpu = { quota: Math.round((nano * DEFAULT_CFS_PERIOD) / 1e9), period: DEFAULT_CFS_PERIOD };
+  } else if (quota !== undefined || period !== undefined) {
+    const p = period ?? DEFAULT_CFS_PERIOD;
+    if (p < 1000 || p > 1_000_000) throw EngineError.invalidParameter('CPU cfs period can not be less than 1ms (i.e. 1000) or larger than 1s (i.e. 1000000)');
+    if (quota !== undefined && quota < 1000) throw EngineError.invalidParameter('CPU cfs quota can not be less than 1ms (i.e. 1000)');
+    // A period alone is written too (quota -1: unlimited), as dockerd passes it to runc.
+    limits.cpu = { quota: quota ?? -1, period: p };
+  }
+  const shares = int('CpuShares');
+  if (shares !== undefined) {
+    if (shares < 2 || shares > 262144) throw EngineError.invalidParameter('HostConfig.CpuShares must be between 2 and 262144');
+    limits.cpuShares = shares;
+  }
+  const pids = int('PidsLimit');
+  if (pids !== undefined && pids > 0) limits.pids = pids;
+  return limits;
+}
+
+/** The controllers a set of limits needs. */
+export function controllersFor(limits: ResourceLimits): CgroupController[] {
+  const needed = new Set<CgroupController>();
+  if (limits.memory !== undefined) needed.add('memory');
+  if (limits.cpu !== undefined || limits.cpuShares !== undefined) needed.add('cpu');
+  if (limits.pids !== undefined) needed.add('pids');
+  return [...needed];
+}
