@@ -33,10 +33,17 @@ const JOIN_CGROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || ex
 
 /** The program and arguments that start bwrap (through the cgroup joiner when there are groups). */
 function command(launch: SandboxLaunch): [string, string[]] {
-  const bwrapArgv = [...launch.args, '--', ...launch.argv];
-  const procs = launch.cgroupProcs ?? [];
-  if (procs.length === 0) return [launch.bwrap, bwrapArgv];
-  return ['/bin/sh', ['-c', JOIN_CGROUPS, 'sh', String(procs.length), ...procs, launch.bwrap, ...bwrapArgv]];
+  return inCgroups(launch.cgroupProcs ?? [], launch.bwrap, [...launch.args, '--', ...launch.argv]);
+}
+
+/**
+ * `program args` started inside the cgroups whose `cgroup.procs` files are given (none: as it
+ * is). Used for the container's bwrap and for each `docker exec` in it, which dockerd also
+ * puts in the container's groups so that its limits hold for exec'd processes too.
+ */
+export function inCgroups(procs: readonly string[], program: string, args: string[]): [string, string[]] {
+  if (procs.length === 0) return [program, args];
+  return ['/bin/sh', ['-c', JOIN_CGROUPS, 'sh', String(procs.length), ...procs, program, ...args]];
 }
 
 /** Starts bwrap on pipes or on a pty; resolves once it runs, rejects when it cannot start. */
