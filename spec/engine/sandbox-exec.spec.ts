@@ -7,8 +7,8 @@ import { Cgroups } from '../../lib/engine/runtime/sandbox/cgroups.js';
 import { describeWithPeers, type PeerCheck } from '../support/peers.js';
 import { socketRequest, listenOnSocket, testApp } from './helpers.js';
 
-const hasPeers = spawnSync('bwrap', ['--version']).status === 0 && existsSync('/bin/busybox') && existsSync('/usr/bin/nsenter');
-const peers: PeerCheck = { name: 'bwrap (bubblewrap), /bin/busybox (busybox-static) and nsenter (util-linux)', available: () => hasPeers };
+const hasPeers = spawnSync('bwrap', ['--version']).status === 0 && existsSync('/bin/busybox') && existsSync('/usr/bin/nsenter') && existsSync('/usr/bin/setpriv');
+const peers: PeerCheck = { name: 'bwrap (bubblewrap), /bin/busybox (busybox-static) and nsenter and setpriv (util-linux)', available: () => hasPeers };
 const runtime = hasPeers ? sandboxRuntime() : undefined;
 const app = runtime ? testApp(runtime, '1.24-1.43') : undefined;
 const listening = runtime ? listenOnSocket(runtime, '1.24-1.43') : undefined;
