@@ -115,6 +115,15 @@ describeWithPeers('sandbox exec runs with the container\'s capability set, as do
     expect(output.split('\n')).toEqual(['box1', '/tmp', 'sleep 300 ', 'read-only', '']);
     await request(app!).delete(`/v1.42/containers/${id}?force=1`);
   });
+  test('the exec\'s Env reaches the command as given, names that are not shell identifiers too, and no variables of the launcher shell', async () => {
+    const id = await running();
+    for (const User of ['0', 'nobody']) {
+      const { output } = await execOutput(id, { Cmd: ['env'], Env: ['spring.profiles.active=dev'], User });
+      expect(output).toContain('spring.profiles.active=dev\n');
+      expect(output).not.toMatch(/^(SHLVL|OLDPWD)=/m);
+    }
+    await request(app!).delete(`/v1.42/containers/${id}?force=1`);
+  });
   test('in a container with a non-root User (a user namespace) an exec runs as that user only: uid 0 is refused, naming User', async () => {
     const id = await running({ User: '1234:5678' });
     const exec = await request(app!).post(`/v1.42/containers/${id}/exec`).send({ Cmd: ['id'], User: '0' });
@@ -155,6 +164,13 @@ describeWithPeers('sandbox exec joins the container\'s cgroups, as dockerd puts 
     // The container (bwrap and sleep) and this exec (bwrap and sh) hold 4 of the 6: the third sleep cannot start.
     const { output } = await execOutput(id, { Cmd: ['sh', '-c', 'for i in 1 2 3 4; do sleep 30 </dev/null >/dev/null 2>&1 & done'] });
     expect(output).toContain('can\'t fork');
+    await request(app!).delete(`/v1.42/containers/${id}?force=1`);
+  });
+  test('an exec in a limited container keeps its Env as given (the cgroup joiner drops nothing)', async () => {
+    const id = await running({ HostConfig: { PidsLimit: 50 } });
+    const { output } = await execOutput(id, { Cmd: ['env'], Env: ['spring.profiles.active=dev'] });
+    expect(output).toContain('spring.profiles.active=dev\n');
+    expect(output).not.toMatch(/^(SHLVL|OLDPWD)=/m);
     await request(app!).delete(`/v1.42/containers/${id}?force=1`);
   });
 });

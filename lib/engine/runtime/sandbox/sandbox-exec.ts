@@ -6,7 +6,7 @@ import { descendants } from '../local/proc-stats.js';
 import { spawnExec } from '../local/spawn-exec.js';
 import type { ResolvedUser } from './passwd.js';
 import { bwrapExecArgs, hasUserNamespace, type BwrapPlan } from './bwrap-args.js';
-import { inCgroups } from './sandbox-process.js';
+import { inCgroups, viaShell } from './sandbox-process.js';
 
 /** What an exec needs to know of the running container and the host tools. */
 export interface SandboxExecContext {
@@ -79,12 +79,12 @@ export async function sandboxExec(run: LocalExecRun, ctx: SandboxExecContext): P
  * and execs nsenter with it (node-pty passes no extra descriptors, so spawn's stdio cannot).
  * 126 (dockerd's "cannot invoke") when pid 1 is gone meanwhile.
  */
-const OPEN_PIDNS = 'exec 3<"$1" || exit 126; shift; exec "$@"';
+const OPEN_PIDNS = 'exec 3<"$1" || exit 126; shift';
 
 function rootExec(run: LocalExecRun, ctx: SandboxExecContext, init: number, cwd: string): [string, string[]] {
   const bwrapArgs = bwrapExecArgs(run.container.body, { ...ctx.plan, tty: run.tty }, 3, cwd);
-  return ['/bin/sh', ['-c', OPEN_PIDNS, 'sh', `/proc/${init}/ns/pid`,
-    ctx.nsenter, '--target', String(init), '--net', '--ipc', '--uts', '--', ctx.bwrap, ...bwrapArgs, '--', ...run.argv]];
+  return viaShell(OPEN_PIDNS, [`/proc/${init}/ns/pid`,
+    ctx.nsenter, '--target', String(init), '--net', '--ipc', '--uts', '--', ctx.bwrap, ...bwrapArgs, '--', ...run.argv]);
 }
 
 function userExec(run: LocalExecRun, ctx: SandboxExecContext, init: number, cwd: string, uid: number, gid: number): [string, string[]] {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { spawn as spawnPty } from 'node-pty';
 import { signalNumber } from '../../http/signal.js';
@@ -29,7 +29,20 @@ export interface SandboxLaunch {
  * The files come as arguments, not environment variables, which would reach the container.
  * 125 is dockerd's exit code for a container that could not be started.
  */
-const JOIN_CGROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"';
+const JOIN_CGROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done';
+
+/**
+ * The shell of these small launchers. bash passes on environment entries whose names are not
+ * shell identifiers (`spring.profiles.active=dev`, which Docker allows), where dash and busybox sh
+ * drop them; `env -u` then takes out the variables the shell adds itself. /bin/sh without bash.
+ */
+const SHELL = existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
+const EXEC_AS_GIVEN = 'exec /usr/bin/env -u PWD -u OLDPWD -u SHLVL "$@"';
+
+/** `script` in the launcher shell, then `args` (the program and its arguments after the script's own) exec'd with the environment as given. */
+export function viaShell(script: string, args: string[]): [string, string[]] {
+  return [SHELL, ['-c', `${script}; ${EXEC_AS_GIVEN}`, 'sh', ...args]];
+}
 
 /** The program and arguments that start bwrap (through the cgroup joiner when there are groups). */
 function command(launch: SandboxLaunch): [string, string[]] {
@@ -43,7 +56,7 @@ function command(launch: SandboxLaunch): [string, string[]] {
  */
 export function inCgroups(procs: readonly string[], program: string, args: string[]): [string, string[]] {
   if (procs.length === 0) return [program, args];
-  return ['/bin/sh', ['-c', JOIN_CGROUPS, 'sh', String(procs.length), ...procs, program, ...args]];
+  return viaShell(JOIN_CGROUPS, [String(procs.length), ...procs, program, ...args]);
 }
 
 /** Starts bwrap on pipes or on a pty; resolves once it runs, rejects when it cannot start. */
