@@ -68,6 +68,13 @@ for (const [label, make, image, peers] of runtimes) {
       expect((await cli(['exec', name, 'busybox', 'hostname'])).stdout).toBe('dg-ops-host\n');
       expect((await cli(['exec', name, 'busybox', 'pidof', 'sleep'])).stdout.trim()).toMatch(/^\d+$/);
     });
+    test('docker exec as root has the container\'s capability set: dockerd\'s default, none after --cap-drop ALL', async () => {
+      expect((await cli(['exec', name, 'cat', '/proc/self/status'])).stdout).toMatch(/^CapEff:\s+00000000a80425fb$/m);
+      const dropped = `${name}-nocaps`;
+      expect((await cli(['run', '-d', '--name', dropped, '--cap-drop', 'ALL', image, 'sleep', '300'])).code).toBe(0);
+      expect((await cli(['exec', dropped, 'cat', '/proc/self/status'])).stdout).toMatch(/^CapEff:\s+0000000000000000$/m);
+      await cli(['rm', '-f', dropped]);
+    });
     test('docker exec -it runs the command on a terminal (the CLI inside util-linux script for a pty of its own)', async () => {
       const { socket } = await listening;
       const line = `${CLI} exec -it ${name} sh -c 'test -t 0 && test -t 1 && echo on-a-tty'`;
