@@ -11,8 +11,8 @@ const CLI = '/usr/local/bin/docker';
 const RANGE = '1.12-1.41';
 const configDir = mkdtempSync(join(tmpdir(), 'dockgate-cli-ops-'));
 afterAll(() => rmSync(configDir, { recursive: true, force: true }));
-const hasBwrap = spawnSync('bwrap', ['--version']).status === 0 && existsSync('/bin/busybox') && existsSync('/usr/bin/nsenter');
-const bwrap: PeerCheck = { name: 'bwrap (bubblewrap), /bin/busybox (busybox-static) and nsenter (util-linux)', available: () => hasBwrap };
+const hasBwrap = spawnSync('bwrap', ['--version']).status === 0 && existsSync('/bin/busybox') && existsSync('/usr/bin/nsenter') && existsSync('/usr/bin/setpriv');
+const bwrap: PeerCheck = { name: 'bwrap (bubblewrap), /bin/busybox (busybox-static) and nsenter and setpriv (util-linux)', available: () => hasBwrap };
 
 /** Runs the Docker CLI against `socket`, feeding `input` to its stdin. */
 function docker(socket: string, args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
