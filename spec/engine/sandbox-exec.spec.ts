@@ -1,5 +1,5 @@
 import { test, expect, afterAll } from '@jest/globals';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import request from 'supertest';
 import { sandboxRuntime } from '../../lib/engine/index.js';
@@ -69,6 +69,29 @@ describeWithPeers('sandbox exec: the command joins the running container (nsente
     const { output, exitCode } = await execOutput(id, { Cmd: ['sh', '-c', 'test -t 1 && echo on-a-tty; busybox stty size'], Tty: true, ConsoleSize: [30, 100] }, { Detach: false, Tty: true, ConsoleSize: [30, 100] });
     expect(exitCode).toBe(0);
     expect(output).toBe('on-a-tty\r\n30 100\r\n');
+    await request(app!).delete(`/v1.42/containers/${id}?force=1`);
+  });
+  test('an exec\'d process is one of the container\'s: docker top lists it and docker pause stops it', async () => {
+    const id = await running();
+    const exec = await request(app!).post(`/v1.42/containers/${id}/exec`).send({ Cmd: ['sleep', '402'] });
+    await request(app!).post(`/v1.42/exec/${exec.body.Id}/start`).send({ Detach: true });
+    let row: string[] | undefined;
+    for (let i = 0; i < 50 && !row; i++) {
+      const top = await request(app!).get(`/v1.42/containers/${id}/top`);
+      row = (top.body.Processes as string[][]).find((p) => p.join(' ').includes('sleep 402'));
+      if (!row) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(row).toBeDefined();
+    const pid = Number(row![1]);
+    const state = (): string => readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '')[0] ?? '';
+    const settled = async (stopped: boolean): Promise<boolean> => {
+      for (let i = 0; i < 50 && (state() === 'T') !== stopped; i++) await new Promise((r) => setTimeout(r, 20));
+      return state() === 'T';
+    };
+    expect((await request(app!).post(`/v1.42/containers/${id}/pause`)).status).toBe(204);
+    expect(await settled(true)).toBe(true);
+    expect((await request(app!).post(`/v1.42/containers/${id}/unpause`)).status).toBe(204);
+    expect(await settled(false)).toBe(false);
     await request(app!).delete(`/v1.42/containers/${id}?force=1`);
   });
   test('the exec dies with its container', async () => {

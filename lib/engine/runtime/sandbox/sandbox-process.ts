@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { spawn as spawnPty } from 'node-pty';
 import { signalNumber } from '../../http/signal.js';
@@ -90,8 +90,7 @@ function launchOnPipes(launch: SandboxLaunch): Promise<LocalProcess> {
         pause: () => { stdout.pause(); stderr.pause(); },
         resume: () => { stdout.resume(); stderr.resume(); },
         kill: (sig = 'SIGTERM') => signalContainer(pid, launch.init, sig, () => child.kill(sig)),
-        // The container's processes: everything under bwrap (pid 1 of its namespace and below).
-        pids: () => descendants(pid),
+        pids: () => containerPids(pid),
       });
     });
   });
@@ -140,7 +139,7 @@ function launchOnPty(launch: SandboxLaunch, size: { rows: number; cols: number }
     pause: () => term.pause(),
     resume: () => term.resume(),
     kill: (sig = 'SIGTERM') => signalContainer(term.pid, launch.init, sig, () => term.kill(sig)),
-    pids: () => descendants(term.pid),
+    pids: () => containerPids(term.pid),
     resize: (rows: number, cols: number) => {
       if (rows > 0 && cols > 0) term.resize(cols, rows);
     },
@@ -164,6 +163,31 @@ function signalContainer(bwrapPid: number, init: boolean, signal: NodeJS.Signals
   }
   if (target === undefined) killBwrap();
   else tryKill(target, signal);
+}
+
+/**
+ * The container's processes (for top, stats and pause): everything under bwrap (pid 1 of its
+ * namespace and below), and every other process in its PID namespace, which is what `docker
+ * exec` adds there (sandbox-exec.ts): dockerd lists, counts and freezes exec'd processes too.
+ */
+function containerPids(bwrapPid: number): number[] {
+  const tree = descendants(bwrapPid);
+  const ns = tree[0] === undefined ? '' : pidNamespace(tree[0]);
+  if (ns === '') return tree;
+  const known = new Set(tree);
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (/^\d+$/.test(name) && !known.has(pid) && pidNamespace(pid) === ns) tree.push(pid);
+  }
+  return tree;
+}
+
+function pidNamespace(pid: number): string {
+  try {
+    return readlinkSync(`/proc/${pid}/ns/pid`);
+  } catch {
+    return '';
+  }
 }
 
 function childOf(pid: number): number | undefined {
