@@ -50,6 +50,14 @@ describeWithPeers('Docker CLI 28 against the sandbox runtime: memory, CPU and pi
     const r = await cli('run', '--rm', '--memory', '64m', 'busybox', ...HOLD(4_000_000));
     expect(r).toMatchObject({ code: 0, stdout: 'held 4000000\n' });
   });
+  test('docker stats measures a limited container against its limit, from its memory group', async () => {
+    const name = `dg-stats-${Date.now()}`;
+    expect((await cli('run', '-d', '--name', name, '--memory', '32m', 'busybox', 'sleep', '30')).code).toBe(0);
+    const r = await cli('stats', '--no-stream', '--format', '{{.MemUsage}}', name);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/ \/ 32MiB\n$/);
+    await cli('rm', '-f', name);
+  });
   test('--pids-limit 4: a fifth process cannot be forked', async () => {
     const r = await cli('run', '--rm', '--pids-limit', '4', 'busybox', 'sh', '-c', 'for i in 1 2 3 4 5 6; do sleep 1 & done; wait');
     expect(r.stderr).toContain("can't fork");

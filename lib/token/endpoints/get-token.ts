@@ -6,6 +6,7 @@ import { login } from '../grants/login.js';
 import { OAuthError } from '../oauth-error.js';
 import type { ResolvedTokenOptions } from '../token-options.js';
 import { sendToken } from './send-token.js';
+import { timedGrant } from './timed-grant.js';
 import { checkService, requestedScopes } from './token-params.js';
 
 /**
@@ -14,19 +15,7 @@ import { checkService, requestedScopes } from './token-params.js';
  * repeated `scope`, `offline_token=true` for a refresh token.
  */
 export function getTokenHandler(options: ResolvedTokenOptions): RequestHandler {
-  const metrics = options.metrics;
-  // Timed only when metrics are on: otherwise the grant itself is the handler.
-  if (!metrics) return grant;
-  return async (req: Request, res: Response) => {
-    const started = performance.now();
-    try {
-      await grant(req, res);
-      metrics.grantDuration.observe({ grant_type: grantLabel(req), result: 'ok' }, (performance.now() - started) / 1000);
-    } catch (err) {
-      metrics.grantDuration.observe({ grant_type: grantLabel(req), result: 'refused' }, (performance.now() - started) / 1000);
-      throw err;
-    }
-  };
+  return timedGrant(options, grantLabel, grant);
 
   async function grant(req: Request, res: Response): Promise<void> {
     const query = req.query as Record<string, string | string[] | undefined>;

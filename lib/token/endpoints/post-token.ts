@@ -5,6 +5,7 @@ import { redeemRefreshToken } from '../grants/refresh-token-grant.js';
 import { OAuthError } from '../oauth-error.js';
 import type { ResolvedTokenOptions } from '../token-options.js';
 import { sendToken } from './send-token.js';
+import { timedGrant } from './timed-grant.js';
 import { checkService, requestedScopes } from './token-params.js';
 
 function send(res: Response, tokens: IssuedTokens): void {
@@ -24,19 +25,7 @@ function send(res: Response, tokens: IssuedTokens): void {
  * answered `unsupported_grant_type`.
  */
 export function postTokenHandler(options: ResolvedTokenOptions): RequestHandler {
-  const metrics = options.metrics;
-  // Timed only when metrics are on: otherwise the grant itself is the handler.
-  if (!metrics) return grant;
-  return async (req: Request, res: Response) => {
-    const started = performance.now();
-    try {
-      await grant(req, res);
-      metrics.grantDuration.observe({ grant_type: grantLabel(req), result: 'ok' }, (performance.now() - started) / 1000);
-    } catch (err) {
-      metrics.grantDuration.observe({ grant_type: grantLabel(req), result: 'refused' }, (performance.now() - started) / 1000);
-      throw err;
-    }
-  };
+  return timedGrant(options, grantLabel, grant);
 
   async function grant(req: Request, res: Response): Promise<void> {
     const body = req.body as Record<string, string | undefined>;

@@ -29,6 +29,7 @@ export interface ContainerRecord {
   labels: Record<string, string>;
   status: LocalStatus;
   exitCode: number;
+  oomKilled?: boolean;
   error: string;
   startedAt?: string;
   finishedAt?: string;
@@ -133,6 +134,7 @@ export function recordOf(c: LocalContainer): ContainerRecord {
     labels: c.labels,
     status: c.status,
     exitCode: c.exitCode,
+    ...(c.oomKilled ? { oomKilled: true } : {}),
     error: c.error,
     ...(c.startedAt ? { startedAt: c.startedAt.toISOString() } : {}),
     ...(c.finishedAt ? { finishedAt: c.finishedAt.toISOString() } : {}),
@@ -172,6 +174,7 @@ export function restoredContainer({ record, log }: RestoredContainer, maxLogByte
     status: state.status,
     pid: 0,
     exitCode: state.exitCode,
+    ...(record.oomKilled && record.status !== 'running' ? { oomKilled: true } : {}),
     error: state.error,
     ...(record.startedAt ? { startedAt: new Date(record.startedAt) } : {}),
     ...(state.finishedAt ? { finishedAt: new Date(state.finishedAt) } : {}),

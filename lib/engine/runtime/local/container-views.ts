@@ -15,7 +15,7 @@ export function inspectView(c: LocalContainer): Record<string, unknown> {
       Running: running,
       Paused: c.paused === true && running,
       Restarting: false,
-      OOMKilled: false,
+      OOMKilled: c.oomKilled === true,
       Dead: false,
       Pid: running ? c.pid : 0,
       ExitCode: c.exitCode,
@@ -29,6 +29,9 @@ export function inspectView(c: LocalContainer): Record<string, unknown> {
     Driver: 'dockgate',
     Platform: 'linux',
     HostConfig: {
+      // The create body's HostConfig as sent (every field in it was honored or refused at create),
+      // so `docker inspect` shows the limits, binds and capabilities the container runs with.
+      ...(c.body.HostConfig ?? {}),
       LogConfig: { Type: 'json-file', Config: {} },
       NetworkMode: c.body.HostConfig?.NetworkMode ?? 'default',
       AutoRemove: c.autoRemove,

@@ -107,9 +107,14 @@ export class LocalContainerOps {
     const sample = (): ProcSample | undefined => {
       if (c.status !== 'running' || !c.process) return undefined;
       const pids = c.process.pids?.();
-      return pids ? sampleProcesses(pids) : { read: new Date(), total: 0, kernel: 0, user: 0, system: 0, memory: 0, pids: 1 };
+      const s = pids ? sampleProcesses(pids) : { read: new Date(), total: 0, kernel: 0, user: 0, system: 0, memory: 0, pids: 1 };
+      // A container with a memory cgroup is measured as dockerd measures it: the group's usage.
+      const grouped = c.process.memoryUsage?.();
+      return grouped !== undefined ? { ...s, memory: grouped } : s;
     };
-    const line = (cur: ProcSample | undefined, prev: ProcSample | undefined): Buffer => Buffer.from(`${JSON.stringify(statsJson(c.name, c.id, cur, prev))}\n`);
+    const memory = c.body.HostConfig?.Memory;
+    const limit = typeof memory === 'number' && memory > 0 ? memory : undefined;
+    const line = (cur: ProcSample | undefined, prev: ProcSample | undefined): Buffer => Buffer.from(`${JSON.stringify(statsJson(c.name, c.id, cur, prev, limit))}\n`);
     const first = sample();
     if (!stream) {
       // Without one-shot dockerd waits for a second sample, so `precpu_stats` gives the CPU % a base.

@@ -43,6 +43,10 @@ export interface LocalProcess {
    * runtime whose containers are not host processes (scripted) leaves it out.
    */
   pids?(): number[];
+  /** After exit: whether the kernel's OOM killer killed a process of it (a memory limit). Optional: never. */
+  oomKilled?(): boolean;
+  /** Bytes of memory the container's cgroup uses now, when it has one (stats). Optional. */
+  memoryUsage?(): number | undefined;
 }
 
 /** An exec'd process; `resize(rows, cols)` when it runs on a TTY. */
@@ -145,6 +149,8 @@ export interface LocalContainer {
   paused?: boolean;
   pid: number;
   exitCode: number;
+  /** The last run ended with the OOM killer killing a process of it (State.OOMKilled). */
+  oomKilled?: boolean;
   error: string;
   startedAt?: Date;
   finishedAt?: Date;

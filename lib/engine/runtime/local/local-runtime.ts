@@ -176,6 +176,7 @@ export class LocalRuntime implements ContainerRuntime {
     c.status = 'running';
     c.startedAt = new Date();
     c.error = '';
+    c.oomKilled = false;
     c.log.beginRun();
     let proc;
     try {
@@ -216,6 +217,7 @@ export class LocalRuntime implements ContainerRuntime {
     c.log.off('drain', resume);
     c.status = 'exited';
     c.exitCode = code;
+    c.oomKilled = c.process?.oomKilled?.() === true;
     c.finishedAt = new Date();
     c.process = undefined;
     c.log.endRun();
@@ -223,6 +225,8 @@ export class LocalRuntime implements ContainerRuntime {
       void this.records?.saveLog(c);
       void this.records?.save(c);
     }
+    // dockerd publishes `oom` before `die` when the OOM killer took the container's process.
+    if (c.oomKilled) this.bus.publish('oom', eventActor(c));
     this.bus.publish('die', eventActor(c), { exitCode: String(code) });
     const result: WaitResult = { StatusCode: code, Error: null };
     for (const notify of c.exitWaiters) notify(result);

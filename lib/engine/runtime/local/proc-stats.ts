@@ -101,7 +101,7 @@ function cpuStats(s: ProcSample | undefined): Record<string, unknown> {
  * dockerd's StatsJSON (cgroup v2 shape) from two samples; `previous` undefined gives the zero
  * `precpu_stats` of a one-shot answer, `current` undefined the all-zero answer of a stopped container.
  */
-export function statsJson(name: string, id: string, current: ProcSample | undefined, previous: ProcSample | undefined): Record<string, unknown> {
+export function statsJson(name: string, id: string, current: ProcSample | undefined, previous: ProcSample | undefined, memoryLimit = totalmem()): Record<string, unknown> {
   return {
     read: current?.read.toISOString() ?? ZERO_TIME,
     preread: previous?.read.toISOString() ?? ZERO_TIME,
@@ -114,7 +114,7 @@ export function statsJson(name: string, id: string, current: ProcSample | undefi
     storage_stats: {},
     cpu_stats: cpuStats(current),
     precpu_stats: cpuStats(previous),
-    memory_stats: current ? { usage: current.memory, stats: {}, limit: totalmem() } : {},
+    memory_stats: current ? { usage: current.memory, stats: {}, limit: memoryLimit } : {},
     name: `/${name}`,
     id,
   };
