@@ -77,7 +77,9 @@ export async function sandboxExec(run: LocalExecRun, ctx: SandboxExecContext): P
 /**
  * bwrap takes the PID namespace as an open descriptor: a shell opens the container's as fd 3
  * and execs nsenter with it (node-pty passes no extra descriptors, so spawn's stdio cannot).
- * 126 (dockerd's "cannot invoke") when pid 1 is gone meanwhile.
+ * 126 (dockerd's "cannot invoke") when pid 1 is gone meanwhile. bwrap leaves the descriptor
+ * open, so the command has a fd 3 dockerd's exec would not have: the PID namespace it is already
+ * in (owned by the user namespace it is already in), which gives it nothing new.
  */
 const OPEN_PIDNS = 'exec 3<"$1" || exit 126; shift';
 
