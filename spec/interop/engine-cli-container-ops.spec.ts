@@ -11,8 +11,8 @@ const CLI = '/usr/local/bin/docker';
 const RANGE = '1.12-1.41';
 const configDir = mkdtempSync(join(tmpdir(), 'dockgate-cli-ops-'));
 afterAll(() => rmSync(configDir, { recursive: true, force: true }));
-const hasBwrap = spawnSync('bwrap', ['--version']).status === 0 && existsSync('/bin/busybox') && existsSync('/usr/bin/nsenter');
-const bwrap: PeerCheck = { name: 'bwrap (bubblewrap), /bin/busybox (busybox-static) and nsenter (util-linux)', available: () => hasBwrap };
+const hasBwrap = spawnSync('bwrap', ['--version']).status === 0 && existsSync('/bin/busybox') && existsSync('/usr/bin/nsenter') && existsSync('/usr/bin/setpriv');
+const bwrap: PeerCheck = { name: 'bwrap (bubblewrap), /bin/busybox (busybox-static) and nsenter and setpriv (util-linux)', available: () => hasBwrap };
 
 /** Runs the Docker CLI against `socket`, feeding `input` to its stdin. */
 function docker(socket: string, args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -67,6 +67,13 @@ for (const [label, make, image, peers] of runtimes) {
     test('the exec runs inside the container: same hostname and PID namespace', async () => {
       expect((await cli(['exec', name, 'busybox', 'hostname'])).stdout).toBe('dg-ops-host\n');
       expect((await cli(['exec', name, 'busybox', 'pidof', 'sleep'])).stdout.trim()).toMatch(/^\d+$/);
+    });
+    test('docker exec as root has the container\'s capability set: dockerd\'s default, none after --cap-drop ALL', async () => {
+      expect((await cli(['exec', name, 'cat', '/proc/self/status'])).stdout).toMatch(/^CapEff:\s+00000000a80425fb$/m);
+      const dropped = `${name}-nocaps`;
+      expect((await cli(['run', '-d', '--name', dropped, '--cap-drop', 'ALL', image, 'sleep', '300'])).code).toBe(0);
+      expect((await cli(['exec', dropped, 'cat', '/proc/self/status'])).stdout).toMatch(/^CapEff:\s+0000000000000000$/m);
+      await cli(['rm', '-f', dropped]);
     });
     test('docker exec -it runs the command on a terminal (the CLI inside util-linux script for a pty of its own)', async () => {
       const { socket } = await listening;

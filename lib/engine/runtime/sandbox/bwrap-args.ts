@@ -11,6 +11,12 @@ export interface BwrapPlan {
   user: ResolvedUser;
   /** Under a terminal: no `--new-session` (the terminal is the container's own, see below). */
   tty: boolean;
+  /**
+   * Host directories (on a host tmpfs) bound at each `HostConfig.Tmpfs` path, so that the
+   * container and its execs share the files (dockerd's exec sees the container's tmpfs). A path
+   * not listed gets bwrap's own, private tmpfs.
+   */
+  tmpfs?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -27,7 +33,41 @@ export function bwrapArgs(body: ContainerCreateBody, plan: BwrapPlan): string[] 
   if (!plan.tty) args.push('--new-session');
   if (host.Init !== true) args.push('--as-pid-1');
   if (host.NetworkMode === 'none') args.push('--unshare-net');
-  args.push(host.ReadonlyRootfs === true ? '--ro-bind' : '--bind', plan.rootfs, '/', '--proc', '/proc', '--dev', '/dev');
+  args.push(...filesystemArgs(body, plan), ...containerCapabilityArgs(body));
+  if (hasUserNamespace(plan.user)) {
+    args.push('--unshare-user', '--uid', String(plan.user.uid), '--gid', String(plan.user.gid));
+  }
+  if (typeof body.Hostname === 'string' && body.Hostname !== '') args.push('--hostname', body.Hostname);
+  args.push('--chdir', typeof body.WorkingDir === 'string' && body.WorkingDir !== '' ? body.WorkingDir : '/');
+  return args;
+}
+
+/** A container whose user is not root:root runs in its own user namespace mapping just that uid and gid. */
+export function hasUserNamespace(user: ResolvedUser): boolean {
+  return user.uid !== 0 || user.gid !== 0;
+}
+
+/**
+ * bwrap's arguments for a root exec in a running container without a user namespace (its
+ * caller has joined the container's network, IPC and UTS namespaces with nsenter). bwrap joins
+ * the container's PID namespace (`--pidns`, an open descriptor of `/proc/<pid1>/ns/pid`) rather
+ * than making one, so the exec is a process of the container and its `/proc` is the container's;
+ * it builds a mount namespace from the same host directories as the container (root filesystem
+ * copy, binds, the shared tmpfs directories) and applies the container's capability set itself,
+ * which is what dockerd gives an exec. No `--as-pid-1`, `--hostname` or `--unshare-*`: those
+ * made the container and are joined, not re-made.
+ */
+export function bwrapExecArgs(body: ContainerCreateBody, plan: BwrapPlan, pidnsFd: number, cwd: string): string[] {
+  const args = ['--pidns', String(pidnsFd), '--die-with-parent'];
+  if (!plan.tty) args.push('--new-session');
+  args.push(...filesystemArgs(body, plan), ...containerCapabilityArgs(body), '--chdir', cwd);
+  return args;
+}
+
+/** The container's root filesystem copy, its /proc and /dev, Binds, bind Mounts and Tmpfs. */
+function filesystemArgs(body: ContainerCreateBody, plan: BwrapPlan): string[] {
+  const host = body.HostConfig ?? {};
+  const args = [host.ReadonlyRootfs === true ? '--ro-bind' : '--bind', plan.rootfs, '/', '--proc', '/proc', '--dev', '/dev'];
   for (const bind of asArray(host.Binds, 'HostConfig.Binds')) {
     const b = parseBind(bind);
     args.push(b.readOnly ? '--ro-bind' : '--bind', b.source, b.target);
@@ -36,14 +76,21 @@ export function bwrapArgs(body: ContainerCreateBody, plan: BwrapPlan): string[] 
     const b = parseMount(m);
     args.push(b.readOnly ? '--ro-bind' : '--bind', b.source, b.target);
   }
-  for (const path of Object.keys((host.Tmpfs ?? {}) as Record<string, unknown>)) args.push('--tmpfs', path);
-  args.push(...capabilityArgs(asArray(host.CapAdd, '') as string[], asArray(host.CapDrop, '') as string[]));
-  if (plan.user.uid !== 0 || plan.user.gid !== 0) {
-    args.push('--unshare-user', '--uid', String(plan.user.uid), '--gid', String(plan.user.gid));
+  for (const path of tmpfsPaths(body)) {
+    const shared = plan.tmpfs?.[path];
+    args.push(...(shared === undefined ? ['--tmpfs', path] : ['--bind', shared, path]));
   }
-  if (typeof body.Hostname === 'string' && body.Hostname !== '') args.push('--hostname', body.Hostname);
-  args.push('--chdir', typeof body.WorkingDir === 'string' && body.WorkingDir !== '' ? body.WorkingDir : '/');
   return args;
+}
+
+/** The `HostConfig.Tmpfs` mount points, in the body's order. */
+export function tmpfsPaths(body: ContainerCreateBody): string[] {
+  return Object.keys((body.HostConfig?.Tmpfs ?? {}) as Record<string, unknown>);
+}
+
+function containerCapabilityArgs(body: ContainerCreateBody): string[] {
+  const host = body.HostConfig ?? {};
+  return capabilityArgs(asArray(host.CapAdd, '') as string[], asArray(host.CapDrop, '') as string[]);
 }
 
 /** dockerd's default capability set: a container gets these and no others unless CapAdd/CapDrop say so. */

@@ -5,31 +5,66 @@ import type { LocalExecProcess, LocalExecRun } from '../local/local-container.js
 import { descendants } from '../local/proc-stats.js';
 import { spawnExec } from '../local/spawn-exec.js';
 import type { ResolvedUser } from './passwd.js';
+import { bwrapExecArgs, hasUserNamespace, type BwrapPlan } from './bwrap-args.js';
+import { inCgroups, viaShell } from './sandbox-process.js';
+
+/** What an exec needs to know of the running container and the host tools. */
+export interface SandboxExecContext {
+  bwrap: string;
+  nsenter: string;
+  /** util-linux `setpriv`, which sets no_new_privs before nsenter (bwrap sets it on the container). */
+  setpriv: string;
+  /** The container's bwrap plan: its root filesystem copy, its user, its shared tmpfs directories. */
+  plan: BwrapPlan;
+  /** The container's `cgroup.procs` files (resource limits); none when it has no groups. */
+  cgroupProcs: readonly string[];
+  /** Resolves a `User` value against the container's /etc/passwd and /etc/group. */
+  resolveUser(spec: string): ResolvedUser;
+}
 
 /**
- * `docker exec` in a sandbox container: util-linux `nsenter` joins every namespace of the
- * container's pid 1 (mount, PID, IPC, UTS, network, and user when the container has one), takes its root directory (the container's root
- * filesystem with its binds and tmpfs) and runs the command there as the exec's (else the
- * container's) user, names resolved in the container's /etc/passwd, in its working directory, with the container's environment
- * plus the exec's `Env`. The command is then a process of the container: `docker top` lists it,
- * `docker pause` freezes it, and it dies with the container's PID namespace.
+ * `docker exec` in a sandbox container, with what dockerd gives an exec: the container's
+ * namespaces, root filesystem, binds and tmpfs, its capability set, its cgroups, the exec's
+ * (else the container's) user with names from the container's /etc/passwd, its working
+ * directory, the container's environment plus the exec's `Env` (and HOME). The command is a
+ * process of the container's PID namespace (its /proc/1 is the container's pid 1) and dies
+ * with it. Two ways in, by who runs:
  *
- * Known gap: an exec running as uid 0 has root's full capability set, not the container's
- * CapAdd/CapDrop set (nsenter cannot drop capabilities and no helper binary can be run from
- * inside the container's root); a non-zero uid has none, as in dockerd.
+ * - uid 0 in a container without a user namespace: nsenter joins the container's network, IPC
+ *   and UTS namespaces, then bwrap joins its PID namespace and builds a mount namespace from the
+ *   same host directories, dropping to the container's capabilities (`bwrapExecArgs`). nsenter
+ *   alone would leave the host root's full capability set to the command.
+ * - any other uid: nsenter joins every namespace of the container, its root and working
+ *   directory, and sets the uid and gid; the kernel clears every capability at that setuid, and
+ *   no_new_privs (set before, as bwrap sets it on the container) keeps setuid-root files and file
+ *   capabilities from giving any back. In a container with a user namespace (a non-root `User`)
+ *   bwrap maps that one uid and gid only, so an exec can run only as the container's user there.
+ *
+ * Either way the command starts inside the container's cgroups (`inCgroups`), so its memory,
+ * CPU and pids limits count the exec's processes too.
  */
-export async function sandboxExec(run: LocalExecRun, nsenter: string, resolveUser: (spec: string) => ResolvedUser): Promise<LocalExecProcess> {
+export async function sandboxExec(run: LocalExecRun, ctx: SandboxExecContext): Promise<LocalExecProcess> {
   if (run.privileged) throw EngineError.invalidParameter('Privileged is not supported by the sandbox runtime');
-  const init = await containerInit(run);
   const spec = run.user !== '' ? run.user : typeof run.container.body.User === 'string' ? run.container.body.User : '';
   // Names resolve against the container's /etc/passwd and /etc/group, as runc does for dockerd's exec.
-  const { uid, gid, home } = resolveUser(spec === '' ? '0' : spec);
+  const { uid, gid, home } = ctx.resolveUser(spec === '' ? '0' : spec);
+  const owner = ctx.plan.user;
+  if (hasUserNamespace(owner) && (uid !== owner.uid || gid !== owner.gid)) {
+    throw EngineError.invalidParameter(`User "${spec}": the container runs in a user namespace that maps only uid ${owner.uid} and gid ${owner.gid} (its User); the sandbox runtime runs its execs as that user only`);
+  }
+  if (!hasUserNamespace(owner) && uid === 0 && gid !== 0) {
+    throw EngineError.invalidParameter(`User "${spec}": the sandbox runtime runs an exec as uid 0 with gid 0 only`);
+  }
   const env = run.env.some((e) => e.startsWith('HOME=')) ? run.env : [...run.env, `HOME=${home}`];
   const cwd = run.workingDir !== '' ? run.workingDir : (run.container.body.WorkingDir || '/');
   if (!cwd.startsWith('/')) throw EngineError.invalidParameter(`WorkingDir "${cwd}" must be an absolute path`);
+  const init = await containerInit(run);
+  const [file, args] = inCgroups(ctx.cgroupProcs, ...(uid === 0 && !hasUserNamespace(owner)
+    ? rootExec(run, ctx, init, cwd)
+    : userExec(run, ctx, init, cwd, uid, gid)));
   return spawnExec({
-    file: nsenter,
-    args: ['--target', String(init), '--all', '--root', `--wdns=${cwd}`, `--setuid=${uid}`, `--setgid=${gid}`, '--', ...run.argv],
+    file,
+    args,
     cwd: '/',
     env,
     tty: run.tty,
@@ -37,6 +72,26 @@ export async function sandboxExec(run: LocalExecRun, nsenter: string, resolveUse
     ...(run.consoleSize ? { consoleSize: run.consoleSize } : {}),
     output: run.output,
   });
+}
+
+/**
+ * bwrap takes the PID namespace as an open descriptor: a shell opens the container's as fd 3
+ * and execs nsenter with it (node-pty passes no extra descriptors, so spawn's stdio cannot).
+ * 126 (dockerd's "cannot invoke") when pid 1 is gone meanwhile. bwrap leaves the descriptor
+ * open, so the command has a fd 3 dockerd's exec would not have: the PID namespace it is already
+ * in (owned by the user namespace it is already in), which gives it nothing new.
+ */
+const OPEN_PIDNS = 'exec 3<"$1" || exit 126; shift';
+
+function rootExec(run: LocalExecRun, ctx: SandboxExecContext, init: number, cwd: string): [string, string[]] {
+  const bwrapArgs = bwrapExecArgs(run.container.body, { ...ctx.plan, tty: run.tty }, 3, cwd);
+  return viaShell(OPEN_PIDNS, [`/proc/${init}/ns/pid`,
+    ctx.nsenter, '--target', String(init), '--net', '--ipc', '--uts', '--', ctx.bwrap, ...bwrapArgs, '--', ...run.argv]);
+}
+
+function userExec(run: LocalExecRun, ctx: SandboxExecContext, init: number, cwd: string, uid: number, gid: number): [string, string[]] {
+  return [ctx.setpriv, ['--no-new-privs', '--',
+    ctx.nsenter, '--target', String(init), '--all', '--root', `--wdns=${cwd}`, `--setuid=${uid}`, `--setgid=${gid}`, '--', ...run.argv]];
 }
 
 /**

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { spawn as spawnPty } from 'node-pty';
 import { signalNumber } from '../../http/signal.js';
@@ -29,14 +29,34 @@ export interface SandboxLaunch {
  * The files come as arguments, not environment variables, which would reach the container.
  * 125 is dockerd's exit code for a container that could not be started.
  */
-const JOIN_CGROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"';
+const JOIN_CGROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done';
+
+/**
+ * The shell of these small launchers. bash passes on environment entries whose names are not
+ * shell identifiers (`spring.profiles.active=dev`, which Docker allows), where dash and busybox sh
+ * drop them; `env -u` then takes out the variables the shell adds itself. /bin/sh without bash.
+ */
+const SHELL = existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
+const EXEC_AS_GIVEN = 'exec /usr/bin/env -u PWD -u OLDPWD -u SHLVL "$@"';
+
+/** `script` in the launcher shell, then `args` (the program and its arguments after the script's own) exec'd with the environment as given. */
+export function viaShell(script: string, args: string[]): [string, string[]] {
+  return [SHELL, ['-c', `${script}; ${EXEC_AS_GIVEN}`, 'sh', ...args]];
+}
 
 /** The program and arguments that start bwrap (through the cgroup joiner when there are groups). */
 function command(launch: SandboxLaunch): [string, string[]] {
-  const bwrapArgv = [...launch.args, '--', ...launch.argv];
-  const procs = launch.cgroupProcs ?? [];
-  if (procs.length === 0) return [launch.bwrap, bwrapArgv];
-  return ['/bin/sh', ['-c', JOIN_CGROUPS, 'sh', String(procs.length), ...procs, launch.bwrap, ...bwrapArgv]];
+  return inCgroups(launch.cgroupProcs ?? [], launch.bwrap, [...launch.args, '--', ...launch.argv]);
+}
+
+/**
+ * `program args` started inside the cgroups whose `cgroup.procs` files are given (none: as it
+ * is). Used for the container's bwrap and for each `docker exec` in it, which dockerd also
+ * puts in the container's groups so that its limits hold for exec'd processes too.
+ */
+export function inCgroups(procs: readonly string[], program: string, args: string[]): [string, string[]] {
+  if (procs.length === 0) return [program, args];
+  return viaShell(JOIN_CGROUPS, [String(procs.length), ...procs, program, ...args]);
 }
 
 /** Starts bwrap on pipes or on a pty; resolves once it runs, rejects when it cannot start. */
@@ -70,8 +90,7 @@ function launchOnPipes(launch: SandboxLaunch): Promise<LocalProcess> {
         pause: () => { stdout.pause(); stderr.pause(); },
         resume: () => { stdout.resume(); stderr.resume(); },
         kill: (sig = 'SIGTERM') => signalContainer(pid, launch.init, sig, () => child.kill(sig)),
-        // The container's processes: everything under bwrap (pid 1 of its namespace and below).
-        pids: () => descendants(pid),
+        pids: () => containerPids(pid),
       });
     });
   });
@@ -120,7 +139,7 @@ function launchOnPty(launch: SandboxLaunch, size: { rows: number; cols: number }
     pause: () => term.pause(),
     resume: () => term.resume(),
     kill: (sig = 'SIGTERM') => signalContainer(term.pid, launch.init, sig, () => term.kill(sig)),
-    pids: () => descendants(term.pid),
+    pids: () => containerPids(term.pid),
     resize: (rows: number, cols: number) => {
       if (rows > 0 && cols > 0) term.resize(cols, rows);
     },
@@ -144,6 +163,31 @@ function signalContainer(bwrapPid: number, init: boolean, signal: NodeJS.Signals
   }
   if (target === undefined) killBwrap();
   else tryKill(target, signal);
+}
+
+/**
+ * The container's processes (for top, stats and pause): everything under bwrap (pid 1 of its
+ * namespace and below), and every other process in its PID namespace, which is what `docker
+ * exec` adds there (sandbox-exec.ts): dockerd lists, counts and freezes exec'd processes too.
+ */
+function containerPids(bwrapPid: number): number[] {
+  const tree = descendants(bwrapPid);
+  const ns = tree[0] === undefined ? '' : pidNamespace(tree[0]);
+  if (ns === '') return tree;
+  const known = new Set(tree);
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (/^\d+$/.test(name) && !known.has(pid) && pidNamespace(pid) === ns) tree.push(pid);
+  }
+  return tree;
+}
+
+function pidNamespace(pid: number): string {
+  try {
+    return readlinkSync(`/proc/${pid}/ns/pid`);
+  } catch {
+    return '';
+  }
 }
 
 function childOf(pid: number): number | undefined {

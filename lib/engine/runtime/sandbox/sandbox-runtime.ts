@@ -12,12 +12,13 @@ import type { ContainerRuntime } from '../types.js';
 import type { LocalExecutor } from '../local/local-container.js';
 import { LocalRuntime } from '../local/local-runtime.js';
 import { localLimits } from '../local/local-limits.js';
-import { bwrapArgs } from './bwrap-args.js';
+import { bwrapArgs, tmpfsPaths, type BwrapPlan } from './bwrap-args.js';
 import { resolveUserIn } from './passwd.js';
 import { checkLimits, refuseUnsupported } from './sandbox-fields.js';
 import { Cgroups, type ContainerCgroup } from './cgroups.js';
 import { launchSandbox } from './sandbox-process.js';
 import { sandboxExec } from './sandbox-exec.js';
+import { SharedTmpfs } from './shared-tmpfs.js';
 import { diffTrees } from '../local/diff-trees.js';
 import { runOnRootfs } from './sandbox-offline.js';
 
@@ -57,6 +58,13 @@ export interface SandboxRuntimeOptions {
    * refuses them all.
    */
   cgroups?: boolean;
+  /**
+   * Directory on a host tmpfs whose subdirectories back the containers' `Tmpfs` mounts, so that
+   * `docker exec` sees the files the container wrote there (`<tmpfsDir>/<id>/<n>`, emptied at
+   * each start, removed at exit). Made private (0700) to the server's user. Defaults to
+   * `/dev/shm/dockgate-<uid>`.
+   */
+  tmpfsDir?: string;
 }
 
 /** Terminal size of a Tty container until the client's first resize (dockerd's default for a console). */
@@ -111,6 +119,13 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   if (options.cgroups !== undefined && typeof options.cgroups !== 'boolean') throw new TypeError('sandboxRuntime option "cgroups" must be a boolean');
   const cgroups = options.cgroups === false ? undefined : Cgroups.detect();
   const cpus = availableParallelism();
+  if (options.tmpfsDir !== undefined && (typeof options.tmpfsDir !== 'string' || !isAbsolute(options.tmpfsDir))) {
+    throw new TypeError('sandboxRuntime option "tmpfsDir" must be an absolute path');
+  }
+  const sharedTmpfs = new SharedTmpfs(options.tmpfsDir ?? `/dev/shm/dockgate-${process.getuid?.() ?? 0}`);
+  /** What each running container's execs need: how it was built and its cgroups. */
+  const running = new Map<string, { plan: BwrapPlan; cgroupProcs: readonly string[] }>();
+  const hostTool = (name: string): string => (existsSync(`/usr/bin/${name}`) ? `/usr/bin/${name}` : name);
 
   /** The container's root filesystem copy, made once (at its first start or copy): a restarted container keeps its writes, as with dockerd. */
   const ensureRootfs = async (id: string, imageId: string): Promise<string> => {
@@ -134,8 +149,18 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       });
       return store;
     },
-    // `docker exec`: nsenter into the running container (sandbox-exec.ts).
-    exec: (run) => sandboxExec(run, existsSync('/usr/bin/nsenter') ? '/usr/bin/nsenter' : 'nsenter', (spec) => resolveUserIn(join(containersDir, run.container.id, 'rootfs'), spec)),
+    // `docker exec`: into the running container's namespaces, capabilities and cgroups (sandbox-exec.ts).
+    exec: async (run) => {
+      const container = running.get(run.container.id);
+      if (!container) throw EngineError.conflict(`Container ${run.container.id} is not running`);
+      return sandboxExec(run, {
+        bwrap,
+        nsenter: hostTool('nsenter'),
+        setpriv: hostTool('setpriv'),
+        ...container,
+        resolveUser: (spec) => resolveUserIn(container.plan.rootfs, spec),
+      });
+    },
     // `docker cp` runs tar and stat inside the running container (local-archive.ts).
     copiesWithTar: true,
     // `docker diff`: the container's root filesystem copy against the image's (diff-trees.ts).
@@ -149,6 +174,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     // The writable root filesystem copy goes with the container (asynchronously: rm -f answers
     // first); the record and output are removed by the runtime's records.
     removed: (id) => {
+      sharedTmpfs.remove(id);
       void rm(join(containersDir, id, 'rootfs'), { recursive: true, force: true }).catch(() => undefined);
     },
     // `docker cp` on a created or exited container: the image's tar in a fresh sandbox on its root.
@@ -160,7 +186,14 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       const fullEnv = [...env];
       if (!fullEnv.some((e) => e.startsWith('HOME='))) fullEnv.push(`HOME=${user.home}`);
       if (tty && !fullEnv.some((e) => e.startsWith('TERM='))) fullEnv.push('TERM=xterm');
-      const args = bwrapArgs(body, { rootfs, user, tty: tty === true });
+      let tmpfs: Record<string, string>;
+      try {
+        tmpfs = sharedTmpfs.prepare(id, tmpfsPaths(body));
+      } catch (error) {
+        throw EngineError.system(`cannot prepare the container's tmpfs directories: ${(error as Error).message}`, error);
+      }
+      const plan: BwrapPlan = { rootfs, user, tty: tty === true, tmpfs };
+      const args = bwrapArgs(body, plan);
       const limits = checkLimits(body, cgroups, cpus);
       let group: ContainerCgroup | undefined;
       try {
@@ -180,14 +213,21 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         ...(group ? { cgroupProcs: group.procs } : {}),
       }).catch((error: unknown) => {
         group?.remove();
+        sharedTmpfs.remove(id);
         throw error;
       });
       const proc = await launched;
-      if (!group) return proc;
+      running.set(id, { plan, cgroupProcs: group?.procs ?? [] });
+      const released = proc.exited.then((code) => {
+        running.delete(id);
+        sharedTmpfs.remove(id);
+        return code;
+      });
+      if (!group) return { ...proc, exited: released };
       const limited = group;
       let oomKilled = false;
       // The OOM count is read, then the (now empty) groups removed, before the exit is reported.
-      const exited = proc.exited.then((code) => {
+      const exited = released.then((code) => {
         oomKilled = limited.oomKilled();
         limited.remove();
         return code;
