@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { spawn as ptySpawn } from 'node-pty';
-import { signalNumber } from '../../http/signal.js';
 import type { LocalExecProcess } from './local-container.js';
+import { groupKiller, pipedProcess } from './piped-process.js';
 
 /** How to start one exec'd command. */
 export interface ExecSpawn {
@@ -37,35 +37,7 @@ function spawnPiped(run: ExecSpawn, env: Record<string, string>): Promise<LocalE
     shell: false,
     detached: true,
   });
-  const stdout = child.stdout!;
-  const stderr = child.stderr!;
-  stdout.on('data', (d: Buffer) => run.output(1, d));
-  stderr.on('data', (d: Buffer) => run.output(2, d));
-  child.stdin?.on('error', () => undefined);
-  const exited = new Promise<number>((resolve) => {
-    child.on('close', (code, signal) => resolve(code ?? 128 + (signal ? signalNumber(signal) : 0)));
-  });
-  return new Promise<LocalExecProcess>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('spawn', () => {
-      child.off('error', reject);
-      child.on('error', () => undefined);
-      resolve({
-        pid: child.pid ?? 0,
-        ...(child.stdin ? { stdin: child.stdin } : {}),
-        exited,
-        pause: () => { stdout.pause(); stderr.pause(); },
-        resume: () => { stdout.resume(); stderr.resume(); },
-        kill: (sig = 'SIGTERM') => {
-          try {
-            if (child.pid) process.kill(-child.pid, sig);
-          } catch {
-            child.kill(sig);
-          }
-        },
-      });
-    });
-  });
+  return pipedProcess(child, run.output, () => ({ kill: groupKiller(child) }));
 }
 
 async function spawnPty(run: ExecSpawn, env: Record<string, string>): Promise<LocalExecProcess> {

@@ -5,14 +5,14 @@ import { tmpdir } from 'node:os';
 import { isAbsolute } from 'node:path';
 import type { ContainerRuntime } from '../types.js';
 import { familiarImageRef } from '../local/image-ref.js';
-import { signalNumber } from '../../http/signal.js';
-import type { LocalExecutor, LocalImage, LocalProcess } from '../local/local-container.js';
+import type { LocalExecutor, LocalImage } from '../local/local-container.js';
 import { LocalRuntime } from '../local/local-runtime.js';
 import { localLimits } from '../local/local-limits.js';
 import { refuseConfigFields, refuseHostFields, UNHONORED_HOST_FIELDS } from '../local/refuse-fields.js';
 import { EngineError } from '../../errors/engine-error.js';
 import { descendants } from '../local/proc-stats.js';
 import { processExec } from './process-exec.js';
+import { groupKiller, pipedProcess } from '../local/piped-process.js';
 
 /** How one allow-listed image runs on the host. */
 export interface ProcessImage {
@@ -97,10 +97,6 @@ export function processRuntime(options: ProcessRuntimeOptions): ContainerRuntime
         // Own process group, so kill reaches every process the command started (kill(-pgid)).
         detached: true,
       });
-      const stdout = child.stdout!;
-      const stderr = child.stderr!;
-      stdout.on('data', (d: Buffer) => output(1, d));
-      stderr.on('data', (d: Buffer) => output(2, d));
       // Like a container's pid 1: when the command exits, whatever it left behind in its group goes too.
       child.once('exit', () => {
         try {
@@ -109,37 +105,7 @@ export function processRuntime(options: ProcessRuntimeOptions): ContainerRuntime
           // the group is already empty
         }
       });
-      const exited = new Promise<number>((resolve) => {
-        child.on('close', (code, signal) => resolve(code ?? 128 + (signal ? signalNumber(signal) : 0))); // dockerd: killed by signal N → 128 + N
-      });
-      return new Promise<LocalProcess>((resolve, reject) => {
-        child.once('error', reject);
-        child.once('spawn', () => {
-          child.off('error', reject);
-          child.on('error', () => undefined);
-          resolve({
-            pid: child.pid ?? 0,
-            ...(child.stdin ? { stdin: child.stdin } : {}),
-            exited,
-            pause: () => {
-              stdout.pause();
-              stderr.pause();
-            },
-            resume: () => {
-              stdout.resume();
-              stderr.resume();
-            },
-            kill: (sig = 'SIGTERM') => {
-              try {
-                if (child.pid) process.kill(-child.pid, sig);
-              } catch {
-                child.kill(sig);
-              }
-            },
-            pids: () => (child.pid ? [child.pid, ...descendants(child.pid)] : []),
-          });
-        });
-      });
+      return pipedProcess(child, output, (pid) => ({ kill: groupKiller(child), pids: () => (pid ? [pid, ...descendants(pid)] : []) }));
     },
   };
   return new LocalRuntime('process', executor, limits);

@@ -2,9 +2,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { spawn as spawnPty } from 'node-pty';
-import { signalNumber } from '../../http/signal.js';
 import type { LocalProcess } from '../local/local-container.js';
 import { descendants } from '../local/proc-stats.js';
+import { pipedProcess } from '../local/piped-process.js';
 
 /** One bwrap invocation: its arguments, the command, and how its output leaves. */
 export interface SandboxLaunch {
@@ -70,30 +70,10 @@ function launchOnPipes(launch: SandboxLaunch): Promise<LocalProcess> {
     env: Object.fromEntries(launch.env.map(splitEnv)),
     stdio: [launch.openStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
   });
-  const stdout = child.stdout!;
-  const stderr = child.stderr!;
-  stdout.on('data', (d: Buffer) => launch.output(1, d));
-  stderr.on('data', (d: Buffer) => launch.output(2, d));
-  const exited = new Promise<number>((resolve) => {
-    child.on('close', (code, signal) => resolve(code ?? 128 + (signal ? signalNumber(signal) : 0)));
-  });
-  return new Promise<LocalProcess>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('spawn', () => {
-      child.off('error', reject);
-      child.on('error', () => undefined);
-      const pid = child.pid ?? 0;
-      resolve({
-        pid,
-        ...(child.stdin ? { stdin: child.stdin } : {}),
-        exited,
-        pause: () => { stdout.pause(); stderr.pause(); },
-        resume: () => { stdout.resume(); stderr.resume(); },
-        kill: (sig = 'SIGTERM') => signalContainer(pid, launch.init, sig, () => child.kill(sig)),
-        pids: () => containerPids(pid),
-      });
-    });
-  });
+  return pipedProcess(child, launch.output, (pid) => ({
+    kill: (sig) => signalContainer(pid, launch.init, sig, () => child.kill(sig)),
+    pids: () => containerPids(pid),
+  }));
 }
 
 /**
