@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { CgroupController, ResourceLimits } from './resource-limits.js';
 import { controllersFor } from './resource-limits.js';
 
@@ -11,9 +12,16 @@ export interface ContainerCgroup {
   memoryUsage(): number | undefined;
   /** Whether the kernel's OOM killer killed a process of the container (`memory.oom_control`). */
   oomKilled(): boolean;
-  /** Removes the (empty) groups. */
-  remove(): void;
+  /**
+   * Removes the groups once they are empty. The last tasks of a killed container can still be
+   * leaving the group when its exit is seen (rmdir answers EBUSY), so it retries for a while.
+   */
+  remove(): Promise<void>;
 }
+
+/** How long a container's groups are waited for to empty after its exit: 50 × 20 ms. */
+const REMOVE_ATTEMPTS = 50;
+const REMOVE_INTERVAL_MS = 20;
 
 /**
  * The cgroup v1 controllers this server may manage: for each of memory, cpu and pids, a
@@ -67,13 +75,20 @@ export class Cgroups {
   /** Creates the groups of one container and writes its limits; throws when the kernel refuses one. */
   create(id: string, limits: ResourceLimits): ContainerCgroup {
     const dirs = new Map<CgroupController, string>();
-    const remove = (): void => {
+    const removeNow = (): void => {
       for (const dir of dirs.values()) {
         try {
           rmdirSync(dir);
         } catch {
           // Still busy (a process lingers) or already gone: nothing more to do.
         }
+      }
+    };
+    const remove = async (): Promise<void> => {
+      for (let attempt = 0; attempt < REMOVE_ATTEMPTS; attempt++) {
+        removeNow();
+        if (![...dirs.values()].some((dir) => existsSync(dir))) return;
+        await delay(REMOVE_INTERVAL_MS);
       }
     };
     try {
@@ -100,7 +115,7 @@ export class Cgroups {
       const pids = dirs.get('pids');
       if (pids && limits.pids !== undefined) writeFileSync(join(pids, 'pids.max'), String(limits.pids));
     } catch (error) {
-      remove();
+      removeNow();
       throw error;
     }
     const memoryDir = dirs.get('memory');

@@ -211,8 +211,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         ...(tty ? { tty: consoleSize(body.HostConfig?.ConsoleSize) } : {}),
         output,
         ...(group ? { cgroupProcs: group.procs } : {}),
-      }).catch((error: unknown) => {
-        group?.remove();
+      }).catch(async (error: unknown) => {
+        await group?.remove();
         sharedTmpfs.remove(id);
         throw error;
       });
@@ -227,9 +227,9 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       const limited = group;
       let oomKilled = false;
       // The OOM count is read, then the (now empty) groups removed, before the exit is reported.
-      const exited = released.then((code) => {
+      const exited = released.then(async (code) => {
         oomKilled = limited.oomKilled();
-        limited.remove();
+        await limited.remove();
         return code;
       });
       return { ...proc, exited, oomKilled: () => oomKilled, memoryUsage: () => limited.memoryUsage() };
