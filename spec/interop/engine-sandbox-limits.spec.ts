@@ -82,6 +82,32 @@ describeWithPeers('Docker CLI 28 against the sandbox runtime: memory, CPU and pi
     await cli('rm', '-f', name);
     expect(existsSync(dir)).toBe(false);
   });
+  test('docker update sets limits on a running container (its group made, its processes moved in) and keeps them in inspect', async () => {
+    const name = `dg-update-${Date.now()}`;
+    const started = await cli('run', '-d', '--name', name, 'busybox', 'sleep', '30');
+    expect(started.code).toBe(0);
+    const id = started.stdout.trim();
+    // (--pids-limit and --cpus need API 1.40 and 1.29 on update; the spec's engine serves up to 1.28.)
+    expect(await cli('update', '--memory', '32m', '--cpu-shares', '512', name)).toMatchObject({ code: 0 });
+    expect((await cli('inspect', '-f', '{{.HostConfig.Memory}} {{.HostConfig.CpuShares}}', name)).stdout).toBe('33554432 512\n');
+    const memoryRoot = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').find((l) => / - cgroup \S+ \S*\bmemory\b/.test(l))!.split(' ')[4]!;
+    const own = readFileSync('/proc/self/cgroup', 'utf8').split('\n').find((l) => l.split(':')[1]?.split(',').includes('memory'))!.split(':')[2]!;
+    const dir = join(memoryRoot, own, 'dockgate', id);
+    expect(readFileSync(join(dir, 'memory.limit_in_bytes'), 'utf8').trim()).toBe('33554432');
+    expect((await cli('exec', name, 'grep', '-c', `dockgate/${id}`, '/proc/1/cgroup')).stdout).toBe('2\n');
+    // Raising memory above the swap limit set with it writes the swap limit first.
+    expect(await cli('update', '--memory', '128m', name)).toMatchObject({ code: 0 });
+    expect(readFileSync(join(dir, 'memory.limit_in_bytes'), 'utf8').trim()).toBe('134217728');
+    await cli('rm', '-f', name);
+  });
+  test('docker update of what the sandbox cannot change is refused, naming the field', async () => {
+    const name = `dg-update-refused-${Date.now()}`;
+    expect((await cli('run', '-d', '--name', name, 'busybox', 'sleep', '30')).code).toBe(0);
+    const r = await cli('update', '--restart', 'always', name);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('RestartPolicy: updating containers is not supported by the sandbox runtime');
+    await cli('rm', '-f', name);
+  });
   test('limits dockerd refuses are refused in its words: --memory 1m, --cpus 99', async () => {
     const small = await cli('run', '--rm', '--memory', '1m', 'busybox', 'true');
     expect(small.code).toBe(125);

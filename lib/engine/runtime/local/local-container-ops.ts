@@ -17,6 +17,8 @@ export interface LocalOpsHost {
   readonly name: string;
   resolve(ref: string): LocalContainer;
   rename(c: LocalContainer, name: string): void;
+  /** Keeps a changed container's record (its HostConfig after an update) across restarts. */
+  saved(c: LocalContainer): void;
   all(): LocalContainer[];
   publish(action: string, c: LocalContainer, extra?: Record<string, string>): void;
   start(ref: string): Promise<void>;
@@ -154,11 +156,21 @@ export class LocalContainerOps {
     return { ContainersDeleted: deleted.length > 0 ? deleted : null, SpaceReclaimed: 0 };
   }
 
-  /** Resource and restart-policy fields would need a cgroup or a supervisor: set ones are refused, naming them. */
-  async update(ref: string, body: Record<string, unknown>): Promise<{ Warnings: string[] | null }> {
-    this.host.resolve(ref);
-    const set = Object.entries(body).filter(([, v]) => isSet(v)).map(([k]) => k);
-    if (set.length > 0) throw EngineError.invalidParameter(`${set.join(', ')}: updating containers is not supported by the ${this.host.name} runtime`);
+  /**
+   * The set fields go to the executor's `update` (the sandbox rewrites the container's cgroups);
+   * without one, or for fields it cannot honor (a restart policy needs a supervisor), they are
+   * refused, naming them. What was applied is kept in the container's HostConfig, so inspect
+   * shows it and the next start uses it.
+   */
+  async update(ref: string, body: Record<string, unknown>, apply?: (c: LocalContainer, update: Record<string, unknown>) => Promise<Record<string, unknown>>): Promise<{ Warnings: string[] | null }> {
+    const c = this.host.resolve(ref);
+    const set = Object.fromEntries(Object.entries(body).filter(([, v]) => isSet(v)));
+    if (Object.keys(set).length === 0) return { Warnings: null };
+    if (!apply) throw EngineError.invalidParameter(`${Object.keys(set).join(', ')}: updating containers is not supported by the ${this.host.name} runtime`);
+    const applied = await apply(c, set);
+    c.body = { ...c.body, HostConfig: { ...(c.body.HostConfig ?? {}), ...applied } };
+    this.host.saved(c);
+    this.host.publish('update', c);
     return { Warnings: null };
   }
 }

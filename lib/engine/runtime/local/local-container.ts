@@ -112,6 +112,13 @@ export interface LocalExecutor {
    * optional: without it copying needs a running container (409).
    */
   copyOffline?(container: LocalContainer, argv: string[], stdin: boolean, output: (stream: 1 | 2, data: Buffer) => void): Promise<LocalProcess>;
+  /**
+   * `docker update`: applies the resource fields of `update` (a `POST /containers/{id}/update`
+   * body, only its set fields) to the container (its running processes too), throwing a 400
+   * naming any field it cannot honor; answers the HostConfig fields to keep. Optional: without
+   * it every set field is refused.
+   */
+  update?(container: LocalContainer, update: Record<string, unknown>): Promise<Record<string, unknown>>;
   /** `docker diff`: what changed in the container's own filesystem. Optional: without it the route answers 501. */
   changes?(container: LocalContainer): Promise<ContainerChange[]>;
   /** Starts the command; rejects when it cannot start. */

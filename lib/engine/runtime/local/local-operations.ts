@@ -25,7 +25,7 @@ export function localOperations(host: LocalOpsHost, executor: LocalExecutor): Lo
     top: (ref, a) => ops.top(ref, a),
     stats: (ref, o) => ops.stats(ref, o),
     pruneContainers: (filters) => ops.prune(filters),
-    update: (ref, b) => ops.update(ref, b),
+    update: (ref, b) => ops.update(ref, b, executor.update?.bind(executor)),
   };
   if (executor.changes) {
     const changes = executor.changes.bind(executor);

@@ -63,6 +63,7 @@ export class LocalRuntime implements ContainerRuntime {
         // A kept container keeps its new name across a restart.
         void this.records?.save(c);
       },
+      saved: (c) => void this.records?.save(c),
       all: () => this.table.all(),
       publish: (action, c, extra) => this.bus.publish(action, eventActor(c), extra),
       start: (ref) => this.start(ref),

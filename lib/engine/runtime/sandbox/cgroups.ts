@@ -101,10 +101,20 @@ export class Cgroups {
       }
       const memory = dirs.get('memory');
       if (memory && limits.memory !== undefined) {
-        writeFileSync(join(memory, 'memory.limit_in_bytes'), String(limits.memory));
+        const memoryFile = join(memory, 'memory.limit_in_bytes');
         const memsw = join(memory, 'memory.memsw.limit_in_bytes');
         // Swap accounting is off on many kernels (no memsw files): the memory limit still holds.
-        if (limits.memorySwap !== undefined && existsSync(memsw)) writeFileSync(memsw, String(limits.memorySwap));
+        const swap = limits.memorySwap !== undefined && existsSync(memsw) ? String(limits.memorySwap) : undefined;
+        try {
+          writeFileSync(memoryFile, String(limits.memory));
+          if (swap !== undefined) writeFileSync(memsw, swap);
+        } catch (error) {
+          // The kernel keeps memory <= memory+swap at every step: raising both (`docker update`)
+          // must write the swap limit first.
+          if (swap === undefined) throw error;
+          writeFileSync(memsw, swap);
+          writeFileSync(memoryFile, String(limits.memory));
+        }
       }
       const cpu = dirs.get('cpu');
       if (cpu && limits.cpu) {

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
@@ -16,6 +16,7 @@ import { bwrapArgs, tmpfsPaths, type BwrapPlan } from './bwrap-args.js';
 import { resolveUserIn } from './passwd.js';
 import { checkLimits, refuseUnsupported } from './sandbox-fields.js';
 import { Cgroups, type ContainerCgroup } from './cgroups.js';
+import { CGROUP_HOST_FIELDS } from './resource-limits.js';
 import { launchSandbox } from './sandbox-process.js';
 import { sandboxExec } from './sandbox-exec.js';
 import { SharedTmpfs } from './shared-tmpfs.js';
@@ -125,6 +126,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   const sharedTmpfs = new SharedTmpfs(options.tmpfsDir ?? `/dev/shm/dockgate-${process.getuid?.() ?? 0}`);
   /** What each running container's execs need: how it was built and its cgroups. */
   const running = new Map<string, { plan: BwrapPlan; cgroupProcs: readonly string[] }>();
+  /** Each running container's cgroups (after `docker update`, the current ones). */
+  const groups = new Map<string, ContainerCgroup>();
   const hostTool = (name: string): string => (existsSync(`/usr/bin/${name}`) ? `/usr/bin/${name}` : name);
 
   /** The container's root filesystem copy, made once (at its first start or copy): a restarted container keeps its writes, as with dockerd. */
@@ -218,21 +221,42 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       });
       const proc = await launched;
       running.set(id, { plan, cgroupProcs: group?.procs ?? [] });
-      const released = proc.exited.then((code) => {
-        running.delete(id);
-        sharedTmpfs.remove(id);
-        return code;
-      });
-      if (!group) return { ...proc, exited: released };
-      const limited = group;
+      if (group) groups.set(id, group);
       let oomKilled = false;
       // The OOM count is read, then the (now empty) groups removed, before the exit is reported.
-      const exited = released.then(async (code) => {
-        oomKilled = limited.oomKilled();
-        await limited.remove();
+      // The group is looked up at exit: `docker update` may have replaced it meanwhile.
+      const exited = proc.exited.then(async (code) => {
+        running.delete(id);
+        sharedTmpfs.remove(id);
+        const last = groups.get(id);
+        groups.delete(id);
+        oomKilled = last?.oomKilled() === true;
+        await last?.remove();
         return code;
       });
-      return { ...proc, exited, oomKilled: () => oomKilled, memoryUsage: () => limited.memoryUsage() };
+      return { ...proc, exited, oomKilled: () => oomKilled, memoryUsage: () => groups.get(id)?.memoryUsage() };
+    },
+    // `docker update`: the limits are checked as at create, written to the running container's
+    // groups (made when it had none for a controller, its processes moved in), and kept for its next start.
+    update: async (c, update) => {
+      const refused = Object.keys(update).filter((field) => !(CGROUP_HOST_FIELDS as readonly string[]).includes(field));
+      if (refused.length > 0) {
+        throw EngineError.invalidParameter(`${refused.join(', ')}: updating containers is not supported by the sandbox runtime (only ${CGROUP_HOST_FIELDS.join(', ')})`);
+      }
+      const limits = checkLimits({ ...c.body, HostConfig: { ...(c.body.HostConfig ?? {}), ...update } }, cgroups, cpus);
+      const entry = running.get(c.id);
+      if (!entry || !cgroups) return update;
+      let group: ContainerCgroup;
+      try {
+        group = cgroups.create(c.id, limits);
+        for (const pid of c.process?.pids?.() ?? []) for (const procs of group.procs) writeFileSync(procs, String(pid));
+      } catch (error) {
+        // The kernel's word, e.g. EBUSY for a memory limit below what the container already uses.
+        throw EngineError.invalidParameter(`Cannot update container ${c.id}: ${(error as Error).message}`);
+      }
+      groups.set(c.id, group);
+      running.set(c.id, { ...entry, cgroupProcs: group.procs });
+      return update;
     },
   };
   return new LocalRuntime('sandbox', executor, limits);
