@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
-import { Writable } from 'node:stream';
 import { spawn as ptySpawn } from 'node-pty';
 import type { LocalExecProcess } from './local-container.js';
 import { groupKiller, pipedProcess } from './piped-process.js';
+import { ptyProcess } from './pty-process.js';
+import { envRecord } from './env-record.js';
 
 /** How to start one exec'd command. */
 export interface ExecSpawn {
@@ -24,7 +25,7 @@ export interface ExecSpawn {
  * started), or on a pseudo-terminal through node-pty when the exec asked for a TTY.
  */
 export function spawnExec(run: ExecSpawn): Promise<LocalExecProcess> {
-  const env = Object.fromEntries(run.env.map(splitEnv));
+  const env = envRecord(run.env);
   return run.tty ? spawnPty(run, env) : spawnPiped(run, env);
 }
 
@@ -44,40 +45,12 @@ async function spawnPty(run: ExecSpawn, env: Record<string, string>): Promise<Lo
   const [rows = 24, cols = 80] = run.consoleSize && run.consoleSize[0] > 0 && run.consoleSize[1] > 0 ? run.consoleSize : [];
   // Bytes, not strings: a TTY carries whatever the program writes, UTF-8 or not.
   const term = ptySpawn(run.file, run.args, { name: env.TERM ?? 'xterm', cols, rows, cwd: run.cwd, env, encoding: null });
-  term.onData((data: string | Buffer) => run.output(1, Buffer.isBuffer(data) ? data : Buffer.from(data)));
-  const exited = new Promise<number>((resolve) => {
-    term.onExit(({ exitCode, signal }) => resolve(signal ? 128 + signal : exitCode));
-  });
-  const stdin = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      try {
-        term.write(chunk as unknown as string);
-        callback();
-      } catch (error) {
-        callback(error as Error);
-      }
-    },
-  });
-  return {
-    pid: term.pid,
-    stdin,
-    exited,
-    pause: () => term.pause(),
-    resume: () => term.resume(),
-    kill: (sig = 'SIGTERM') => {
-      try {
-        term.kill(sig);
-      } catch {
-        // already gone
-      }
-    },
-    resize: (height, width) => {
-      if (height > 0 && width > 0) term.resize(width, height);
-    },
+  const kill = (sig: NodeJS.Signals): void => {
+    try {
+      term.kill(sig);
+    } catch {
+      // already gone
+    }
   };
-}
-
-function splitEnv(entry: string): [string, string] {
-  const i = entry.indexOf('=');
-  return i === -1 ? [entry, ''] : [entry.slice(0, i), entry.slice(i + 1)];
+  return ptyProcess(term, run.output, { kill }, true);
 }

@@ -13,6 +13,7 @@ import { EngineError } from '../../errors/engine-error.js';
 import { descendants } from '../local/proc-stats.js';
 import { processExec } from './process-exec.js';
 import { groupKiller, pipedProcess } from '../local/piped-process.js';
+import { envRecord } from '../local/env-record.js';
 
 /** How one allow-listed image runs on the host. */
 export interface ProcessImage {
@@ -91,7 +92,7 @@ export function processRuntime(options: ProcessRuntimeOptions): ContainerRuntime
       const child = spawn(spec.program, argv.slice(1), {
         argv0: argv[0],
         cwd,
-        env: Object.fromEntries(env.map((e) => splitEnv(e))),
+        env: envRecord(env),
         stdio: [openStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
         shell: false,
         // Own process group, so kill reaches every process the command started (kill(-pgid)).
@@ -154,10 +155,6 @@ function imageId(ref: string, program: string): string {
   return `sha256:${createHash('sha256').update(`${ref}\0${program}`).digest('hex')}`;
 }
 
-function splitEnv(entry: string): [string, string] {
-  const i = entry.indexOf('=');
-  return i === -1 ? [entry, ''] : [entry.slice(0, i), entry.slice(i + 1)];
-}
 
 
 /** The image's size and creation time are its program's: what a container of it really runs. */

@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { Writable } from 'node:stream';
 import { spawn as spawnPty } from 'node-pty';
 import type { LocalProcess } from '../local/local-container.js';
 import { descendants } from '../local/proc-stats.js';
 import { pipedProcess } from '../local/piped-process.js';
+import { ptyProcess } from '../local/pty-process.js';
+import { envRecord } from '../local/env-record.js';
 
 /** One bwrap invocation: its arguments, the command, and how its output leaves. */
 export interface SandboxLaunch {
@@ -67,7 +68,7 @@ export function launchSandbox(launch: SandboxLaunch): Promise<LocalProcess> {
 function launchOnPipes(launch: SandboxLaunch): Promise<LocalProcess> {
   const [program, args] = command(launch);
   const child = spawn(program, args, {
-    env: Object.fromEntries(launch.env.map(splitEnv)),
+    env: envRecord(launch.env),
     stdio: [launch.openStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
   });
   return pipedProcess(child, launch.output, (pid) => ({
@@ -91,39 +92,17 @@ function launchOnPty(launch: SandboxLaunch, size: { rows: number; cols: number }
       rows: size.rows,
       cols: size.cols,
       cwd: '/',
-      env: Object.fromEntries(launch.env.map(splitEnv)),
+      env: envRecord(launch.env),
       encoding: null,
     });
   } catch (error) {
     return Promise.reject(error as Error);
   }
   const term = pty;
-  term.onData((d: string | Buffer) => launch.output(1, Buffer.isBuffer(d) ? d : Buffer.from(d)));
-  const exited = new Promise<number>((resolve) => {
-    term.onExit(({ exitCode, signal }) => resolve(signal ? 128 + signal : exitCode));
-  });
-  const stdin = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      try {
-        term.write(chunk as unknown as string);
-        done();
-      } catch (error) {
-        done(error as Error);
-      }
-    },
-  });
-  return Promise.resolve({
-    pid: term.pid,
-    ...(launch.openStdin ? { stdin } : {}),
-    exited,
-    pause: () => term.pause(),
-    resume: () => term.resume(),
-    kill: (sig = 'SIGTERM') => signalContainer(term.pid, launch.init, sig, () => term.kill(sig)),
+  return Promise.resolve(ptyProcess(term, launch.output, {
+    kill: (sig) => signalContainer(term.pid, launch.init, sig, () => term.kill(sig)),
     pids: () => containerPids(term.pid),
-    resize: (rows: number, cols: number) => {
-      if (rows > 0 && cols > 0) term.resize(cols, rows);
-    },
-  });
+  }, launch.openStdin));
 }
 
 /**
@@ -187,7 +166,3 @@ function tryKill(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-function splitEnv(entry: string): [string, string] {
-  const i = entry.indexOf('=');
-  return i === -1 ? [entry, ''] : [entry.slice(0, i), entry.slice(i + 1)];
-}
