@@ -4,10 +4,10 @@ import { engineRoute, type EngineContext } from './context.js';
 import { EngineError } from '../errors/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
 import { abortOnClose } from '../http/output-response.js';
-import { boolValue, parseFilters, parseInteger, queryString } from '../http/query.js';
-import { parseSignal } from '../http/signal.js';
+import { boolValue, parseFilters, queryString } from '../http/query.js';
 import { apiVersionAtLeast } from '../version/api-version.js';
 import { readJsonBody } from './read-json-body.js';
+import { parseStopOptions } from '../http/stop-options.js';
 
 /** dockerd's validContainerNamePattern. */
 const NAME = /^\/?[a-zA-Z0-9][a-zA-Z0-9_.-]+$/;
@@ -23,13 +23,10 @@ export function registerContainerOpsRoutes(api: Router, ctx: EngineContext): voi
   api.post(
     '/containers/:id/restart',
     engineRoute(ctx, async (req, res, version) => {
-      const timeout = parseInteger(queryString(req.query.t), 't');
-      // `signal` on stop and restart arrived in API 1.42.
-      const raw = apiVersionAtLeast(version, '1.42') ? queryString(req.query.signal) : undefined;
-      const signal = raw ? parseSignal(raw, 'SIGTERM') : undefined;
+      const options = parseStopOptions(req.query, version);
       if (!runtime.restart) throw EngineError.unsupported('restarting containers', runtime.name);
       req.resume();
-      await runtime.restart(id(req.params), { ...(timeout === undefined ? {} : { timeout }), ...(signal ? { signal } : {}) });
+      await runtime.restart(id(req.params), options);
       res.status(204).end();
     }),
   );

@@ -3,7 +3,7 @@ import { engineRoute, type EngineContext } from './context.js';
 import { EngineError } from '../errors/engine-error.js';
 import { parseInteger, queryString } from '../http/query.js';
 import { parseSignal } from '../http/signal.js';
-import { apiVersionAtLeast } from '../version/api-version.js';
+import { parseStopOptions } from '../http/stop-options.js';
 
 /** `POST /containers/{id}/kill`, `/stop` and `/resize`: `docker kill`, `docker stop`, and `docker run`'s signal and window-size proxying. */
 export function registerStopKillRoutes(api: Router, ctx: EngineContext): void {
@@ -23,14 +23,10 @@ export function registerStopKillRoutes(api: Router, ctx: EngineContext): void {
   api.post(
     '/containers/:id/stop',
     engineRoute(ctx, async (req, res, version) => {
-      // dockerd answers a malformed `t` with strconv's 500; bad input is a 400 here.
-      const timeout = parseInteger(queryString(req.query.t), 't');
-      // `signal` arrived in API 1.42.
-      const raw = apiVersionAtLeast(version, '1.42') ? queryString(req.query.signal) : undefined;
-      const signal = raw ? parseSignal(raw, 'SIGTERM') : undefined;
+      const options = parseStopOptions(req.query, version);
       if (!runtime.stop) throw EngineError.unsupported('stopping containers', runtime.name);
       req.resume();
-      await runtime.stop(req.params.id as string, { ...(timeout === undefined ? {} : { timeout }), ...(signal ? { signal } : {}) });
+      await runtime.stop(req.params.id as string, options);
       res.status(204).end();
     }),
   );
