@@ -1,3 +1,5 @@
+import { compileGlob, literalPieces, parseGlob, type GlobAutomaton, type GlobPiece } from './glob-automaton.js';
+
 /** The request values a pattern's `${…}` variables are replaced with. */
 export interface AclVariables {
   account: string;
@@ -12,7 +14,8 @@ export interface AclPattern {
   matches(value: string, variables: AclVariables): boolean;
 }
 
-type Part = { source: string } | { variable: 'account' | 'name' | 'service' | 'type' } | { label: string };
+type Variable = { variable: 'account' | 'name' | 'service' | 'type' } | { label: string };
+type Part = { source: string } | Variable;
 
 const VARIABLE = /\$\{([^}]*)\}/g;
 const SIMPLE_VARIABLES = new Set(['account', 'name', 'service', 'type']);
@@ -23,87 +26,9 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 }
 
-/** Escapes one character for use inside a `[…]` class (letters and digits would turn into `\d`, `\w`…). */
-function escapeClassChar(char: string): string {
-  return /[A-Za-z0-9]/.test(char) ? char : `\\${char}`;
-}
-
-/**
- * Translates a `path.Match` class starting after `[` at `start`; returns the regex source and the
- * index after the closing `]`.
- */
-function translateClass(glob: string, start: number): { source: string; end: number } {
-  let i = start;
-  const negated = glob[i] === '^';
-  if (negated) i++;
-  let body = '';
-  let ranges = 0;
-  const readChar = (): string => {
-    const char = glob[i];
-    if (char === undefined) throw new Error('has an unclosed "["');
-    if (char === '\\') {
-      const escaped = glob[i + 1];
-      if (escaped === undefined) throw new Error('ends with an unfinished "\\" escape');
-      i += 2;
-      return escaped;
-    }
-    if (char === '-' || char === ']') throw new Error(`has an unescaped "${char}" in a "[…]" class`);
-    i++;
-    return char;
-  };
-  for (;;) {
-    if (glob[i] === ']' && ranges > 0) break;
-    const low = readChar();
-    let high = low;
-    if (glob[i] === '-') {
-      i++;
-      high = readChar();
-      if (high < low) throw new Error(`has a reversed range "${low}-${high}" in a "[…]" class`);
-    }
-    body += high === low ? escapeClassChar(low) : `${escapeClassChar(low)}-${escapeClassChar(high)}`;
-    ranges++;
-  }
-  // path.Match: a class never matches the separator, whether negated or not.
-  return { source: negated ? `[^${body}/]` : `(?!/)[${body}]`, end: i + 1 };
-}
-
-/** Translates a `path.Match` glob (plus `**`) to regex source. */
-function translateGlob(glob: string): string {
-  let out = '';
-  let i = 0;
-  while (i < glob.length) {
-    const char = glob[i] as string;
-    if (char === '*') {
-      if (glob[i + 1] === '*') {
-        out += '.*';
-        while (glob[i] === '*') i++;
-      } else {
-        out += '[^/]*';
-        i++;
-      }
-    } else if (char === '?') {
-      out += '[^/]';
-      i++;
-    } else if (char === '\\') {
-      const escaped = glob[i + 1];
-      if (escaped === undefined) throw new Error('ends with an unfinished "\\" escape');
-      out += escapeRegExp(escaped);
-      i += 2;
-    } else if (char === '[') {
-      const cls = translateClass(glob, i + 1);
-      out += cls.source;
-      i = cls.end;
-    } else {
-      out += escapeRegExp(char);
-      i++;
-    }
-  }
-  return out;
-}
-
 /** Splits a pattern into text and `${…}` variables, rejecting unknown or unclosed variables. */
-function splitVariables(text: string): Array<string | Exclude<Part, { source: string }>> {
-  const parts: Array<string | Exclude<Part, { source: string }>> = [];
+function splitVariables(text: string): Array<string | Variable> {
+  const parts: Array<string | Variable> = [];
   let last = 0;
   for (const found of text.matchAll(VARIABLE)) {
     const name = found[1] as string;
@@ -134,7 +59,7 @@ export function labelValues(labels: AclVariables['labels'], key: string): readon
   return Array.isArray(values) ? values.filter((value): value is string => typeof value === 'string') : [];
 }
 
-function variableSource(part: Exclude<Part, { source: string }>, variables: AclVariables): string {
+function variableSource(part: Variable, variables: AclVariables): string {
   if ('variable' in part) return escapeRegExp(variables[part.variable]);
   return `(?:${labelValues(variables.labels, part.label).map(escapeRegExp).join('|')})`;
 }
@@ -142,8 +67,34 @@ function variableSource(part: Exclude<Part, { source: string }>, variables: AclV
 /** Compiled substitutions kept per pattern. */
 const MAX_COMPILED = 1000;
 
+/** The pieces of a variable's value in a glob: literal text, or any one of a label's values. */
+function variablePieces(part: Variable, variables: AclVariables): GlobPiece[] {
+  if ('variable' in part) return literalPieces(variables[part.variable]);
+  return [{ kind: 'either', options: labelValues(variables.labels, part.label) }];
+}
+
 /**
- * Validates and compiles one pattern (see {@link AclMatch} for the syntax).
+ * Substituted patterns repeat (one per account for `${account}/**`): each is compiled once, in a
+ * cache bounded since the substituted values come from requests.
+ */
+function cached<T>(keyOf: (variables: AclVariables) => string, compile: (variables: AclVariables) => T): (variables: AclVariables) => T {
+  const compiled = new Map<string, T>();
+  return (variables) => {
+    const key = keyOf(variables);
+    let value = compiled.get(key);
+    if (value === undefined) {
+      value = compile(variables);
+      if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value as string);
+      compiled.set(key, value);
+    }
+    return value;
+  };
+}
+
+/**
+ * Validates and compiles one pattern (see {@link AclMatch} for the syntax). A glob becomes an
+ * automaton matched in linear time (glob-automaton.ts); a `/regex/` stays a JavaScript RegExp,
+ * the operator's own, with values substituted escaped.
  *
  * @throws {Error} describing the problem, e.g. `has an unclosed "["`; the caller adds the rule and field.
  * @example
@@ -152,48 +103,54 @@ const MAX_COMPILED = 1000;
 export function compileAclPattern(pattern: string): AclPattern {
   const isRegExp = pattern.length >= 2 && pattern.startsWith('/') && pattern.endsWith('/');
   const text = isRegExp ? pattern.slice(1, -1) : pattern;
-  const parts: Part[] = splitVariables(text).map((part) =>
-    typeof part === 'string' ? { source: isRegExp ? part : translateGlob(part) } : part,
-  );
-  const hasVariables = parts.some((part) => !('source' in part));
+  const split = splitVariables(text);
+  const hasVariables = split.some((part) => typeof part !== 'string');
 
   if (!isRegExp && !hasVariables && !GLOB_SYNTAX.test(pattern)) {
     return { matches: (value) => value === pattern };
   }
+  const labelKeys = split.flatMap((part) => (typeof part !== 'string' && 'label' in part ? [part.label] : []));
+  // A pattern naming a label the identity lacks matches nothing, even where the variable sits in
+  // an optional part of a regex: a missing label never satisfies a condition.
+  const lacksLabel = (variables: AclVariables) => labelKeys.some((key) => labelValues(variables.labels, key).length === 0);
+  // The values a match depends on, as one cache key.
+  const keyOf = (variables: AclVariables) => JSON.stringify(split.map((part) => (typeof part === 'string' ? 0
+    : 'variable' in part ? variables[part.variable] : labelValues(variables.labels, part.label))));
 
-  const build = (variables: AclVariables | undefined): RegExp => {
-    const body = parts
-      .map((part) => ('source' in part ? part.source : variables ? variableSource(part, variables) : 'x'))
-      .join('');
-    return new RegExp(`^(?:${body})$`);
-  };
+  if (!isRegExp) {
+    // Syntax is checked here, once: the glob text does not depend on the request.
+    const globs = split.map((part) => (typeof part === 'string' ? parseGlob(part) : part));
+    const build = (variables: AclVariables): GlobAutomaton =>
+      compileGlob(globs.flatMap((part) => (Array.isArray(part) ? part : variablePieces(part as Variable, variables))));
+    if (!hasVariables) {
+      const automaton = compileGlob(globs.flat() as GlobPiece[]);
+      return { matches: (value) => automaton.matches(value) };
+    }
+    const automatonFor = cached(keyOf, build);
+    return {
+      matches(value, variables) {
+        if (lacksLabel(variables)) return false;
+        return automatonFor(variables).matches(value);
+      },
+    };
+  }
+
+  const parts: Part[] = split.map((part) => (typeof part === 'string' ? { source: part } : part));
+  const body = (variables: AclVariables | undefined) => parts
+    .map((part) => ('source' in part ? part.source : variables ? variableSource(part, variables) : 'x'))
+    .join('');
   let fixed: RegExp;
   try {
     // With variables, this checks the pattern's syntax with a stand-in value for each.
-    fixed = build(undefined);
+    fixed = new RegExp(`^(?:${body(undefined)})$`);
   } catch (err) {
     throw new Error(`is not a valid regular expression (${(err as Error).message})`);
   }
   if (!hasVariables) return { matches: (value) => fixed.test(value) };
-  const labelKeys = parts.flatMap((part) => ('label' in part ? [part.label] : []));
-  // Substituted patterns repeat (one per account for `${account}/**`): compile each body once.
-  // Bounded, since the substituted values come from requests.
-  const compiled = new Map<string, RegExp>();
-  const regexFor = (variables: AclVariables): RegExp => {
-    const body = parts.map((part) => ('source' in part ? part.source : variableSource(part, variables))).join('');
-    let regex = compiled.get(body);
-    if (!regex) {
-      regex = new RegExp(`^(?:${body})$`);
-      if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value as string);
-      compiled.set(body, regex);
-    }
-    return regex;
-  };
+  const regexFor = cached(keyOf, (variables) => new RegExp(`^(?:${body(variables)})$`));
   return {
     matches(value, variables) {
-      // A pattern naming a label the identity lacks matches nothing, even where the variable
-      // sits in an optional part of a regex: a missing label never satisfies a condition.
-      if (labelKeys.some((key) => labelValues(variables.labels, key).length === 0)) return false;
+      if (lacksLabel(variables)) return false;
       return regexFor(variables).test(value);
     },
   };
