@@ -1,11 +1,13 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { htpasswdLine } from '../token/authn/index.js';
 import { UsageError, type CliIo } from './io.js';
+import { writeFileAtomically } from './write-file-atomically.js';
 
 export const htpasswdHelp = `Usage: dockgate htpasswd FILE USER [--cost N] < password
 
-Adds USER to the htpasswd FILE (bcrypt), or replaces the user's line. The password is read
+Adds USER to the htpasswd FILE (bcrypt), or replaces the user's line. The file is replaced
+atomically (a new file renamed over it), keeping its mode and owner. The password is read
 from standard input (first line), never from the command line, so it stays out of shell history.
 `;
 
@@ -26,7 +28,8 @@ export async function htpasswd(args: string[], io: CliIo): Promise<number> {
   }
   const lines = existsSync(file) ? readFileSync(file, 'utf8').split(/\r?\n/).filter((l) => l.length > 0) : [];
   const kept = lines.filter((l) => !l.startsWith(`${user}:`));
-  writeFileSync(file, [...kept, line].join('\n') + '\n', { mode: 0o600 });
+  // Atomically: the token server re-reads this file when it changes, maybe mid-write.
+  await writeFileAtomically(file, [...kept, line].join('\n') + '\n', 0o600);
   io.stdout(`${kept.length === lines.length ? 'added' : 'updated'} ${user} in ${file}\n`);
   return 0;
 }

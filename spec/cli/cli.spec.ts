@@ -1,8 +1,8 @@
 import { describe, expect, test } from '@jest/globals';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, mkdtempSync, openSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import bcrypt from 'bcryptjs';
 import { htpasswdAuthenticator, loadSigningKey } from '../../lib/index.js';
 import { runCli } from '../../lib/cli/run-cli.js';
@@ -71,6 +71,36 @@ describe('dockgate htpasswd adds bcrypt lines that verify', () => {
     expect(await runCli(['htpasswd', file, 'alice'], io('').io)).toBe(2);
     expect(await runCli(['htpasswd', file, 'al:ice'], io('pw\n').io)).toBe(2);
     expect(await runCli(['htpasswd', file], io('pw\n').io)).toBe(2);
+  });
+});
+
+describe('dockgate htpasswd replaces the file atomically (new file, fsync, rename), keeping mode and owner', () => {
+  test('the file is a new inode with the complete table; the old inode keeps the old table whole', async () => {
+    const file = join(tmp(), 'users');
+    expect(await runCli(['htpasswd', file, 'alice', '--cost', '4'], io('first\n').io)).toBe(0);
+    const before = statSync(file);
+    const oldContent = readFileSync(file, 'utf8');
+    // A reader that opened the file before the update (the token server mid-read) keeps reading the old table whole.
+    const reader = openSync(file, 'r');
+    expect(await runCli(['htpasswd', file, 'bob', '--cost', '4'], io('builder\n').io)).toBe(0);
+    const after = statSync(file);
+    expect(after.ino).not.toBe(before.ino);
+    expect(readFileSync(reader, 'utf8')).toBe(oldContent);
+    closeSync(reader);
+    expect(readFileSync(file, 'utf8').trim().split('\n').map((l) => l.split(':')[0])).toEqual(['alice', 'bob']);
+    expect(readdirSync(dirname(file))).toEqual(['users']);
+  });
+  test('a new file is 0600; an existing file keeps its mode and (as root) its owner', async () => {
+    const file = join(tmp(), 'users');
+    expect(await runCli(['htpasswd', file, 'alice', '--cost', '4'], io('first\n').io)).toBe(0);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    chmodSync(file, 0o640);
+    const root = process.getuid?.() === 0;
+    if (root) chownSync(file, 1234, 2345);
+    expect(await runCli(['htpasswd', file, 'bob', '--cost', '4'], io('builder\n').io)).toBe(0);
+    const after = statSync(file);
+    expect(after.mode & 0o777).toBe(0o640);
+    if (root) expect([after.uid, after.gid]).toEqual([1234, 2345]);
   });
 });
 

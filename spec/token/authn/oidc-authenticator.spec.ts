@@ -158,6 +158,24 @@ describe('an issuer that cannot be reached or misdescribes itself is 503 with Re
   });
 });
 
+describe('an OIDC issuer (and a jwksUri) over http:// is refused at construction unless its host is loopback', () => {
+  test.each([
+    ['http://token.example.com', '"issuers[0].issuer" must be an https:// URL'],
+    ['http://10.0.0.5:8080', '"issuers[0].issuer" must be an https:// URL'],
+    ['http://127.0.0.1.example.com', '"issuers[0].issuer" must be an https:// URL'],
+  ])('issuer %s is a TypeError naming the option', (issuer, message) => {
+    expect(() => oidcAuthenticator({ issuers: [{ issuer, audience: 'a' }] })).toThrow(TypeError);
+    expect(() => oidcAuthenticator({ issuers: [{ issuer, audience: 'a' }] })).toThrow(message);
+  });
+  test('a jwksUri over http:// on another host is refused, naming the option', () => {
+    expect(() => oidcAuthenticator({ issuers: [{ issuer: 'https://i.example', audience: 'a', jwksUri: 'http://keys.example/jwks' }] }))
+      .toThrow('"issuers[0].jwksUri" must be an https:// URL');
+  });
+  test.each(['http://127.0.0.1:8080', 'http://localhost:9000/realms/ci', 'http://[::1]:8443', 'https://token.example.com'])('%s is accepted', (issuer) => {
+    expect(() => oidcAuthenticator({ issuers: [{ issuer, audience: 'a' }] })).not.toThrow();
+  });
+});
+
 describe('oidcAuthenticator options are validated at construction, naming the option', () => {
   test.each([
     ['no issuers', { issuers: [] }, '"issuers" must be a non-empty list'],

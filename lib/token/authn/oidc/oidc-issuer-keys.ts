@@ -1,4 +1,5 @@
 import { createRemoteJWKSet, type JWTVerifyGetKey } from 'jose';
+import { isLoopbackHost } from '../../../http/loopback.js';
 import { AuthenticatorUnavailableError } from '../authenticator-unavailable-error.js';
 import type { ResolvedIssuer, ResolvedOidcOptions } from './oidc-options.js';
 
@@ -32,11 +33,12 @@ async function discoverJwksUri(issuer: ResolvedIssuer, options: ResolvedOidcOpti
   if (typeof document.jwks_uri !== 'string') throw unavailable('the discovery document has no jwks_uri');
   try {
     const jwksUri = new URL(document.jwks_uri);
-    if (jwksUri.protocol === 'https:' || jwksUri.protocol === 'http:') return jwksUri;
+    // As for the issuer itself: keys over plain HTTP only from this machine.
+    if (jwksUri.protocol === 'https:' || (jwksUri.protocol === 'http:' && isLoopbackHost(jwksUri.hostname))) return jwksUri;
   } catch {
     // reported below
   }
-  throw unavailable('the discovery document\'s jwks_uri is not an http(s) URL');
+  throw unavailable('the discovery document\'s jwks_uri is not an https:// URL (or http:// on a loopback host)');
 }
 
 /**

@@ -1,11 +1,15 @@
 import type { JWTPayload } from 'jose';
+import { isLoopbackHost } from '../../../http/loopback.js';
 
 /** The verified claims of an ID token. */
 export type OidcClaims = JWTPayload & Record<string, unknown>;
 
 /** One trusted issuer: who may sign, for whom, and how its claims map to an identity. */
 export interface OidcIssuerOptions {
-  /** The exact `iss`, e.g. `https://token.actions.githubusercontent.com`; its keys are found through `/.well-known/openid-configuration`. Required. */
+  /**
+   * The exact `iss`, e.g. `https://token.actions.githubusercontent.com`; its keys are found through
+   * `/.well-known/openid-configuration`. `https://`, or `http://` on a loopback host only. Required.
+   */
   issuer: string;
   /** Accepted `aud` value(s): what the CI job asks its token for (GitHub: `core.getIDToken(audience)`). Required. */
   audience: string | readonly string[];
@@ -22,7 +26,7 @@ export interface OidcIssuerOptions {
   labels?: Record<string, string> | ((claims: OidcClaims) => Record<string, string[]>);
   /** Accepted signature algorithms, asymmetric only. Defaults to RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, EdDSA, Ed25519. */
   algorithms?: readonly string[];
-  /** The JWKS URL, skipping discovery. Defaults to the discovery document's `jwks_uri`. */
+  /** The JWKS URL, skipping discovery (`https://`, or `http://` on a loopback host). Defaults to the discovery document's `jwks_uri`. */
   jwksUri?: string;
 }
 
@@ -92,6 +96,10 @@ function httpUrl(value: string, name: string): URL {
     throw new TypeError(`"${name}" must be an http(s) URL`);
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new TypeError(`"${name}" must be an http(s) URL`);
+  // Over plain HTTP anyone on the path could hand out the keys that make ID tokens valid.
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+    throw new TypeError(`"${name}" must be an https:// URL; http:// is accepted only for a loopback host (127.0.0.1, ::1, localhost)`);
+  }
   return url;
 }
 
