@@ -1,4 +1,4 @@
-import type { Authenticator } from './types.js';
+import type { AccountStatus, Authenticator } from './types.js';
 
 /**
  * One {@link Authenticator} made of several, asked in order. The first that recognizes the
@@ -9,6 +9,11 @@ import type { Authenticator } from './types.js';
  * A throw stops the chain and is the chain's answer: a directory that is down answers 503
  * rather than being skipped in favour of the next backend, which could otherwise let a
  * same-named account of a weaker backend log in while the real one is unreachable.
+ *
+ * `lookup` (refresh grants) asks in the same order: `active` or `disabled` decides, `unknown`
+ * passes on. A member without `lookup` might own the account, so when one was passed and none
+ * decided the answer is "cannot tell" (undefined); only when every member can tell and none
+ * knows the subject is it `unknown`. `throttleKey` is the first member's that gives one.
  *
  * @throws {TypeError} at construction when an argument is not a function.
  * @example
@@ -24,11 +29,32 @@ export function chainAuthenticators(...authenticators: Authenticator[]): Authent
     if (typeof authenticate !== 'function') throw new TypeError(`chainAuthenticators argument #${index} must be an authenticator function`);
   });
   const chain = [...authenticators];
-  return async (request) => {
+  const chained: Authenticator = async (request) => {
     for (const authenticate of chain) {
       const verdict = await authenticate(request);
       if (verdict !== undefined) return verdict;
     }
     return undefined;
   };
+  if (chain.some((authenticate) => authenticate.lookup)) {
+    chained.lookup = async (subject) => {
+      let cannotTell = false;
+      for (const authenticate of chain) {
+        const status: AccountStatus | undefined = authenticate.lookup ? await authenticate.lookup(subject) : undefined;
+        if (status === 'active' || status === 'disabled') return status;
+        if (status === undefined) cannotTell = true;
+      }
+      return cannotTell ? undefined : 'unknown';
+    };
+  }
+  if (chain.some((authenticate) => authenticate.throttleKey)) {
+    chained.throttleKey = (request) => {
+      for (const authenticate of chain) {
+        const key = authenticate.throttleKey?.(request);
+        if (key !== undefined) return key;
+      }
+      return undefined;
+    };
+  }
+  return chained;
 }

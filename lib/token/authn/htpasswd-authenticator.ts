@@ -2,7 +2,7 @@ import bcrypt from 'bcryptjs';
 import { readFileSync, statSync, type Stats } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { parseHtpasswd, type HtpasswdTable } from './parse-htpasswd.js';
-import type { Authenticator } from './types.js';
+import type { AccountStatus, Authenticator } from './types.js';
 
 /** Where the htpasswd table comes from: a file (re-read when it changes) or fixed text. */
 export type HtpasswdSource = { file: string } | { content: string };
@@ -60,6 +60,8 @@ function checkSource(source: unknown): HtpasswdSource {
  * Replace the file by renaming a complete new one into place: a half-written file is read as it is.
  *
  * An unknown user resolves to undefined (see {@link Authenticator}), a wrong password to null.
+ * `lookup` (asked on refresh grants) re-reads a changed file the same way and answers `active`
+ * for a user in the table, `unknown` for one removed from it, whose refresh tokens then stop.
  * Unknown users still pay for one bcrypt comparison (against a dummy hash of the most common cost
  * in the table), so response time does not tell which user names exist.
  *
@@ -80,7 +82,9 @@ export function htpasswdAuthenticator(source: HtpasswdSource, options: HtpasswdO
 
   if ('content' in checked) {
     const table = withDummy(parseHtpasswd(checked.content, 'htpasswd'));
-    return (request) => verify(table, request.username, request.password);
+    const fixed: Authenticator = (request) => verify(table, request.username, request.password);
+    fixed.lookup = async (subject) => statusOf(table, subject);
+    return fixed;
   }
 
   const file = checked.file;
@@ -108,13 +112,21 @@ export function htpasswdAuthenticator(source: HtpasswdSource, options: HtpasswdO
     }
   }
 
-  return async (request) => {
+  async function current(): Promise<LoadedTable> {
     refreshing ??= refresh().finally(() => {
       refreshing = undefined;
     });
     await refreshing;
-    return verify(table, request.username, request.password);
-  };
+    return table;
+  }
+
+  const fromFile: Authenticator = async (request) => verify(await current(), request.username, request.password);
+  fromFile.lookup = async (subject) => statusOf(await current(), subject);
+  return fromFile;
+}
+
+function statusOf(table: LoadedTable, subject: string): AccountStatus {
+  return table.users.has(subject) ? 'active' : 'unknown';
 }
 
 async function verify(table: LoadedTable, username: unknown, password: unknown): Promise<{ subject: string } | null | undefined> {

@@ -1,4 +1,4 @@
-export type { AuthenticationRequest, Identity, Authenticator } from './types.js';
+export type { AccountStatus, AuthenticationRequest, Identity, Authenticator } from './types.js';
 export { htpasswdAuthenticator } from './htpasswd-authenticator.js';
 export type { HtpasswdSource, HtpasswdOptions } from './htpasswd-authenticator.js';
 export { hashPassword, htpasswdLine } from './htpasswd-line.js';

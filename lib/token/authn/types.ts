@@ -38,14 +38,36 @@ export interface Identity {
 }
 
 /**
+ * What an authenticator knows of an account when a refresh token of it is redeemed:
+ * `active` (it exists and may log in), `disabled` (it exists and may not; final, as null is for a
+ * login) or `unknown` (no such account here; in a chain, the next authenticator is asked).
+ */
+export type AccountStatus = 'active' | 'disabled' | 'unknown';
+
+/**
  * Host hook: resolve to an Identity when the credentials are right, to null when they are wrong,
  * and to undefined when they are not this authenticator's to judge (an unknown user, an ID token
  * of another issuer): the token router refuses both alike, while {@link chainAuthenticators}
  * asks the next authenticator only after undefined. Throw only for infrastructure failures;
  * throw an {@link AuthenticatorUnavailableError} for one the client should retry (503).
  *
+ * Two optional properties make it answer more:
+ * - `lookup(subject)`: whether an account still exists and may log in, asked on every refresh
+ *   grant. `unknown` or `disabled` refuses the refresh token (`invalid_grant`) and revokes every
+ *   refresh token of the subject. Resolving to undefined, or having no `lookup`, means "cannot
+ *   tell": the refresh token is honoured until it expires or is revoked through the TokenService.
+ * - `throttleKey(request)`: the account the login throttle counts this attempt under, when it is
+ *   not the user name (the OIDC authenticator: issuer and subject claim of the ID token).
+ *
  * @example
  * const authenticate: Authenticator = async ({ username, password }) =>
  *   username === 'ci' && password === process.env.CI_TOKEN ? { subject: 'ci' } : null;
+ * authenticate.lookup = async (subject) => (subject === 'ci' ? 'active' : 'unknown');
  */
-export type Authenticator = (request: AuthenticationRequest) => Promise<Identity | null | undefined>;
+export interface Authenticator {
+  (request: AuthenticationRequest): Promise<Identity | null | undefined>;
+  /** Whether the account of a refresh token may still log in; undefined when this authenticator cannot tell. */
+  lookup?: (subject: string) => Promise<AccountStatus | undefined>;
+  /** The throttle's account for this attempt; undefined to count it under the user name. Must not throw. */
+  throttleKey?: (request: AuthenticationRequest) => string | undefined;
+}

@@ -52,6 +52,9 @@ function withDeadline<T>(options: ResolvedLdapOptions, work: Promise<T>, onTimeo
  *   a hang, or "invalid password".
  * - The service connection is kept and reused; each password bind gets its own short connection,
  *   so a user's bind never changes the identity the searches run as.
+ * - `lookup` (refresh grants) searches for the subject with `userFilter` on the service
+ *   connection: an entry is `active`, none `unknown` (deleted, or disabled by a filter such as
+ *   `(&(uid=${account})(!(pwdAccountLockedTime=*)))`), so its refresh tokens stop and are revoked.
  *
  * @throws {TypeError} at construction, naming a bad option.
  * @example
@@ -131,11 +134,11 @@ export function ldapAuthenticator(options: LdapAuthenticatorOptions): Authentica
     return Object.keys(labels).length > 0 ? { subject, labels } : { subject };
   }
 
-  return async ({ username, password }) => {
-    if (typeof username !== 'string' || username.length === 0 || typeof password !== 'string') return undefined;
+  /** Runs directory work under the deadline; every failure that is not a verdict becomes AuthenticatorUnavailableError. */
+  async function directory<T>(work: (opened: Set<Client>) => Promise<T>): Promise<T> {
     const opened = new Set<Client>();
     try {
-      return await withDeadline(resolved, authenticate(username, password, opened), () => {
+      return await withDeadline(resolved, work(opened), () => {
         // Whatever hangs is abandoned: the service connection is reopened by the next login.
         service.drop();
         for (const client of opened) closeQuietly(client);
@@ -145,5 +148,17 @@ export function ldapAuthenticator(options: LdapAuthenticatorOptions): Authentica
       const reason = err instanceof ResultCodeError ? `answered ${err.name} (${err.code})` : `is unreachable (${(err as Error)?.message ?? String(err)})`;
       throw new AuthenticatorUnavailableError(`LDAP server ${resolved.url.host} ${reason}`, { retryAfter: resolved.retryAfter, cause: err });
     }
+  }
+
+  const ldap: Authenticator = async ({ username, password }) => {
+    if (typeof username !== 'string' || username.length === 0 || typeof password !== 'string') return undefined;
+    return directory((opened) => authenticate(username, password, opened));
   };
+  ldap.lookup = async (subject) => {
+    if (subject.length === 0) return 'unknown';
+    const entry = await directory(() => findUser(subject));
+    // Several entries refuse a login (null above), so they refuse a refresh too.
+    return entry ? 'active' : entry === null ? 'disabled' : 'unknown';
+  };
+  return ldap;
 }
