@@ -2,7 +2,7 @@
  * The refresh grant against a real slapd: an LDAP account deleted or disabled after `docker login`
  * loses its refresh tokens (invalid_grant, all revoked), found with the service connection.
  */
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import request from 'supertest';
 import type { Express } from 'express';
 import { describeWithPeers, program } from '../support/peers.js';

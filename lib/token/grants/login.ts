@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import type { Identity } from '../authn/types.js';
+import type { AuthenticationRequest, Identity } from '../authn/types.js';
 import type { AuditEvent } from '../audit.js';
 import { OAuthError } from '../oauth-error.js';
 import { callAuthenticator } from './authenticate-call.js';
@@ -35,20 +35,24 @@ export async function login(options: ResolvedTokenOptions, attempt: LoginAttempt
     audit('login.throttled', reason, 'slow_down');
     return new OAuthError('slow_down', reason, { headers: { 'Retry-After': String(wait) } });
   };
-  const wait = (await options.throttle?.check(attempt.username, attempt.ip)) ?? 0;
+  const request = {
+    username: attempt.username,
+    password: attempt.password,
+    service: attempt.service,
+    clientId: attempt.clientId,
+    ip: attempt.ip,
+  };
+  // Counted under what the authenticator says identifies the account (an ID token's issuer and
+  // subject), else under the user name.
+  const account = throttleAccount(options, request);
+  const wait = (await options.throttle?.check(account, attempt.ip)) ?? 0;
   if (wait > 0) throw throttled(wait);
   if (!options.authenticate) {
     throw new OAuthError('invalid_request', 'this token service accepts no credentials');
   }
   let identity: Identity | null | undefined;
   try {
-    identity = await callAuthenticator(options.authenticate, {
-      username: attempt.username,
-      password: attempt.password,
-      service: attempt.service,
-      clientId: attempt.clientId,
-      ip: attempt.ip,
-    });
+    identity = await callAuthenticator(options.authenticate, request);
   } catch (err) {
     options.metrics?.backendFailures.inc({ backend: 'authenticator' });
     throw err;
@@ -57,7 +61,7 @@ export async function login(options: ResolvedTokenOptions, attempt: LoginAttempt
   // could only mint an access token that is born expired: they are refused like wrong ones.
   if (!identity || (identity.expiresAt !== undefined && identity.expiresAt.getTime() < Date.now() + 1000)) {
     // A guess past the limit (one of a parallel burst) is answered like the ones after it.
-    const over = (await options.throttle?.failed(attempt.username, attempt.ip)) ?? 0;
+    const over = (await options.throttle?.failed(account, attempt.ip)) ?? 0;
     if (over > 0) throw throttled(over);
     audit('login.failed', BAD_CREDENTIALS, attempt.grant === 'basic' ? 'invalid_client' : 'invalid_grant');
     if (attempt.grant === 'basic') {
@@ -68,7 +72,19 @@ export async function login(options: ResolvedTokenOptions, attempt: LoginAttempt
   if (typeof identity.subject !== 'string' || identity.subject.length === 0) {
     throw new TypeError('authenticate() resolved to an identity without a subject');
   }
-  const late = (await options.throttle?.succeeded(attempt.username, attempt.ip)) ?? 0;
+  const late = (await options.throttle?.succeeded(account, attempt.ip)) ?? 0;
   if (late > 0) throw throttled(late);
   return identity;
+}
+
+function throttleAccount(options: ResolvedTokenOptions, request: AuthenticationRequest): string {
+  if (!options.throttle) return request.username;
+  let key: string | undefined;
+  try {
+    key = options.authenticate?.throttleKey?.(request);
+  } catch (err) {
+    // A hook that throws must not make logins unthrottled or failing: count under the name.
+    options.onError(err);
+  }
+  return typeof key === 'string' && key.length > 0 ? key : request.username;
 }

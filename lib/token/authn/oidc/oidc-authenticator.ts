@@ -29,6 +29,11 @@ const TOKEN_REFUSALS = new Set([
  * access token only, so the CLI keeps the ID token as its password and nothing it holds outlives
  * the CI job.
  *
+ * The login throttle counts an ID token's failures under its issuer and subject claim
+ * (`throttleKey`: `oidc <iss> <sub>`, read without verification, as a typed user name is), not
+ * under the shared user name `oidc`, so one job's burst of expired tokens does not lock out
+ * every other pipeline behind the same address.
+ *
  * Another user name, a password that is not a JWT, or an `iss` of no configured issuer resolve to
  * undefined ("not mine", see {@link chainAuthenticators}); a token of a configured issuer that
  * fails a check resolves to null. An issuer whose discovery document or keys cannot be fetched
@@ -47,7 +52,7 @@ export function oidcAuthenticator(options: OidcAuthenticatorOptions): Authentica
   const resolved = resolveOidcOptions(options);
   const keys = new Map([...resolved.issuers.keys()].map((iss) => [iss, new IssuerKeys(resolved.issuers.get(iss)!, resolved)]));
 
-  return async ({ username, password }): Promise<Identity | null | undefined> => {
+  const oidc: Authenticator = async ({ username, password }): Promise<Identity | null | undefined> => {
     if (username !== resolved.username || typeof password !== 'string') return undefined;
     let iss: unknown;
     try {
@@ -83,4 +88,19 @@ export function oidcAuthenticator(options: OidcAuthenticatorOptions): Authentica
       expiresAt: new Date((claims.exp as number) * 1000),
     };
   };
+  oidc.throttleKey = ({ username, password }) => {
+    if (username !== resolved.username || typeof password !== 'string') return undefined;
+    let claims: OidcClaims;
+    try {
+      claims = decodeJwt(password) as OidcClaims;
+    } catch {
+      return undefined;
+    }
+    const issuer = typeof claims.iss === 'string' ? resolved.issuers.get(claims.iss) : undefined;
+    if (!issuer) return undefined;
+    const subject = claims[issuer.subjectClaim];
+    // NUL separates: neither an issuer URL nor a claim value the throttle keys on holds one in practice, and a forged one only splits its own window.
+    return `oidc\u0000${issuer.issuer}\u0000${typeof subject === 'string' ? subject : ''}`;
+  };
+  return oidc;
 }

@@ -63,6 +63,8 @@ export interface ResolvedIssuer {
   issuer: string;
   audience: string[];
   account: (claims: OidcClaims) => string | undefined;
+  /** The claim the throttle keys on: `account` when it names a claim, else `sub`. */
+  subjectClaim: string;
   labels: (claims: OidcClaims) => Record<string, string[]>;
   algorithms: string[];
   jwksUri?: URL;
@@ -120,9 +122,11 @@ function resolveIssuer(options: OidcIssuerOptions, at: string): ResolvedIssuer {
   audience.forEach((a, i) => text(a, `${at}.audience[${i}]`));
   const account = options.account ?? 'sub';
   let accountOf: ResolvedIssuer['account'];
+  let subjectClaim = 'sub';
   if (typeof account === 'function') accountOf = account;
   else {
     const claim = text(account, `${at}.account`);
+    subjectClaim = claim;
     accountOf = (claims) => (typeof claims[claim] === 'string' && claims[claim] !== '' ? (claims[claim] as string) : undefined);
   }
   const labels = options.labels ?? {};
@@ -141,7 +145,7 @@ function resolveIssuer(options: OidcIssuerOptions, at: string): ResolvedIssuer {
       throw new TypeError(`"${at}.algorithms" holds "${alg}"; only asymmetric algorithms are accepted (${DEFAULT_ALGORITHMS.join(', ')})`);
     }
   }
-  const resolved: ResolvedIssuer = { issuer, audience: [...audience], account: accountOf, labels: labelsOf, algorithms };
+  const resolved: ResolvedIssuer = { issuer, audience: [...audience], account: accountOf, subjectClaim, labels: labelsOf, algorithms };
   if (options.jwksUri !== undefined) resolved.jwksUri = httpUrl(text(options.jwksUri, `${at}.jwksUri`), `${at}.jwksUri`);
   return resolved;
 }
