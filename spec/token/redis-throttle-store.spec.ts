@@ -54,11 +54,30 @@ describeWithPeers('RedisThrottleStore: one set of login windows for every instan
     });
   });
 
+  describe('the account-wide window is shared too, under the account\'s own hash tag', () => {
+    test('failures of one account from many addresses at two instances add up to the account limit', async () => {
+      const [a, b] = stores.map((store) => new LoginThrottle({ maxFailures: 5, maxFailuresPerAccount: 6, accountWindowSeconds: 300, store })) as [LoginThrottle, LoginThrottle];
+      for (let i = 0; i < 6; i++) expect(await (i % 2 ? b : a).failed('erin', `10.1.0.${i}`)).toBe(0);
+      expect(await a.check('erin', '10.1.9.9')).toBeGreaterThan(295);
+      expect(await b.succeeded('erin', '10.1.9.8')).toBeGreaterThan(295);
+      expect(await b.check('frank', '10.1.0.1')).toBe(0);
+      const key = `${prefix}{u:erin}:u`;
+      expect(await inspect.get(key)).toBe('6');
+      expect(await inspect.pttl(key)).toBeGreaterThan(295_000);
+    });
+    test('a parallel burst from many addresses: exactly the account limit of them get 0', async () => {
+      const throttles = stores.map((store) => new LoginThrottle({ maxFailures: 5, maxFailuresPerAccount: 7, store }));
+      const waits = await Promise.all(Array.from({ length: 20 }, (_, i) => (throttles[i % 2] as LoginThrottle).failed('gina', `10.2.0.${i}`)));
+      expect(waits.filter((w) => w === 0)).toHaveLength(7);
+    });
+  });
+
   describe('keys carry the address as hash tag and expire with their window', () => {
     test('windows are keys with the address as hash tag (one cluster slot per address) that expire with the window', async () => {
       const t = new LoginThrottle({ maxFailures: 3, windowSeconds: 120, store: stores[0] });
       await t.failed('dave', '10.0.0.5');
       const keys = (await inspect.keys(`${prefix}*10.0.0.5*`)).sort();
+      expect(await inspect.exists(`${prefix}{u:dave}:u`)).toBe(1);
       expect(keys).toEqual([`${prefix}{10.0.0.5}:a:dave`, `${prefix}{10.0.0.5}:i`]);
       expect(keySlot(keys[0] as string)).toBe(keySlot(keys[1] as string));
       for (const k of keys) expect(await inspect.pttl(k)).toBeGreaterThan(115_000);

@@ -4,6 +4,37 @@ import request from 'supertest';
 import { LoginThrottle, RedisThrottleStore } from '../../lib/token/throttle/index.js';
 import { basic, passwordGrant, SERVICE, tokenApp } from '../support/token-fixture.js';
 
+describe('a third, slower and bigger window counts an account\'s failures across all addresses', () => {
+  test('defaults: 100 failures per account per hour (beside 5 per account and address, 50 per address, per 15 minutes)', async () => {
+    const t = new LoginThrottle();
+    for (let i = 0; i < 100; i++) expect(await t.failed('alice', `10.0.${Math.floor(i / 4)}.${i % 4}`, 0)).toBe(0);
+    expect(await t.check('alice', '192.0.2.1', 0)).toBe(3600);
+    expect(await t.check('alice', '192.0.2.1', 3_600_000)).toBe(0);
+    expect(await t.check('bob', '10.0.0.1', 0)).toBe(0);
+  });
+  test('guesses from rotating addresses (a spoofed X-Forwarded-For) meet the account limit; the right password then waits too', async () => {
+    const t = new LoginThrottle({ maxFailures: 5, maxFailuresPerAccount: 10, accountWindowSeconds: 600 });
+    for (let i = 0; i < 10; i++) expect(await t.failed('alice', `203.0.113.${i}`, 0)).toBe(0);
+    expect(await t.failed('alice', '203.0.113.99', 0)).toBe(600);
+    expect(await t.succeeded('alice', '198.51.100.7', 0)).toBe(600);
+  });
+  test('through the token endpoint: the 11th address gets 429 for that account', async () => {
+    const { app } = tokenApp({ throttle: { maxFailuresPerAccount: 10 } });
+    const app2 = app.set('trust proxy', '127.0.0.1');
+    for (let i = 0; i < 10; i++) {
+      const res = await request(app2).get(`/token?service=${SERVICE}`).set('X-Forwarded-For', `203.0.113.${i}`).set('Authorization', basic('alice', 'wrong'));
+      expect(res.status).toBe(401);
+    }
+    const res = await request(app2).get(`/token?service=${SERVICE}`).set('X-Forwarded-For', '203.0.113.200').set('Authorization', basic('alice', 'wonderland'));
+    expect(res.status).toBe(429);
+    expect(Number(res.headers['retry-after'])).toBeGreaterThan(3500);
+  });
+  test('its options are validated', () => {
+    expect(() => new LoginThrottle({ maxFailuresPerAccount: 0 })).toThrow('"throttle.maxFailuresPerAccount" must be a positive integer');
+    expect(() => new LoginThrottle({ accountWindowSeconds: 1.5 })).toThrow('"throttle.accountWindowSeconds" must be a positive integer');
+  });
+});
+
 describe('LoginThrottle counts failures per account and address in fixed windows', () => {
   test('the limit-th failure locks the account at that address until the window ends', async () => {
     const t = new LoginThrottle({ maxFailures: 3, windowSeconds: 60 });

@@ -14,6 +14,15 @@ export interface ThrottleOptions {
   /** Window length in seconds; a throttled caller waits until its window ends. Defaults to 900 (15 minutes). */
   windowSeconds?: number;
   /**
+   * Failed logins allowed per account from all addresses together within `accountWindowSeconds`:
+   * guesses spread over many addresses (a botnet, or a rotating `X-Forwarded-For` behind a
+   * too-trusting proxy) still meet a limit. Larger than the others, since reaching it refuses the
+   * account everywhere, right password or not, until the window ends. Defaults to 100.
+   */
+  maxFailuresPerAccount?: number;
+  /** Length of the per-account window in seconds. Defaults to 3600 (one hour). */
+  accountWindowSeconds?: number;
+  /**
    * Where failures are counted. A {@link RedisThrottleStore} shared by every instance makes the
    * limits hold across all of them; while it is unreachable, each instance counts in its own
    * memory instead (fail open to per-instance limits: logins go on, still throttled, never a
@@ -27,10 +36,13 @@ export interface ThrottleOptions {
 type Step = 'check' | 'fail' | 'succeed';
 
 /**
- * Counts failed password logins in fixed windows, per (account, address) and per address. A
- * caller over either limit is refused — even with the right password — until the window ends;
- * a successful login clears its (account, address) window. Counting both keys rather than the
- * account alone means an attacker cannot lock a user out from elsewhere.
+ * Counts failed password logins in fixed windows, per (account, address), per address, and per
+ * account across all addresses. A caller over any limit is refused — even with the right
+ * password — until the window ends; a successful login clears its (account, address) window.
+ * The tight limits are keyed by address, so an attacker cannot lock a user out from elsewhere
+ * with a few guesses; the account-wide window is larger and longer, the ceiling for guesses
+ * spread over many addresses, and the price is that flooding it refuses the account everywhere
+ * until it ends.
  *
  * Each verdict is checked against the counts at the time it is given, not only before the
  * password check: of a burst of guesses that passed the first check together, those that go past
@@ -53,6 +65,8 @@ export class LoginThrottle {
       maxFailures: positiveInteger(options.maxFailures ?? 5, 'throttle.maxFailures'),
       maxFailuresPerAddress: positiveInteger(options.maxFailuresPerAddress ?? 50, 'throttle.maxFailuresPerAddress'),
       windowMs: positiveInteger(options.windowSeconds ?? 900, 'throttle.windowSeconds') * 1000,
+      maxFailuresPerAccount: positiveInteger(options.maxFailuresPerAccount ?? 100, 'throttle.maxFailuresPerAccount'),
+      accountWindowMs: positiveInteger(options.accountWindowSeconds ?? 3600, 'throttle.accountWindowSeconds') * 1000,
     };
     const maxKeys = positiveInteger(options.maxKeys ?? 100_000, 'throttle.maxKeys');
     const store = options.store;

@@ -32,6 +32,7 @@ export class MemoryThrottleStore implements ThrottleStore {
   async fail(account: string, address: string, limits: ThrottleLimits, now: number): Promise<number> {
     this.#count(accountKey(account, address), limits.windowMs, now);
     this.#count(addressKey(address), limits.windowMs, now);
+    this.#count(everywhereKey(account), limits.accountWindowMs, now);
     return this.#wait(account, address, limits, now, 1);
   }
 
@@ -46,6 +47,7 @@ export class MemoryThrottleStore implements ThrottleStore {
     return Math.max(
       this.#windowWait(accountKey(account, address), limits.maxFailures + over, now),
       this.#windowWait(addressKey(address), limits.maxFailuresPerAddress + over, now),
+      this.#windowWait(everywhereKey(account), limits.maxFailuresPerAccount + over, now),
     );
   }
 
@@ -77,3 +79,4 @@ export class MemoryThrottleStore implements ThrottleStore {
 
 const accountKey = (account: string, address: string): string => `a\u0000${account}\u0000${address}`;
 const addressKey = (address: string): string => `i\u0000${address}`;
+const everywhereKey = (account: string): string => `u\u0000${account}`;

@@ -10,43 +10,45 @@ export interface RedisThrottleStoreOptions extends RedisConnectionOptions {
 }
 
 /**
- * One script for the three steps. KEYS: (account, address) window, address window. ARGV: step
- * ("check", "fail" or "succeed"), maxFailures, maxFailuresPerAddress, windowMs. Resolves to the
- * longest remaining PTTL among the windows at or past their limit (past it, for "fail"), or 0.
- * Redis's clock times every window, so instances with skewed clocks agree.
+ * One script for the three steps over some windows of one hash slot. KEYS: the windows. ARGV:
+ * step ("check", "fail" or "succeed"), the index of the window a success clears (0: none), then
+ * limit and windowMs per key. Resolves to the longest remaining PTTL among the windows at or past
+ * their limit (past it, for "fail"), or 0. Redis's clock times every window, so instances with
+ * skewed clocks agree.
  */
 const THROTTLE_SCRIPT = `
 local step = ARGV[1]
-if step == 'fail' then
-  for i = 1, 2 do
-    if redis.call('INCR', KEYS[i]) == 1 then redis.call('PEXPIRE', KEYS[i], ARGV[4]) end
-  end
-end
 local over = 0
 if step == 'fail' then over = 1 end
 local wait = 0
-for i = 1, 2 do
+for i = 1, #KEYS do
+  local limit = tonumber(ARGV[1 + 2 * i])
+  local windowMs = ARGV[2 + 2 * i]
+  if step == 'fail' and redis.call('INCR', KEYS[i]) == 1 then redis.call('PEXPIRE', KEYS[i], windowMs) end
   local count = tonumber(redis.call('GET', KEYS[i]) or '0')
-  if count >= tonumber(ARGV[i + 1]) + over then
+  if count >= limit + over then
     local ttl = redis.call('PTTL', KEYS[i])
-    if ttl < 0 then redis.call('PEXPIRE', KEYS[i], ARGV[4]); ttl = tonumber(ARGV[4]) end
+    if ttl < 0 then redis.call('PEXPIRE', KEYS[i], windowMs); ttl = tonumber(windowMs) end
     if ttl > wait then wait = ttl end
   end
 end
-if step == 'succeed' and wait == 0 then redis.call('DEL', KEYS[1]) end
+local clear = tonumber(ARGV[2])
+if step == 'succeed' and wait == 0 and clear > 0 then redis.call('DEL', KEYS[clear]) end
 return wait
 `;
 
 interface ThrottleCommands {
-  dockgateThrottle(accountKey: string, addressKey: string, step: string, max: string, maxPerAddress: string, windowMs: string): Promise<number>;
+  dockgateThrottle(numberOfKeys: number, ...keysAndArgs: string[]): Promise<number>;
 }
 
 /**
  * Failed-login windows in Redis (one server, Sentinel or Cluster), so the limits hold across
- * every token-server instance. Both windows of an attempt carry the address as hash tag: they
- * share a cluster slot and one Lua script counts and checks them atomically, in one round trip,
- * while different addresses spread over the cluster. Keys are `P{<address>}:i` and
- * `P{<address>}:a:<account>`, expiring with their window.
+ * every token-server instance. The two windows of an address carry the address as hash tag: they
+ * share a cluster slot and one Lua script counts and checks them atomically, while different
+ * addresses spread over the cluster. The account-wide window carries the account as its tag and
+ * is counted by a second script sent with the first (one round trip each, in parallel); each is
+ * atomic, so a burst still gets exactly each limit of "invalid" answers. Keys are
+ * `P{<address>}:i`, `P{<address>}:a:<account>` and `P{u:<account>}:u`, expiring with their window.
  *
  * @example
  * tokenRouter({ ..., throttle: { store: redisThrottleStore({ cluster: ['10.0.0.1:7000'] }) } })
@@ -67,7 +69,8 @@ export class RedisThrottleStore implements ThrottleStore {
     this.#firstConnectWait = options.commandTimeout ?? 1000;
     const { client, owned } = openConnection(options, 'login-throttle store');
     this.#owned = owned;
-    client.defineCommand('dockgateThrottle', { numberOfKeys: 2, lua: THROTTLE_SCRIPT });
+    // The number of keys varies (two windows tagged by address, one by account): given per call.
+    client.defineCommand('dockgateThrottle', { lua: THROTTLE_SCRIPT });
     this.#redis = client as RedisClient & ThrottleCommands;
     this.#everReady = client.status === 'ready';
     if (!this.#everReady) client.once('ready', () => { this.#everReady = true; });
@@ -95,16 +98,21 @@ export class RedisThrottleStore implements ThrottleStore {
     await closeConnection(this.#redis, this.#owned);
   }
 
-  #keys(account: string, address: string): [string, string] {
-    // "{" and "}" in an address would move the hash tag; they cannot occur in an IP, but are replaced all the same.
+  #keys(account: string, address: string): [string, string, string] {
+    // "{" and "}" would move the hash tag; they cannot occur in an IP, but are replaced all the same.
     const tag = `${this.#prefix}{${address.replace(/[{}]/g, '_')}}:`;
-    return [`${tag}a:${account}`, `${tag}i`];
+    return [`${tag}a:${account}`, `${tag}i`, `${this.#prefix}{u:${account.replace(/[{}]/g, '_')}}:u`];
   }
 
   async #run(step: 'check' | 'fail' | 'succeed', account: string, address: string, limits: ThrottleLimits): Promise<number> {
     if (!this.#everReady) await firstReady(this.#redis, this.#firstConnectWait);
-    const [a, i] = this.#keys(account, address);
-    return Number(await this.#redis.dockgateThrottle(a, i, step, String(limits.maxFailures), String(limits.maxFailuresPerAddress), String(limits.windowMs)));
+    const [a, i, u] = this.#keys(account, address);
+    const window = String(limits.windowMs);
+    const waits = await Promise.all([
+      this.#redis.dockgateThrottle(2, a, i, step, '1', String(limits.maxFailures), window, String(limits.maxFailuresPerAddress), window),
+      this.#redis.dockgateThrottle(1, u, step, '0', String(limits.maxFailuresPerAccount), String(limits.accountWindowMs)),
+    ]);
+    return Math.max(...waits.map(Number));
   }
 }
 

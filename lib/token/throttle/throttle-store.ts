@@ -6,6 +6,10 @@ export interface ThrottleLimits {
   maxFailuresPerAddress: number;
   /** Window length in milliseconds, from the first failure counted in it. */
   windowMs: number;
+  /** Failures per account, whatever the address, after which it blocks (a slower, bigger window). */
+  maxFailuresPerAccount: number;
+  /** Length of the per-account window in milliseconds. */
+  accountWindowMs: number;
 }
 
 /**
@@ -18,14 +22,18 @@ export interface ThrottleLimits {
  * unreachable.
  */
 export interface ThrottleStore {
-  /** Before the password check: the wait when either window is full, else 0. Counts nothing. */
+  /** Before the password check: the wait when any of the three windows is full, else 0. Counts nothing. */
   check(account: string, address: string, limits: ThrottleLimits, now: number): Promise<number>;
   /**
-   * A wrong password: counts it in both windows (opening a window of `limits.windowMs` where
-   * none runs); resolves to the wait when the count went past a limit — a guess beyond the
+   * A wrong password: counts it in the three windows — (account, address), address, and account
+   * across all addresses — opening a window of its length where none runs; resolves to the wait when the count went past a limit — a guess beyond the
    * limit, from a burst that passed check() together — else 0.
    */
   fail(account: string, address: string, limits: ThrottleLimits, now: number): Promise<number>;
-  /** A right password: the wait when either window is full (the login is refused), else 0 after clearing the (account, address) window. */
+  /**
+   * A right password: the wait when any window is full (the login is refused), else 0 after
+   * clearing the (account, address) window. The account-wide window is not cleared: one success
+   * says nothing about guesses from elsewhere.
+   */
   succeed(account: string, address: string, limits: ThrottleLimits, now: number): Promise<number>;
 }
