@@ -95,7 +95,7 @@ export async function issueTokens(options: ResolvedTokenOptions, request: TokenI
       expiresAt: now + options.refresh.absoluteTtlMs,
       idleExpiresAt: now + options.refresh.idleTtlMs,
     };
-    await callStore(() => options.refresh.store.save(record), options.metrics);
+    await callStore(() => options.refresh.store.save(record, options.refresh.maxPerSubject), options.metrics);
   }
   const signed = await signAccessToken(options.keyRing.signer, {
     issuer: options.issuer,

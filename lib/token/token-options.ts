@@ -25,6 +25,12 @@ export interface RefreshTokenOptions {
    * Defaults to false.
    */
   bindClientId?: boolean;
+  /**
+   * Most live refresh tokens one account keeps (each `docker login` makes one); issuing one more
+   * revokes the account's oldest, so one account cannot fill the store. Defaults to 100: a person's
+   * machines and a CI account's concurrent jobs stay far below it.
+   */
+  maxPerSubject?: number;
 }
 
 /** Options of {@link tokenRouter}. */
@@ -90,7 +96,7 @@ export interface ResolvedTokenOptions {
   authorize: Authorizer;
   allowAnonymous: boolean;
   accessTokenTtl: number;
-  refresh: { store: RefreshTokenStore; idleTtlMs: number; absoluteTtlMs: number; bindClientId: boolean };
+  refresh: { store: RefreshTokenStore; idleTtlMs: number; absoluteTtlMs: number; bindClientId: boolean; maxPerSubject: number };
   throttle?: LoginThrottle;
   /** Where decisions go (metrics, logger, audit hook); undefined when none is configured. */
   audit?: TokenEventSink;
@@ -164,6 +170,8 @@ export function resolveTokenOptions(options: TokenOptions): ResolvedTokenOptions
   const idleTtl = seconds(refresh.idleTtl ?? 30 * 86400, 'refreshTokens.idleTtl', 60);
   const absoluteTtl = seconds(refresh.absoluteTtl ?? 90 * 86400, 'refreshTokens.absoluteTtl', 60);
   if (idleTtl > absoluteTtl) throw new TypeError('"refreshTokens.idleTtl" must not exceed "refreshTokens.absoluteTtl"');
+  const maxPerSubject = refresh.maxPerSubject ?? 100;
+  if (!Number.isInteger(maxPerSubject) || maxPerSubject < 1) throw new TypeError('"refreshTokens.maxPerSubject" must be a positive integer');
   const store = refresh.store ?? new MemoryRefreshTokenStore();
   for (const method of ['save', 'use', 'revoke', 'revokeSubject'] as const) {
     if (typeof store[method] !== 'function') throw new TypeError(`"refreshTokens.store" must implement ${method}()`);
@@ -179,7 +187,7 @@ export function resolveTokenOptions(options: TokenOptions): ResolvedTokenOptions
     authorize: hook(options.authorize, 'authorize') ?? denyAll,
     allowAnonymous,
     accessTokenTtl: seconds(options.accessTokenTtl ?? 300, 'accessTokenTtl', 60),
-    refresh: { store, idleTtlMs: idleTtl * 1000, absoluteTtlMs: absoluteTtl * 1000, bindClientId: refresh.bindClientId ?? false },
+    refresh: { store, idleTtlMs: idleTtl * 1000, absoluteTtlMs: absoluteTtl * 1000, bindClientId: refresh.bindClientId ?? false, maxPerSubject },
     onError: hook(options.onError, 'onError') ?? (logger ? loggingOnError(logger) : defaultOnError),
     basicChallenge: `Basic realm=${quotedString(headerSafe(options.basicRealm ?? issuer, 'basicRealm'))}`,
     tokenPath: routePath(options.tokenPath ?? '/token', 'tokenPath'),

@@ -2,7 +2,10 @@ import type { RefreshTokenRecord, RefreshTokenStore } from './refresh-token-stor
 
 /** Options of {@link MemoryRefreshTokenStore}. */
 export interface MemoryRefreshTokenStoreOptions {
-  /** Most records kept; when full, expired records are swept and then the oldest is dropped. Defaults to 100000. */
+  /**
+   * Most records kept; when full, expired records are swept (at most once per `maxRecords / 2`
+   * saves, so a save costs O(1) amortized) and then the oldest is dropped. Defaults to 100000.
+   */
   maxRecords?: number;
 }
 
@@ -17,6 +20,7 @@ export class MemoryRefreshTokenStore implements RefreshTokenStore {
   readonly #records = new Map<string, RefreshTokenRecord>();
   readonly #bySubject = new Map<string, Set<string>>();
   readonly #max: number;
+  #savesSinceSweep = 0;
 
   constructor(options: MemoryRefreshTokenStoreOptions = {}) {
     const max = options.maxRecords ?? 100_000;
@@ -29,12 +33,19 @@ export class MemoryRefreshTokenStore implements RefreshTokenStore {
     return this.#records.size;
   }
 
-  async save(record: RefreshTokenRecord): Promise<void> {
+  async save(record: RefreshTokenRecord, maxPerSubject?: number): Promise<void> {
+    this.#savesSinceSweep += 1;
     if (this.#records.size >= this.#max) this.#makeRoom(Date.now());
     this.#records.set(record.id, { ...record });
     let ids = this.#bySubject.get(record.subject);
     if (!ids) this.#bySubject.set(record.subject, (ids = new Set()));
     ids.add(record.id);
+    // A Set keeps insertion order too: the subject's oldest tokens go first, one step each.
+    while (maxPerSubject !== undefined && ids.size > maxPerSubject) {
+      const oldest = this.#records.get(ids.values().next().value as string);
+      if (oldest) this.#delete(oldest);
+      else ids.delete(ids.values().next().value as string);
+    }
   }
 
   async use(id: string, now: number, idleTtlMs: number): Promise<RefreshTokenRecord | null> {
@@ -72,13 +83,17 @@ export class MemoryRefreshTokenStore implements RefreshTokenStore {
   }
 
   #makeRoom(now: number): void {
-    for (const record of this.#records.values()) {
-      if (now >= record.expiresAt || now >= record.idleExpiresAt) this.#delete(record);
+    // A full sweep costs O(maxRecords): run it only after maxRecords / 2 saves, so its cost
+    // spreads over them instead of landing on every save of a store full of live tokens.
+    if (this.#savesSinceSweep >= this.#max / 2) {
+      this.#savesSinceSweep = 0;
+      for (const record of this.#records.values()) {
+        if (now >= record.expiresAt || now >= record.idleExpiresAt) this.#delete(record);
+      }
     }
     if (this.#records.size >= this.#max) {
       // Map keeps insertion order: the first entry is the oldest token.
-      const oldest = this.#records.values().next().value as RefreshTokenRecord;
-      this.#delete(oldest);
+      this.#delete(this.#records.values().next().value as RefreshTokenRecord);
     }
   }
 }

@@ -12,7 +12,11 @@ import keySlot from 'cluster-key-slot';
  * - `P{tag}:token:<id>`: the token's hash;
  * - `P{tag}:subject:<subject>`: ids of that subject's tokens in this bucket.
  *
- * save, use and revoke are one script in one bucket; revokeSubject runs one script per bucket,
+ * - `P{s:<subject>}:tokens`: all of a subject's token ids by issue time, for the per-subject cap
+ *   (its own slot: a subject's tokens span every bucket).
+ *
+ * save, use and revoke are one script in one bucket (save and revoke then one more on the
+ * subject's sorted set); revokeSubject runs one script per bucket,
  * each atomic on its own, reaching the subject's tokens wherever the cluster keeps them.
  *
  * The tags are chosen so the buckets' slots are spread evenly over 0–16383: a cluster whose
@@ -53,7 +57,10 @@ export class RedisKeyLayout {
   readonly legacyTokenPrefix: string;
   readonly legacySubjectPrefix: string;
 
+  readonly prefix: string;
+
   constructor(prefix: string) {
+    this.prefix = prefix;
     this.#bucketPrefixes = TAGS.map((tag) => `${prefix}{${tag}}:`);
     this.legacyTokenPrefix = `${prefix}token:`;
     this.legacySubjectPrefix = `${prefix}subject:`;
@@ -75,5 +82,11 @@ export class RedisKeyLayout {
 
   subjectKey(bucket: number, subject: string): string {
     return this.subjectPrefix(bucket) + subject;
+  }
+
+  /** The subject's sorted set of token ids (the cap's count), under the subject's own hash tag. */
+  subjectTokensKey(subject: string): string {
+    // A "}" in a subject ends the tag early: the key is still this subject's alone, in one slot.
+    return `${this.prefix}{s:${subject}}:tokens`;
   }
 }

@@ -2,7 +2,7 @@ import {
   closeConnection, firstReady, openConnection, validateConnectionOptions, type RedisClient, type RedisConnectionOptions,
 } from '../redis/connection.js';
 import { BUCKETS, bucketOf, RedisKeyLayout } from './redis-key-layout.js';
-import { REVOKE_SCRIPT, REVOKE_SUBJECT_SCRIPT, SAVE_SCRIPT, USE_SCRIPT } from './redis-scripts.js';
+import { CAP_SCRIPT, REVOKE_SCRIPT, REVOKE_SUBJECT_SCRIPT, SAVE_SCRIPT, UNCOUNT_SCRIPT, USE_SCRIPT } from './redis-scripts.js';
 import type { RefreshTokenRecord, RefreshTokenStore } from './refresh-token-store.js';
 
 /**
@@ -29,7 +29,9 @@ export interface RedisRefreshTokenStoreOptions extends RedisConnectionOptions {
 interface StoreCommands {
   dockgateRefreshSave(tokenKey: string, subjectKey: string, ...args: string[]): Promise<number>;
   dockgateRefreshUse(tokenKey: string, now: string, idleTtlMs: string): Promise<string[] | null>;
-  dockgateRefreshRevoke(tokenKey: string, subjectPrefix: string, id: string): Promise<number>;
+  dockgateRefreshRevoke(tokenKey: string, subjectPrefix: string, id: string): Promise<string | null>;
+  dockgateRefreshCap(subjectTokensKey: string, id: string, createdAt: string, cutoff: string, max: string, keepMs: string): Promise<string[]>;
+  dockgateRefreshUncount(subjectTokensKey: string, id: string): Promise<number>;
   dockgateRefreshRevokeSubject(subjectKey: string, tokenPrefix: string): Promise<number>;
 }
 
@@ -91,6 +93,8 @@ export class RedisRefreshTokenStore implements RefreshTokenStore {
     client.defineCommand('dockgateRefreshUse', { numberOfKeys: 1, lua: USE_SCRIPT });
     client.defineCommand('dockgateRefreshRevoke', { numberOfKeys: 1, lua: REVOKE_SCRIPT });
     client.defineCommand('dockgateRefreshRevokeSubject', { numberOfKeys: 1, lua: REVOKE_SUBJECT_SCRIPT });
+    client.defineCommand('dockgateRefreshCap', { numberOfKeys: 1, lua: CAP_SCRIPT });
+    client.defineCommand('dockgateRefreshUncount', { numberOfKeys: 1, lua: UNCOUNT_SCRIPT });
     this.#redis = client as RedisClient & StoreCommands;
     this.#everReady = client.status === 'ready';
     if (!this.#everReady) client.once('ready', () => { this.#everReady = true; });
@@ -101,16 +105,29 @@ export class RedisRefreshTokenStore implements RefreshTokenStore {
     return this.#redis;
   }
 
-  async save(record: RefreshTokenRecord): Promise<void> {
+  /**
+   * The token's hash first, then its place in the subject's count: a revokeSubject running in
+   * between finds it in the bucket's set; the oldest tokens beyond `maxPerSubject` are then
+   * revoked, each in its own bucket.
+   */
+  async save(record: RefreshTokenRecord, maxPerSubject?: number): Promise<void> {
     await this.#connected();
+    const now = Date.now();
     const bucket = bucketOf(record.id);
     await this.#redis.dockgateRefreshSave(
       this.#keys.tokenKey(record.id), this.#keys.subjectKey(bucket, record.subject),
       record.id, record.subject, record.service, record.clientId,
       record.labels ? JSON.stringify(record.labels) : '',
       String(record.createdAt), String(record.expiresAt), String(record.idleExpiresAt),
-      String(Date.now()), this.#keys.tokenPrefix(bucket),
+      String(now), this.#keys.tokenPrefix(bucket),
     );
+    if (maxPerSubject === undefined) return;
+    const lifetime = record.expiresAt - record.createdAt;
+    const evicted = await this.#redis.dockgateRefreshCap(
+      this.#keys.subjectTokensKey(record.subject), record.id, String(record.createdAt),
+      String(now - lifetime), String(maxPerSubject), String(Math.max(1, record.expiresAt - now)),
+    );
+    await Promise.all(evicted.map((id) => this.#redis.dockgateRefreshRevoke(this.#keys.tokenKey(id), this.#keys.subjectPrefix(bucketOf(id)), id)));
   }
 
   async use(id: string, now: number, idleTtlMs: number): Promise<RefreshTokenRecord | null> {
@@ -123,9 +140,13 @@ export class RedisRefreshTokenStore implements RefreshTokenStore {
   async revoke(id: string): Promise<boolean> {
     await this.#connected();
     const bucket = bucketOf(id);
-    if ((await this.#redis.dockgateRefreshRevoke(this.#keys.tokenKey(id), this.#keys.subjectPrefix(bucket), id)) === 1) return true;
+    const subject = await this.#redis.dockgateRefreshRevoke(this.#keys.tokenKey(id), this.#keys.subjectPrefix(bucket), id);
+    if (subject !== null) {
+      await this.#redis.dockgateRefreshUncount(this.#keys.subjectTokensKey(subject), id);
+      return true;
+    }
     if (!this.#legacy) return false;
-    return (await this.#redis.dockgateRefreshRevoke(this.#keys.legacyTokenPrefix + id, this.#keys.legacySubjectPrefix, id)) === 1;
+    return (await this.#redis.dockgateRefreshRevoke(this.#keys.legacyTokenPrefix + id, this.#keys.legacySubjectPrefix, id)) !== null;
   }
 
   /**
@@ -142,6 +163,7 @@ export class RedisRefreshTokenStore implements RefreshTokenStore {
       calls.push(this.#redis.dockgateRefreshRevokeSubject(this.#keys.legacySubjectPrefix + subject, this.#keys.legacyTokenPrefix));
     }
     const counts = await Promise.all(calls);
+    await this.#redis.del(this.#keys.subjectTokensKey(subject));
     return counts.reduce((sum, n) => sum + n, 0);
   }
 

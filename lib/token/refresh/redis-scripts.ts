@@ -11,6 +11,10 @@
  * - `B subject:<subject>`: the set of that subject's token ids in this bucket, for
  *   revokeSubject, kept alive until the longest-lived of its tokens expires.
  *
+ * And, outside the buckets, under the subject's own hash tag S (redis-key-layout.ts):
+ * - `S tokens`: a sorted set of all the subject's token ids scored by issue time, for the cap
+ *   on live tokens per subject (CAP_SCRIPT), O(log n) per save.
+ *
  * Token keys are derived inside the scripts from a prefix argument (the same bucket's), which
  * Redis Cluster allows because they hash to the declared key's slot. The same scripts serve
  * the legacy single-slot layout of dockgate 0.1 (no tag) on one Redis.
@@ -62,13 +66,40 @@ redis.call('PEXPIRE', KEYS[1], idle - now)
 return redis.call('HGETALL', KEYS[1])
 `;
 
-/** KEYS: token key. ARGV: subject-key prefix, id. Returns 1 when the token existed, else 0. */
+/** KEYS: token key. ARGV: subject-key prefix, id. Returns the token's subject when it existed, else false. */
 export const REVOKE_SCRIPT = `
 local subject = redis.call('HGET', KEYS[1], 'subject')
-if not subject then return 0 end
+if not subject then return false end
 redis.call('DEL', KEYS[1])
 redis.call('SREM', ARGV[1] .. subject, ARGV[2])
-return 1
+return subject
+`;
+
+/**
+ * The per-subject cap. KEYS: the subject's sorted set. ARGV: id, createdAt, cutoff (tokens
+ * issued before it are past their absolute expiry), maxPerSubject, keepMs (the new token's
+ * absolute lifetime). Adds the id, drops entries past the cutoff, and pops (ZPOPMIN) the oldest
+ * beyond the cap; returns their ids, which the caller revokes. A new id is scored above every
+ * other even within one millisecond, so it is never the one popped. O(log n) per call.
+ */
+export const CAP_SCRIPT = `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[3])
+local score = tonumber(ARGV[2])
+local top = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+if top[2] and tonumber(top[2]) >= score then score = tonumber(top[2]) + 1 end
+redis.call('ZADD', KEYS[1], string.format('%.0f', score), ARGV[1])
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[5]) then redis.call('PEXPIRE', KEYS[1], ARGV[5]) end
+local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[4])
+if over <= 0 then return {} end
+local popped = redis.call('ZPOPMIN', KEYS[1], over)
+local ids = {}
+for i = 1, #popped, 2 do ids[#ids + 1] = popped[i] end
+return ids
+`;
+
+/** KEYS: the subject's sorted set. ARGV: id. Removes one id (a revoked token). */
+export const UNCOUNT_SCRIPT = `
+return redis.call('ZREM', KEYS[1], ARGV[1])
 `;
 
 /** KEYS: subject key. ARGV: token-key prefix. Returns how many live tokens were revoked. */

@@ -29,8 +29,12 @@ export interface RefreshTokenRecord {
  * then answers 503 `temporarily_unavailable` rather than issue a token it could not record.
  */
 export interface RefreshTokenStore {
-  /** Records a newly issued token. */
-  save(record: RefreshTokenRecord): Promise<void>;
+  /**
+   * Records a newly issued token. With `maxPerSubject`, the subject keeps at most that many
+   * tokens: the oldest beyond it are revoked, in O(1) or O(log n) per save (the token router
+   * passes `refreshTokens.maxPerSubject`).
+   */
+  save(record: RefreshTokenRecord, maxPerSubject?: number): Promise<void>;
   /**
    * Looks a token up for use: resolves to its record with `idleExpiresAt` moved to
    * `min(now + idleTtlMs, expiresAt)`, or to null when it is unknown, revoked or expired.

@@ -192,6 +192,50 @@ describeWithPeers('RedisRefreshTokenStore', [redis()], () => {
     });
   });
 
+  describe('a subject keeps at most maxPerSubject live tokens: the oldest beyond it are revoked (sorted set, O(log n) per save)', () => {
+    test('the fourth token of a cap of 3 revokes the first, at whichever instance saves it', async () => {
+      const tokens = Array.from({ length: 4 }, () => record('hana'));
+      const theirs = record('hugo');
+      await store.save(theirs.record, 3);
+      for (const [i, t] of tokens.entries()) await (i % 2 ? other : store).save(t.record, 3);
+      expect(await store.use(tokens[0]!.record.id, Date.now(), 60_000)).toBeNull();
+      for (const t of tokens.slice(1)) expect(await store.use(t.record.id, Date.now(), 60_000)).not.toBeNull();
+      expect(await store.use(theirs.record.id, Date.now(), 60_000)).not.toBeNull();
+      const counted = `${prefix}{s:hana}:tokens`;
+      expect(await inspect.zcard(counted)).toBe(3);
+      expect(await inspect.zrange(counted, 0, -1)).toEqual(tokens.slice(1).map((t) => t.record.id));
+      expect(await inspect.pttl(counted)).toBeGreaterThan(89 * DAY);
+      expect(await subjectMembers('hana')).not.toContain(tokens[0]!.record.id);
+    });
+
+    test('tokens saved within one millisecond: the newest is never the one popped', async () => {
+      const at = Date.now();
+      const tokens = Array.from({ length: 5 }, () => record('jana', { createdAt: at }));
+      for (const t of tokens) await store.save(t.record, 2);
+      const live = [];
+      for (const t of tokens) if (await store.use(t.record.id, Date.now(), 60_000)) live.push(t.record.id);
+      expect(live).toEqual(tokens.slice(3).map((t) => t.record.id));
+    });
+
+    test('a revoked token leaves the count; revokeSubject removes the count', async () => {
+      const [a, b] = [record('kim'), record('kim')];
+      await store.save(a.record, 5);
+      await store.save(b.record, 5);
+      await other.revoke(a.record.id);
+      expect(await inspect.zrange(`${prefix}{s:kim}:tokens`, 0, -1)).toEqual([b.record.id]);
+      expect(await store.revokeSubject('kim')).toBe(1);
+      expect(await inspect.exists(`${prefix}{s:kim}:tokens`)).toBe(0);
+    });
+
+    test('the count is one key: each save touches it with one script (ZADD, ZCARD, ZPOPMIN), not a scan', async () => {
+      for (let i = 0; i < 50; i++) await store.save(record('lena').record, 10);
+      expect(await inspect.zcard(`${prefix}{s:lena}:tokens`)).toBe(10);
+      const live = (await inspect.keys(`${prefix}{*}:subject:lena`)).length;
+      expect(live).toBeGreaterThan(0);
+      expect((await subjectMembers('lena')).length).toBeLessThanOrEqual(10 + 3 * 64);
+    });
+  });
+
   describe('keys carry hash tags: each script stays in one cluster slot, and tokens spread over 64 slots', () => {
     test('a token key shares its slot with its subject set; 400 tokens of one subject land in (nearly) every bucket', async () => {
       const saved = Array.from({ length: 400 }, () => record('ivan'));
