@@ -1,3 +1,4 @@
+import { isLoopbackHost } from '../../http/loopback.js';
 import { fetchToken, type TokenGrant } from './fetch-token.js';
 import { parseChallenge, type BearerChallenge } from './parse-challenge.js';
 import { TokenFetchError } from './token-fetch-error.js';
@@ -25,6 +26,12 @@ export interface RegistryTokenClientOptions {
   timeoutMs?: number;
   /** Current time in milliseconds. Defaults to `Date.now`. */
   now?: () => number;
+  /**
+   * Hosts (`host` or `host:port`, as in the realm URL) whose plain `http://` realm may be sent the
+   * password. Without them a password goes only to an `https://` realm or one on a loopback host;
+   * a challenge naming any other `http://` realm is refused with a TokenFetchError. Defaults to none.
+   */
+  plainHttpPasswordHosts?: readonly string[];
 }
 
 interface CachedToken {
@@ -47,6 +54,11 @@ function originOf(realm: string | URL): string {
  * issued it (RFC 9700 §4.14.2: bound to its authorization server), never to a registry and never
  * to another realm.
  *
+ * A password goes only where it cannot be read on the way: an `https://` realm, a realm on a
+ * loopback host, or an `http://` realm whose host the caller named in `plainHttpPasswordHosts`.
+ * Docker itself sends the password to whatever realm the registry's challenge names, `http://`
+ * on another host included, so a hostile registry can collect it; this client refuses instead.
+ *
  * @example
  * const client = new RegistryTokenClient({ credentials: { username: 'alice', password: 'pw' } });
  * const res = await client.fetch('http://127.0.0.1:5000/v2/alice/app/tags/list'); // 401 → token → retry
@@ -57,6 +69,7 @@ export class RegistryTokenClient {
   readonly #tokens = new Map<string, CachedToken>();
   /** Refresh tokens by the origin of the realm that issued them. */
   readonly #refreshTokens = new Map<string, string>();
+  readonly #plainHttpHosts: ReadonlySet<string>;
 
   constructor(options: RegistryTokenClientOptions = {}) {
     const { credentials } = options;
@@ -78,6 +91,11 @@ export class RegistryTokenClient {
     if (typeof margin !== 'number' || !(margin >= 0)) throw new TypeError('"expiryMargin" must be a non-negative number of seconds');
     const max = options.maxCachedTokens ?? 100;
     if (!Number.isInteger(max) || max < 1) throw new TypeError('"maxCachedTokens" must be a positive integer');
+    const plainHosts = options.plainHttpPasswordHosts ?? [];
+    if (!Array.isArray(plainHosts) || plainHosts.some((h) => typeof h !== 'string' || !/^[^\s/:@]+(:\d+)?$|^\[[0-9a-fA-F:.]+\](:\d+)?$/.test(h))) {
+      throw new TypeError('"plainHttpPasswordHosts" must be a list of host or host:port names (no scheme or path)');
+    }
+    this.#plainHttpHosts = new Set(plainHosts.map((h) => h.toLowerCase()));
     this.#options = { ...options, expiryMargin: margin, maxCachedTokens: max };
     this.#now = options.now ?? Date.now;
   }
@@ -101,8 +119,8 @@ export class RegistryTokenClient {
     if (cached && this.#now() < cached.usableUntil) return cached.token;
     this.#tokens.delete(key);
     const origin = originOf(challenge.realm);
-    const password = this.#options.credentials && 'password' in this.#options.credentials ? this.#options.credentials : undefined;
     const refreshToken = this.#refreshTokens.get(origin);
+    const password = this.#passwordFor(challenge.realm, refreshToken === undefined);
     let response;
     if (refreshToken !== undefined) {
       try {
@@ -137,6 +155,20 @@ export class RegistryTokenClient {
     const headers = new Headers(init.headers);
     headers.set('Authorization', `Bearer ${token}`);
     return fetchImpl(input, { ...init, headers });
+  }
+
+  /**
+   * The password, when there is one and it may go to this realm. Where it may not, the request is
+   * refused when the password was the only way in (`required`), else made without it.
+   */
+  #passwordFor(realm: string | URL, required: boolean): { username: string; password: string } | undefined {
+    const credentials = this.#options.credentials;
+    if (!credentials || !('password' in credentials)) return undefined;
+    const url = new URL(realm);
+    if (url.protocol === 'https:' || isLoopbackHost(url.hostname)) return credentials;
+    if (url.protocol === 'http:' && (this.#plainHttpHosts.has(url.host.toLowerCase()) || this.#plainHttpHosts.has(url.hostname.toLowerCase()))) return credentials;
+    if (!required) return undefined;
+    throw new TokenFetchError(`refusing to send the password to ${url.origin}: the realm is plain http:// on a host that is not loopback (name it in "plainHttpPasswordHosts" to allow it)`);
   }
 
   #exchange(challenge: BearerChallenge, scopes: string[], grant: TokenGrant) {

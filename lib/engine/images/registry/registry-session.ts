@@ -87,7 +87,11 @@ export class RegistrySession {
     let credentials: RegistryCredentials | undefined;
     if (creds?.kind === 'password') credentials = { username: creds.username, password: creds.password };
     if (creds?.kind === 'identityToken') credentials = { refreshToken: creds.identityToken, realm: challenge.realm };
-    const client = new RegistryTokenClient({ ...(credentials ? { credentials } : {}), offline: false, fetch: this.#o.fetch, clientId: 'dockgate' });
+    // dockerd sends the password to any realm; this engine, as its client does, only over https,
+    // to loopback, or to the registries the operator declared insecure (plain http anyway).
+    const client = new RegistryTokenClient({
+      ...(credentials ? { credentials } : {}), offline: false, fetch: this.#o.fetch, clientId: 'dockgate', plainHttpPasswordHosts: [...this.#o.insecure],
+    });
     try {
       const token = await client.token({ ...challenge, scopes: [] }, [`repository:${this.#o.path}:pull`]);
       return `Bearer ${token}`;
