@@ -32,11 +32,14 @@ async function main(): Promise<void> {
   // The TCP side serves the token service, /v2/ and /engine. listenEngine gives it what the engine
   // socket has too: HTTP upgrades (attach) and a graceful close that also ends upgraded sockets.
   // The app is bound once the port is known, since the realm in it names the port.
+  // insecure: the listener admits every caller because the app checks them itself: the token
+  // service and /v2/'s challenge are public by protocol, and every /engine route sits behind
+  // requireBearer (createDemoApp). The Host check still refuses rebound DNS names.
   let app: RequestListener | undefined;
   const tcp = await listenEngine((req, res) => {
     if (app) app(req, res);
     else res.writeHead(503).end();
-  }, { port: options.port, host: options.host });
+  }, { port: options.port, host: options.host, insecure: true });
   const address = tcp.server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
   const publicUrl = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;

@@ -6,6 +6,7 @@
 export { engineRouter } from './router/engine-router.js';
 export type { EngineRouterOptions } from './router/options.js';
 export { listenEngine, type ListenEngineOptions, type EngineListener } from './listen/listen-engine.js';
+export type { TcpCallerPolicy } from './listen/tcp-caller-policy.js';
 export { handleEngineUpgrades } from './listen/handle-upgrades.js';
 
 export { EngineError, ENGINE_ERROR_STATUS, type EngineErrorKind } from './errors/engine-error.js';

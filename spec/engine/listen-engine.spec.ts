@@ -32,7 +32,7 @@ describe('listenEngine serves on a Unix socket or TCP', () => {
     await expect(listenEngine(testApp(testRuntime().runtime), { socket: path })).rejects.toThrow(/is not a socket/);
   });
   test('TCP on 127.0.0.1 with an ephemeral port', async () => {
-    const l = await listenEngine(testApp(testRuntime().runtime), { port: 0 });
+    const l = await listenEngine(testApp(testRuntime().runtime), { port: 0, insecure: true });
     expect(l.url).toMatch(/^tcp:\/\/127\.0\.0\.1:\d+$/);
     const res = await fetch(`http://127.0.0.1:${l.url.split(':').pop()}/v1.29/_ping`);
     expect(res.status).toBe(400);

@@ -106,7 +106,7 @@ describe('GET /events: subscribed before the headers, so a client can start the 
 
 describe('wait from API 1.30 sends its headers before the container exits', () => {
   test('200 arrives while running; the body at exit', async () => {
-    const wide = await listenEngine(testApp(runtime, '1.12-1.41'), { port: 0 });
+    const wide = await listenEngine(testApp(runtime, '1.12-1.41'), { port: 0, insecure: true });
     const port = Number(wide.url.split(':').pop());
     try {
       const res = await fetch(`http://127.0.0.1:${port}/v1.41/containers/create`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ Image: 'slow:1' }) });

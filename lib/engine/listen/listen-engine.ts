@@ -2,9 +2,13 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { chmod, lstat, unlink } from 'node:fs/promises';
 import { handleEngineUpgrades } from './handle-upgrades.js';
+import { checkTcpCallerPolicy, guardTcpApp, type TcpCallerPolicy } from './tcp-caller-policy.js';
 
-/** Where {@link listenEngine} serves. Give `socket`, or `port` (with `host`). */
-export interface ListenEngineOptions {
+/**
+ * Where {@link listenEngine} serves. Give `socket`, or `port` (with `host`) and one caller
+ * policy (`bearer`, `allow` or `insecure: true`; see {@link TcpCallerPolicy}).
+ */
+export interface ListenEngineOptions extends TcpCallerPolicy {
   /** Unix socket path, as dockerd's `/var/run/docker.sock`. */
   socket?: string;
   /** Permission bits of the socket file. Defaults to `0o660` (owner and group, as dockerd's socket). */
@@ -33,9 +37,13 @@ export interface EngineListener {
  * (see `handleEngineUpgrades`). A socket file left by a dead process is removed; one that
  * still answers is an error, never stolen. The new socket gets `mode`.
  *
+ * Over TCP it refuses to start without a caller policy, and answers a `Host` header that is not
+ * a loopback name, an IP address or one of `allowedHosts` with 403 `{"message"}` (DNS rebinding).
+ *
  * @example
  * const { url, close } = await listenEngine(app, { socket: '/tmp/dockgate.sock' });
  * // DOCKER_HOST=unix:///tmp/dockgate.sock docker ps
+ * await listenEngine(app, { port: 2375, bearer: bearerGuard({ realm, keys: tokens, writeError: writeEngineAuthError })('engine:api:read') });
  */
 export async function listenEngine(app: RequestListener, options: ListenEngineOptions): Promise<EngineListener> {
   const { socket, port, host = '127.0.0.1', mode = 0o660 } = options ?? {};
@@ -43,9 +51,12 @@ export async function listenEngine(app: RequestListener, options: ListenEngineOp
   if (socket !== undefined && (typeof socket !== 'string' || socket === '')) throw new TypeError('listenEngine option "socket" must be a path');
   if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new TypeError('listenEngine option "port" must be 0-65535');
   if (!Number.isInteger(mode) || mode < 0 || mode > 0o777) throw new TypeError('listenEngine option "mode" must be permission bits such as 0o660');
+  const policyProblem = checkTcpCallerPolicy(options, port !== undefined);
+  if (policyProblem) throw new TypeError(policyProblem);
+  const served = port !== undefined ? guardTcpApp(app, options) : app;
 
-  const server = createServer(app);
-  handleEngineUpgrades(server, app);
+  const server = createServer(served);
+  handleEngineUpgrades(server, served);
   // Upgraded (attach) connections leave the HTTP layer, so closeAllConnections() misses them.
   const sockets = new Set<Socket>();
   server.on('connection', (s: Socket) => {
