@@ -1,7 +1,7 @@
 import { InvalidCredentialsError, ResultCodeError, SizeLimitExceededError, type Client, type Entry } from 'ldapts';
 import { AuthenticatorUnavailableError } from '../authenticator-unavailable-error.js';
 import type { Authenticator, Identity } from '../types.js';
-import { closeQuietly, openLdapClient, ServiceConnection } from './ldap-connection.js';
+import { assertTlsState, closeQuietly, openLdapClient, ServiceConnection } from './ldap-connection.js';
 import { firstRdnValue } from './ldap-dn.js';
 import { ldapFilter } from './ldap-filter.js';
 import { resolveLdapOptions, type LdapAuthenticatorOptions, type ResolvedLdapOptions } from './ldap-options.js';
@@ -107,6 +107,8 @@ export function ldapAuthenticator(options: LdapAuthenticatorOptions): Authentica
     const client = await openLdapClient(resolved);
     opened.add(client);
     try {
+      // The user's password never goes out on a connection that is not encrypted as demanded.
+      assertTlsState(resolved, client);
       await client.bind(dn, password);
       return true;
     } catch (err) {
