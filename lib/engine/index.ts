@@ -7,6 +7,7 @@ export { engineRouter } from './router/engine-router.js';
 export type { EngineRouterOptions } from './router/options.js';
 export { listenEngine, type ListenEngineOptions, type EngineListener } from './listen/listen-engine.js';
 export { handleEngineUpgrades } from './listen/handle-upgrades.js';
+export * from './policy/index.js';
 
 export { EngineError, ENGINE_ERROR_STATUS, type EngineErrorKind } from './errors/engine-error.js';
 export { writeEngineError, writeEngineJson } from './errors/write-engine-error.js';

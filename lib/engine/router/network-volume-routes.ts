@@ -1,6 +1,5 @@
 import type { Request, Router } from 'express';
-import { engineRoute, type EngineContext } from './context.js';
-import { readJsonBody } from './read-json-body.js';
+import { engineRoute, routeBody, type EngineContext } from './context.js';
 import { EngineError } from '../errors/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
 import { boolValue, parseFilters, queryString } from '../http/query.js';
@@ -17,12 +16,12 @@ const VOLUME_PRUNE_FILTERS = ['label', 'all'];
  * without the operation answers 501 naming it.
  */
 export function registerNetworkVolumeRoutes(api: Router, ctx: EngineContext): void {
-  const { runtime, settings } = ctx;
+  const { runtime } = ctx;
   const param = (req: Request, key: string): string => (req.params as Record<string, string>)[key] ?? '';
 
   api.get(
     '/networks',
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'network.list', async (req, res, version) => {
       if (!runtime.listNetworks) throw EngineError.unsupported('listing networks', runtime.name);
       const networks = await runtime.listNetworks(parseFilters(queryString(req.query.filters), NETWORK_FILTERS), version);
       // From API 1.28 the list no longer carries each network's containers; only inspect does.
@@ -33,7 +32,7 @@ export function registerNetworkVolumeRoutes(api: Router, ctx: EngineContext): vo
 
   api.get(
     '/networks/:id',
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'network.inspect', async (req, res, version) => {
       if (!runtime.inspectNetwork) throw EngineError.unsupported('inspecting networks', runtime.name);
       const scope = queryString(req.query.scope);
       if (scope !== undefined && scope !== '' && !['local', 'swarm', 'global'].includes(scope)) {
@@ -51,7 +50,7 @@ export function registerNetworkVolumeRoutes(api: Router, ctx: EngineContext): vo
 
   api.get(
     '/volumes',
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'volume.list', async (req, res, version) => {
       if (!runtime.listVolumes) throw EngineError.unsupported('listing volumes', runtime.name);
       writeEngineJson(res.status(200), await runtime.listVolumes(parseFilters(queryString(req.query.filters), VOLUME_FILTERS), version));
     }),
@@ -59,12 +58,12 @@ export function registerNetworkVolumeRoutes(api: Router, ctx: EngineContext): vo
 
   api.post(
     '/volumes/create',
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'volume.create', async (req, res, version) => {
       if (!runtime.createVolume) {
         req.resume();
         throw EngineError.unsupported('creating volumes', runtime.name);
       }
-      const body = (await readJsonBody(req, settings.maxBodyBytes)) ?? {};
+      const body = (await routeBody(ctx, req, res)) ?? {};
       if (typeof body !== 'object' || Array.isArray(body)) throw EngineError.invalidParameter('volume create body must be a JSON object');
       // Which names are valid is the volume driver's business (dockerd's local driver checks its own); a non-string is not a name.
       const { Name, Driver } = body as VolumeCreateBody;
@@ -76,7 +75,7 @@ export function registerNetworkVolumeRoutes(api: Router, ctx: EngineContext): vo
 
   api.post(
     '/volumes/prune',
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'volume.prune', async (req, res, version) => {
       if (!runtime.pruneVolumes) throw EngineError.unsupported('pruning volumes', runtime.name);
       writeEngineJson(res.status(200), await runtime.pruneVolumes(parseFilters(queryString(req.query.filters), VOLUME_PRUNE_FILTERS), version));
     }),
@@ -84,7 +83,7 @@ export function registerNetworkVolumeRoutes(api: Router, ctx: EngineContext): vo
 
   api.get(
     '/volumes/:name',
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'volume.inspect', async (req, res, version) => {
       if (!runtime.inspectVolume) throw EngineError.unsupported('inspecting volumes', runtime.name);
       writeEngineJson(res.status(200), await runtime.inspectVolume(param(req, 'name'), version));
     }),
@@ -92,7 +91,7 @@ export function registerNetworkVolumeRoutes(api: Router, ctx: EngineContext): vo
 
   api.delete(
     '/volumes/:name',
-    engineRoute(ctx, async (req, res) => {
+    engineRoute(ctx, 'volume.delete', async (req, res) => {
       if (!runtime.removeVolume) throw EngineError.unsupported('removing volumes', runtime.name);
       await runtime.removeVolume(param(req, 'name'), boolValue(req.query.force));
       res.status(204).end();
