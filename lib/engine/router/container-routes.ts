@@ -28,7 +28,8 @@ export function registerContainerRoutes(api: Router, ctx: EngineContext): void {
         throw EngineError.invalidParameter('Config cannot be empty in order to create a container');
       }
       checkCreateBody(body as Record<string, unknown>);
-      const config = body as ContainerCreateBody;
+      // A copy: the policy was handed the body as sent.
+      const config = { ...(body as ContainerCreateBody) };
       if (typeof config.Image !== 'string' || config.Image.trim() === '') {
         throw EngineError.invalidParameter('Config cannot be empty in order to create a container');
       }
