@@ -21,8 +21,12 @@ const REFUSED_WHEN_SET: readonly { field: string; why: string }[] = [
   { field: 'Sysctls', why: 'kernel parameters' },
   { field: 'CgroupParent', why: 'a cgroup outside the engine\'s' },
   { field: 'Runtime', why: 'another OCI runtime' },
-  { field: 'MaskedPaths', why: 'unmasking /proc and /sys paths' },
-  { field: 'ReadonlyPaths', why: 'writable /proc and /sys paths' },
+];
+
+/** Lists that replace Docker's defaults when present at all: `[]` unmasks every path. */
+const REFUSED_WHEN_PRESENT: readonly { field: string; why: string }[] = [
+  { field: 'MaskedPaths', why: 'replacing the masked /proc and /sys paths' },
+  { field: 'ReadonlyPaths', why: 'replacing the read-only /proc and /sys paths' },
 ];
 
 /** What the tenant checks allow besides the defaults. */
@@ -120,6 +124,9 @@ export function hostReachingField(body: Readonly<Record<string, unknown>>, optio
   }
   for (const { field, why } of REFUSED_WHEN_SET) {
     if (!isEmpty(host[field])) return `HostConfig.${field}: ${why} are for administrators`;
+  }
+  for (const { field, why } of REFUSED_WHEN_PRESENT) {
+    if (host[field] !== undefined && host[field] !== null) return `HostConfig.${field}: ${why} is for administrators`;
   }
   if (Array.isArray(host.SecurityOpt)) {
     for (const opt of host.SecurityOpt) {

@@ -4,10 +4,11 @@ import { admin, as, containerOf, policyApp, policyRuntime } from './support.js';
 
 const runtime = policyRuntime();
 /** `/events` is JSON lines, which superagent's JSON parser refuses. */
-const asText = (res: NodeJS.ReadableStream, done: (err: Error | null, body: string) => void): void => {
+const asText = (res: unknown, done: (err: Error | null, body: unknown) => void): void => {
   let text = '';
-  res.on('data', (c: Buffer) => (text += c.toString()));
-  res.on('end', () => done(null, text));
+  const stream = res as NodeJS.ReadableStream;
+  stream.on('data', (c: Buffer) => (text += c.toString()));
+  stream.on('end', () => done(null, text));
 };
 const app = policyApp(runtime, ownershipPolicy({ admin }));
 afterAll(() => runtime.close?.());
