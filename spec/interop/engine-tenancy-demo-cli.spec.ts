@@ -111,6 +111,12 @@ describeWithPeers('several users through the Docker CLI over TCP with bearer tok
       expect(state.stdout.trim()).toBe(`true /${name}`);
     });
 
+    test('alice herself reaches it: logs, exec and top', async () => {
+      expect((await docker('alice', ['logs', name])).stdout).toBe('alice-secret\n');
+      expect((await docker('alice', ['exec', name, 'echo', 'inside'])).stdout).toBe('inside\n');
+      expectSuccess(await docker('alice', ['top', name]));
+    });
+
     test('docker rm -f (which the CLI reports as done when the engine says No such container) leaves it running', async () => {
       await docker('bob', ['rm', '-f', name]);
       const state = await docker('alice', ['inspect', '--format', '{{.State.Running}}', name]);

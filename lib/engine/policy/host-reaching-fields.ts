@@ -29,6 +29,13 @@ const REFUSED_WHEN_PRESENT: readonly { field: string; why: string }[] = [
   { field: 'ReadonlyPaths', why: 'replacing the read-only /proc and /sys paths' },
 ];
 
+/**
+ * Log drivers that keep output in the engine's own files. The others (syslog, fluentd, gelf…)
+ * make the engine connect, from the host, to an address the container's creator picks:
+ * the host's loopback services included.
+ */
+const LOCAL_LOG_DRIVERS: ReadonlySet<string> = new Set(['', 'json-file', 'local', 'none']);
+
 /** What the tenant checks allow besides the defaults. */
 export interface HostReachOptions {
   /** Host directories under which binds are allowed (absolute, normalized). */
@@ -108,8 +115,9 @@ export function hostReachingField(body: Readonly<Record<string, unknown>>, optio
         const source = typeof mount.Source === 'string' ? mount.Source : '';
         if (!underAllowedDir(source, options.allowedBindDirs)) return `HostConfig.Mounts: binding the host path ${source} is for administrators${allowedText}`;
       } else if (type === 'volume') {
-        const driver = (mount.VolumeOptions as { DriverConfig?: { Options?: unknown } } | undefined)?.DriverConfig?.Options;
-        if (!isEmpty(driver)) return 'HostConfig.Mounts: VolumeOptions.DriverConfig options (a volume bound to a host path) are for administrators';
+        const driver = (mount.VolumeOptions as { DriverConfig?: { Name?: unknown; Options?: unknown } } | undefined)?.DriverConfig;
+        if (!isEmpty(driver?.Options)) return 'HostConfig.Mounts: VolumeOptions.DriverConfig options (a volume bound to a host path) are for administrators';
+        if (!isEmpty(driver?.Name) && driver?.Name !== 'local') return `HostConfig.Mounts: the ${String(driver?.Name)} volume driver is for administrators`;
       } else if (type !== 'tmpfs') {
         return `HostConfig.Mounts: mounts of type ${String(type)} are for administrators`;
       }
@@ -132,6 +140,13 @@ export function hostReachingField(body: Readonly<Record<string, unknown>>, optio
     for (const opt of host.SecurityOpt) {
       if (typeof opt === 'string' && loosens(opt)) return `HostConfig.SecurityOpt: ${opt} loosens confinement and is for administrators`;
     }
+  }
+  const logType = (host.LogConfig as { Type?: unknown } | undefined)?.Type;
+  if (logType !== undefined && logType !== null && !LOCAL_LOG_DRIVERS.has(String(logType))) {
+    return `HostConfig.LogConfig: the ${String(logType)} log driver sends output from the host to an address of your choosing and is for administrators`;
+  }
+  if (host.VolumeDriver !== undefined && host.VolumeDriver !== null && host.VolumeDriver !== '' && host.VolumeDriver !== 'local') {
+    return `HostConfig.VolumeDriver: the ${String(host.VolumeDriver)} volume driver is for administrators`;
   }
   if (host.OomKillDisable === true) return 'HostConfig.OomKillDisable: exempting a container from the OOM killer is for administrators';
   if (typeof host.OomScoreAdj === 'number' && host.OomScoreAdj < 0) return 'HostConfig.OomScoreAdj: a negative score (host processes killed first) is for administrators';
@@ -179,5 +194,7 @@ export function hostReachingExecField(body: Readonly<Record<string, unknown>>): 
 
 /** `docker volume create -o type=none -o o=bind -o device=/`: local volumes can bind host paths. */
 export function hostReachingVolumeField(body: Readonly<Record<string, unknown>>): string | undefined {
-  return isEmpty(body.DriverOpts) ? undefined : 'DriverOpts: volume driver options (a volume bound to a host path) are for administrators';
+  if (!isEmpty(body.DriverOpts)) return 'DriverOpts: volume driver options (a volume bound to a host path) are for administrators';
+  if (!isEmpty(body.Driver) && body.Driver !== 'local') return `Driver: the ${String(body.Driver)} volume driver is for administrators`;
+  return undefined;
 }

@@ -53,6 +53,9 @@ describe('a tenant may not create what reaches the host: 403 naming the field', 
     ['ReadonlyPaths: []', { HostConfig: { ReadonlyPaths: [] as string[] } }, /^HostConfig\.ReadonlyPaths: /],
     ['--oom-kill-disable', { HostConfig: { OomKillDisable: true } }, /^HostConfig\.OomKillDisable: /],
     ['--oom-score-adj -1000', { HostConfig: { OomScoreAdj: -1000 } }, /^HostConfig\.OomScoreAdj: /],
+    ['--log-driver syslog (the engine connects to an address of the tenant\'s choosing)', { HostConfig: { LogConfig: { Type: 'syslog', Config: { 'syslog-address': 'tcp://127.0.0.1:6379' } } } }, /^HostConfig\.LogConfig: the syslog log driver/],
+    ['--volume-driver a plugin', { HostConfig: { VolumeDriver: 'sshfs' } }, /^HostConfig\.VolumeDriver: /],
+    ['--mount a volume of a plugin driver', { HostConfig: { Mounts: [{ Type: 'volume', Source: 'v', Target: '/v', VolumeOptions: { DriverConfig: { Name: 'sshfs' } } }] } }, /^HostConfig\.Mounts: the sshfs volume driver/],
     ['-p 80:80 (a privileged host port)', { HostConfig: { PortBindings: { '80/tcp': [{ HostIp: '', HostPort: '80' }] } } }, /^HostConfig\.PortBindings: host port 80/],
   ];
   test.each(refused)('%s', async (_flag, body, message) => {
@@ -79,6 +82,7 @@ describe('what stays inside is allowed to tenants', () => {
     ['--security-opt no-new-privileges', { HostConfig: { SecurityOpt: ['no-new-privileges'] } }],
     ['--network none, bridge', { HostConfig: { NetworkMode: 'none' } }],
     ['-p 8080:80', { HostConfig: { PortBindings: { '80/tcp': [{ HostPort: '8080' }] } } }],
+    ['--log-driver json-file', { HostConfig: { LogConfig: { Type: 'json-file', Config: { 'max-size': '1m' } } } }],
   ])('%s', async (_what, body) => {
     const res = await create('bob', body);
     expect(res.status).not.toBe(403);
@@ -98,6 +102,7 @@ describe('execs and volumes cannot reach the host either', () => {
     expect(res.status).toBe(403);
     expect(res.body.message).toMatch(/^DriverOpts: /);
     expect((await as(app, 'bob').post('/v1.41/volumes/prune')).body).toEqual({ message: 'pruning volumes is for administrators' });
+    expect((await as(app, 'bob').post('/v1.41/volumes/create').send({ Name: 'remote', Driver: 'sshfs' })).body).toEqual({ message: 'Driver: the sshfs volume driver is for administrators' });
   });
 });
 
