@@ -12,9 +12,11 @@ describeWithPeers('dockerRuntime under tenancyPolicy: ownership kept by dockerd,
   const runtime = dockerRuntime({ socketPath: '/var/run/docker.sock' });
   const app = policyApp(runtime, tenancyPolicy({ admin }));
   const created: string[] = [];
+  const volumes: string[] = [];
   const onDockerd = (args: string[]) => execFileSync('docker', args, { encoding: 'utf8', env: { ...process.env, DOCKER_HOST: 'unix:///var/run/docker.sock' } });
   afterAll(async () => {
     for (const id of created) await as(app, 'root').delete(`/v1.41/containers/${id}?force=1`);
+    for (const name of volumes) await as(app, 'root').delete(`/v1.41/volumes/${name}?force=1`);
     await runtime.close?.();
   });
 
@@ -36,5 +38,28 @@ describeWithPeers('dockerRuntime under tenancyPolicy: ownership kept by dockerd,
       expect(res.status).toBe(403);
     }
     expect(onDockerd(['ps', '-aq', '--no-trunc']).split('\n').filter(Boolean).length).toBe(before);
+  });
+
+  test("a named volume belongs to its creator: bob cannot list, inspect, remove, mount or take over alice's", async () => {
+    const name = `alice-data-${process.pid}`;
+    volumes.push(name);
+    expect((await as(app, 'alice').post('/v1.41/volumes/create').send({ Name: name })).status).toBe(201);
+    expect(onDockerd(['volume', 'inspect', '--format', `{{index .Labels "${OWNER_LABEL}"}}`, name]).trim()).toBe('alice');
+    expect(((await as(app, 'bob').get('/v1.41/volumes')).body.Volumes as { Name: string }[] ?? []).map((v) => v.Name)).not.toContain(name);
+    expect(((await as(app, 'alice').get('/v1.41/volumes')).body.Volumes as { Name: string }[]).map((v) => v.Name)).toContain(name);
+    for (const call of [as(app, 'bob').get(`/v1.41/volumes/${name}`), as(app, 'bob').delete(`/v1.41/volumes/${name}`)]) {
+      const res = await call;
+      expect({ status: res.status, body: res.body }).toEqual({ status: 404, body: { message: `get ${name}: no such volume` } });
+    }
+    const mount = await as(app, 'bob').post('/v1.41/containers/create').send({ Image: 'busybox:local', Cmd: ['true'], HostConfig: { Binds: [`${name}:/data`] } });
+    expect({ status: mount.status, body: mount.body }).toEqual({ status: 403, body: { message: `HostConfig.Binds: No such volume: ${name}` } });
+    expect((await as(app, 'bob').post('/v1.41/volumes/create').send({ Name: name })).body).toEqual({ message: `volume name ${name} is taken` });
+    // Alice mounts her own; a name nobody created must be created first (or it would belong to nobody).
+    const own = await as(app, 'alice').post('/v1.41/containers/create').send({ Image: 'busybox:local', Cmd: ['true'], HostConfig: { Binds: [`${name}:/data`] } });
+    expect({ status: own.status, body: own.body }).toEqual({ status: 201, body: { Id: expect.any(String), Warnings: null } });
+    created.push(own.body.Id as string);
+    const fresh = await as(app, 'alice').post('/v1.41/containers/create').send({ Image: 'busybox:local', Cmd: ['true'], HostConfig: { Binds: [`never-made-${process.pid}:/data`] } });
+    expect(fresh.status).toBe(403);
+    expect(fresh.body.message).toMatch(/create it first with docker volume create/);
   });
 });

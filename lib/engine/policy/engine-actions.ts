@@ -8,10 +8,11 @@
  * - `container`: the `{id}` of the path, resolved to the container's full id and owner;
  * - `exec`: the exec id of the path, with the container it runs in and that container's owner;
  * - `image`: the `{name}` of the path (the image it names, with its tags when it exists);
+ * - `volume`: the `{name}` of the path, with the volume's owner when it exists;
  * - `none`: no single object (lists, pings, creates; a create's parsed body is given instead).
  *
  * Collection actions (`collection: true`) answer about many objects; a policy may narrow them to
- * one owner's containers (see `PolicyDecision.onlyOwner`).
+ * one owner's containers (or volumes, for `volume.list`; see `PolicyDecision.onlyOwner`).
  */
 export const ENGINE_ACTIONS = {
   // System
@@ -64,12 +65,12 @@ export const ENGINE_ACTIONS = {
   // Networks and volumes
   'network.list': { route: 'GET /networks', target: 'none' },
   'network.inspect': { route: 'GET /networks/{id}', target: 'none' },
-  'volume.list': { route: 'GET /volumes', target: 'none' },
+  'volume.list': { route: 'GET /volumes', target: 'none', collection: true },
   'volume.create': { route: 'POST /volumes/create', target: 'none' },
   'volume.prune': { route: 'POST /volumes/prune', target: 'none' },
-  'volume.inspect': { route: 'GET /volumes/{name}', target: 'none' },
-  'volume.delete': { route: 'DELETE /volumes/{name}', target: 'none' },
-} as const satisfies Record<string, { route: string; target: 'none' | 'container' | 'exec' | 'image'; collection?: true }>;
+  'volume.inspect': { route: 'GET /volumes/{name}', target: 'volume' },
+  'volume.delete': { route: 'DELETE /volumes/{name}', target: 'volume' },
+} as const satisfies Record<string, { route: string; target: 'none' | 'container' | 'exec' | 'image' | 'volume'; collection?: true }>;
 
 /** The stable name of one engine action (`container.create`, `image.pull`, …). */
 export type EngineAction = keyof typeof ENGINE_ACTIONS;

@@ -21,6 +21,38 @@ const CONTAINER_REFERENCES: readonly { field: string; refs: (value: unknown) => 
   { field: 'HostConfig.Links', refs: (v) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string').map((x) => x.split(':')[0]!.replace(/^\//, '')) : []) },
 ];
 
+/** Named volumes a create mounts: `-v NAME:/path` and `--mount type=volume,src=NAME`. */
+function namedVolumes(host: Record<string, unknown>): { field: string; name: string }[] {
+  const out: { field: string; name: string }[] = [];
+  if (Array.isArray(host.Binds)) {
+    for (const bind of host.Binds) {
+      const source = typeof bind === 'string' ? bind.split(':')[0] ?? '' : '';
+      if (bind !== source && source !== '' && !source.startsWith('/')) out.push({ field: 'HostConfig.Binds', name: source });
+    }
+  }
+  if (Array.isArray(host.Mounts)) {
+    for (const m of host.Mounts as { Type?: unknown; Source?: unknown }[]) {
+      if ((m?.Type ?? 'volume') === 'volume' && typeof m?.Source === 'string' && m.Source !== '') out.push({ field: 'HostConfig.Mounts', name: m.Source });
+    }
+  }
+  return out;
+}
+
+async function checkVolumeCreate(request: PolicyRequest, subject: string | undefined) {
+  if (subject === undefined) return refuse('creating a volume needs a signed-in caller: volumes belong to the subject that creates them');
+  const labels = request.body?.Labels;
+  if (labels && typeof labels === 'object' && OWNER_LABEL in labels && (labels as Record<string, unknown>)[OWNER_LABEL] !== subject) {
+    return refuse(`Labels: the ${OWNER_LABEL} label is set by the engine`);
+  }
+  const name = request.body?.Name;
+  if (typeof name === 'string' && name !== '') {
+    const existing = await request.lookup.volume(name);
+    // dockerd answers a create of an existing name with that volume: someone else's would be handed over.
+    if (existing && existing.owner !== subject) return refuse(`volume name ${name} is taken`);
+  }
+  return allow();
+}
+
 function containerMode(value: unknown): string[] {
   return typeof value === 'string' && value.startsWith('container:') ? [value.slice('container:'.length)] : [];
 }
@@ -48,8 +80,13 @@ export function ownershipPolicy(options: OwnershipPolicyOptions = {}): EnginePol
       if (target.id === undefined) return allow();
       return subject !== undefined && target.owner === subject ? allow() : hide();
     }
+    if (target?.kind === 'volume') {
+      if (!target.exists) return allow();
+      return subject !== undefined && target.owner === subject ? allow() : hide();
+    }
     if (target?.kind === 'exec') return target.containerId !== undefined && subject !== undefined && target.owner === subject ? allow() : hide();
     if (action === 'container.create') return checkCreate(request, subject);
+    if (action === 'volume.create') return checkVolumeCreate(request, subject);
     return allow();
   };
 }
@@ -62,6 +99,13 @@ async function checkCreate(request: PolicyRequest, subject: string | undefined) 
     return refuse(`Labels: the ${OWNER_LABEL} label is set by the engine`);
   }
   const host = (body.HostConfig ?? {}) as Record<string, unknown>;
+  for (const { field, name } of namedVolumes(host)) {
+    const volume = await request.lookup.volume(name);
+    if (volume === null) break; // a runtime without volumes: nothing to own
+    // A volume made on the fly by the runtime would belong to nobody: a tenant creates it first.
+    if (!volume) return refuse(`${field}: No such volume: ${name} (create it first with docker volume create ${name}, so that it is yours)`);
+    if (volume.owner !== subject) return refuse(`${field}: No such volume: ${name}`);
+  }
   for (const { field, refs } of CONTAINER_REFERENCES) {
     for (const ref of refs(host[field.slice('HostConfig.'.length)])) {
       const found = await request.lookup.container(ref);

@@ -44,12 +44,27 @@ export interface ImageTarget {
   readonly repoTags?: readonly string[];
 }
 
-export type PolicyTarget = ContainerTarget | ExecTarget | ImageTarget;
+/** The named volume a request names in its path. */
+export interface VolumeTarget {
+  readonly kind: 'volume';
+  readonly ref: string;
+  /** Whether it exists (a missing one is left to the route's own 404). */
+  readonly exists: boolean;
+  /** The subject that created it (its `dockgate.owner` label). */
+  readonly owner?: string;
+}
+
+export type PolicyTarget = ContainerTarget | ExecTarget | ImageTarget | VolumeTarget;
 
 /** Read-only questions a policy may ask about the engine's state. */
 export interface PolicyLookup {
   /** The container a reference names (id, prefix or name), or undefined when none. */
   container(ref: string): Promise<ContainerTarget | undefined>;
+  /**
+   * The named volume of that name, or undefined when none; `null` when the runtime has no
+   * volumes at all (the local runtimes), so there is nothing to own.
+   */
+  volume(name: string): Promise<VolumeTarget | undefined | null>;
   /** How many containers (any state) the subject owns. */
   containerCount(owner: string): Promise<number>;
   /** Bytes of the images that carry a tag under the subject's namespace (`bob/…`), as `docker images` sizes them. */

@@ -8,7 +8,7 @@ import { ENGINE_ACTIONS, type EngineAction } from '../policy/engine-actions.js';
 import { ANONYMOUS_CALLER, callerFromBearer } from '../policy/engine-caller.js';
 import { inNamespace } from '../policy/image-namespace.js';
 import { OWNER_LABEL, ownerOf } from '../policy/owner-label.js';
-import type { ContainerTarget, EngineCaller, PolicyLookup, PolicyTarget } from '../policy/policy-types.js';
+import type { ContainerTarget, EngineCaller, PolicyLookup, PolicyTarget, VolumeTarget } from '../policy/policy-types.js';
 import type { EngineContext } from './context.js';
 import { holdArchive } from './policy-archive.js';
 import { readJsonBody } from './read-json-body.js';
@@ -81,6 +81,7 @@ function hiddenError(action: EngineAction, target: PolicyTarget | undefined): En
   const ref = target?.ref ?? '';
   if (target?.kind === 'exec') return EngineError.notFound(`No such exec instance: ${ref}`);
   if (target?.kind === 'image') return EngineError.notFound(`No such image: ${ref}`);
+  if (target?.kind === 'volume') return EngineError.notFound(`get ${ref}: no such volume`);
   // dockerd's kill alone wraps the lookup failure (daemon/kill.go).
   if (action === 'container.kill') return EngineError.notFound(`Cannot kill container: ${ref}: No such container: ${ref}`);
   return EngineError.notFound(`No such container: ${ref}`);
@@ -105,6 +106,10 @@ async function resolveTarget(ctx: EngineContext, action: EngineAction, req: Requ
       const image = ctx.runtime.inspectImage ? await notFoundAsUndefined(ctx.runtime.inspectImage(ref, version)) : undefined;
       const tags = Array.isArray(image?.RepoTags) ? (image.RepoTags as unknown[]).filter((t): t is string => typeof t === 'string') : undefined;
       return { kind: 'image', ref, ...(tags ? { repoTags: tags } : {}) };
+    }
+    case 'volume': {
+      const ref = params.name ?? '';
+      return (await lookup.volume(ref)) ?? { kind: 'volume', ref, exists: false };
     }
     default:
       return undefined;
@@ -160,6 +165,13 @@ function policyLookup(ctx: EngineContext, version: string): PolicyLookup {
       if (!found || typeof found.Id !== 'string') return undefined;
       const owner = ownerOf((found.Config as { Labels?: unknown } | undefined)?.Labels);
       return { kind: 'container', ref, id: found.Id, ...(owner !== undefined ? { owner } : {}) };
+    },
+    async volume(name: string): Promise<VolumeTarget | undefined | null> {
+      if (!runtime.inspectVolume) return null;
+      const found = await notFoundAsUndefined(runtime.inspectVolume(name, version));
+      if (!found) return undefined;
+      const owner = ownerOf(found.Labels);
+      return { kind: 'volume', ref: name, exists: true, ...(owner !== undefined ? { owner } : {}) };
     },
     async containerCount(owner: string): Promise<number> {
       const rows = await runtime.list({ all: true, filters: new Map([['label', new Set([`${OWNER_LABEL}=${owner}`])]]) });

@@ -1,5 +1,7 @@
 import type { Request, Router } from 'express';
-import { engineRoute, routeBody, type EngineContext } from './context.js';
+import { engineLocals, engineRoute, routeBody, type EngineContext } from './context.js';
+import { ownedFilters } from './checkpoint.js';
+import { OWNER_LABEL } from '../policy/owner-label.js';
 import { EngineError } from '../errors/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
 import { boolValue, parseFilters, queryString } from '../http/query.js';
@@ -52,7 +54,8 @@ export function registerNetworkVolumeRoutes(api: Router, ctx: EngineContext): vo
     '/volumes',
     engineRoute(ctx, 'volume.list', async (req, res, version) => {
       if (!runtime.listVolumes) throw EngineError.unsupported('listing volumes', runtime.name);
-      writeEngineJson(res.status(200), await runtime.listVolumes(parseFilters(queryString(req.query.filters), VOLUME_FILTERS), version));
+      const filters = ownedFilters(parseFilters(queryString(req.query.filters), VOLUME_FILTERS), engineLocals(res).policy?.onlyOwner);
+      writeEngineJson(res.status(200), await runtime.listVolumes(filters, version));
     }),
   );
 
@@ -69,7 +72,13 @@ export function registerNetworkVolumeRoutes(api: Router, ctx: EngineContext): vo
       const { Name, Driver } = body as VolumeCreateBody;
       if (Name !== undefined && typeof Name !== 'string') throw EngineError.invalidParameter('volume Name must be a string');
       if (Driver !== undefined && typeof Driver !== 'string') throw EngineError.invalidParameter('volume Driver must be a string');
-      writeEngineJson(res.status(201), await runtime.createVolume(body as VolumeCreateBody, version));
+      // Under a policy the volume records its creator, as containers do.
+      const subject = engineLocals(res).policy?.caller.subject;
+      const labels = (body as VolumeCreateBody).Labels;
+      const create = subject !== undefined && (labels as Record<string, string> | undefined)?.[OWNER_LABEL] === undefined
+        ? { ...(body as VolumeCreateBody), Labels: { ...(labels ?? {}), [OWNER_LABEL]: subject } }
+        : (body as VolumeCreateBody);
+      writeEngineJson(res.status(201), await runtime.createVolume(create, version));
     }),
   );
 
