@@ -26,8 +26,11 @@ export function registerDiskUsageRoute(api: Router, ctx: EngineContext): void {
       let usage: Record<string, unknown>;
       if (runtime.diskUsage) {
         usage = await runtime.diskUsage({ types, apiVersion: version });
-        // The runtime answers for the whole engine: a narrowed caller sees its own containers only.
-        if (Array.isArray(usage.Containers)) usage = { ...usage, Containers: (usage.Containers as Record<string, unknown>[]).filter((c) => visibleTo(onlyOwner, c.Labels)) };
+        // The runtime answers for the whole engine: a narrowed caller sees its own containers and volumes only.
+        for (const section of ['Containers', 'Volumes'] as const) {
+          const rows = usage[section];
+          if (Array.isArray(rows)) usage = { ...usage, [section]: (rows as Record<string, unknown>[]).filter((c) => visibleTo(onlyOwner, c.Labels)) };
+        }
       }
       else {
         const noFilters = new Map();
@@ -36,7 +39,7 @@ export function registerDiskUsageRoute(api: Router, ctx: EngineContext): void {
             ? runtime.listImages({ all: true, filters: noFilters, digests: false, sharedSize: false, apiVersion: version })
             : Promise.resolve(undefined),
           want('container') ? runtime.list({ all: true, filters: ownedFilters(noFilters, onlyOwner) }) : Promise.resolve(undefined),
-          want('volume') && runtime.listVolumes ? runtime.listVolumes(noFilters, version).then((v) => v.Volumes) : Promise.resolve(undefined),
+          want('volume') && runtime.listVolumes ? runtime.listVolumes(ownedFilters(noFilters, onlyOwner), version).then((v) => v.Volumes) : Promise.resolve(undefined),
         ]);
         usage = {
           ...(images ? { LayersSize: images.reduce((sum, i) => sum + (typeof i.Size === 'number' ? i.Size : 0), 0), Images: images } : {}),

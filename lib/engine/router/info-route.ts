@@ -65,7 +65,6 @@ export function registerInfoRoute(api: Router, ctx: EngineContext): void {
       ]);
       const info: Record<string, unknown> = {
         ...host,
-        ...counts,
         Images: images,
         Driver: '',
         DriverStatus: [],
@@ -97,6 +96,7 @@ export function registerInfoRoute(api: Router, ctx: EngineContext): void {
         SecurityOptions: [],
         Warnings: null,
         ...reported,
+        // After the runtime's report: a caller narrowed to its own containers gets its own counts.
         ...counts,
         ServerVersion: settings.engineVersion,
       };
