@@ -47,6 +47,9 @@ describeWithPeers('dockerRuntime under tenancyPolicy: ownership kept by dockerd,
     expect(onDockerd(['volume', 'inspect', '--format', `{{index .Labels "${OWNER_LABEL}"}}`, name]).trim()).toBe('alice');
     expect(((await as(app, 'bob').get('/v1.41/volumes')).body.Volumes as { Name: string }[] ?? []).map((v) => v.Name)).not.toContain(name);
     expect(((await as(app, 'alice').get('/v1.41/volumes')).body.Volumes as { Name: string }[]).map((v) => v.Name)).toContain(name);
+    const df = await as(app, 'bob').get('/v1.41/system/df');
+    expect(((df.body.Volumes ?? []) as { Name: string }[]).map((v) => v.Name)).not.toContain(name);
+    expect(((df.body.Containers ?? []) as { Labels: Record<string, string> }[]).every((c) => c.Labels?.[OWNER_LABEL] === 'bob')).toBe(true);
     for (const call of [as(app, 'bob').get(`/v1.41/volumes/${name}`), as(app, 'bob').delete(`/v1.41/volumes/${name}`)]) {
       const res = await call;
       expect({ status: res.status, body: res.body }).toEqual({ status: 404, body: { message: `get ${name}: no such volume` } });
