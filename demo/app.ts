@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import {
-  aclAuthorizer, bearerGuard, dockerRuntime, engineRouter, ownNamespaceAcl, processRuntime, sandboxRuntime,
+  aclAuthorizer, adminPredicate, bearerGuard, callerFromBearer, dockerRuntime, engineRouter, ownNamespaceAcl, processRuntime, sandboxRuntime, tenancyPolicy,
   redisRefreshTokenStore, redisThrottleStore, tokenRouter, writeEngineAuthError, type AclRule, type BearerGuard, type ContainerRuntime, type RedisConnectionOptions,
-  type RedisRefreshTokenStore, type RedisThrottleStore, type TokenRouter,
+  type RedisRefreshTokenStore, type RedisThrottleStore, type TokenRouter, type EngineCaller,
 } from 'dockgate';
 import { demoAuthenticator } from './authenticate.js';
 import type { KeyFiles } from './dev-key.js';
@@ -13,7 +13,14 @@ import type { DemoOptions } from './options.js';
 import { registryRoutes } from './registry-routes.js';
 import { requestLog } from './request-log.js';
 
-/** The demo's default rules: own namespace and library pulls, plus the engine API for any signed-in user. */
+/**
+ * Who calls the engine through the Unix socket: the local administrator, as on dockerd's socket
+ * (the socket file's mode decides who may connect). No subject: what it creates belongs to no
+ * tenant.
+ */
+export const LOCAL_ADMINISTRATOR: EngineCaller = Object.freeze({ claims: Object.freeze({}), access: Object.freeze([]) });
+
+/** The demo's default rules: own namespace and library pulls, plus the engine API for any signed-in user (a tenant, see --engine-admins). */
 export function defaultAcl(): AclRule[] {
   return [
     ...ownNamespaceAcl(),
@@ -122,11 +129,24 @@ export function createDemoApp(options: DemoOptions, key: KeyFiles, publicUrl: st
       },
     });
   const range = { min: options.apiRange.min, max: options.apiRange.max };
-  const engine = engineRouter(runtime, range, { metrics, logger });
+  // Over TCP every signed-in account is a tenant: its own containers only, nothing that reaches
+  // the host, images under its own namespace. --engine-admins names the accounts that administer;
+  // the socket's requests are the local administrator's.
+  const viaSocket = new WeakSet<Request>();
+  const policy = tenancyPolicy({
+    admin: adminPredicate({ subjects: options.engineAdmins, test: (caller) => caller === LOCAL_ADMINISTRATOR }),
+  });
+  const engine = engineRouter(runtime, range, {
+    metrics, logger, policy,
+    caller: (req) => (viaSocket.has(req) ? LOCAL_ADMINISTRATOR : callerFromBearer(req)),
+  });
 
   const engineApp = express();
   engineApp.disable('x-powered-by');
-  engineApp.use(requestLog(logger), engine);
+  engineApp.use(requestLog(logger), (req, _res, next) => {
+    viaSocket.add(req);
+    next();
+  }, engine);
   const parts: DemoParts = { tokens, guard, engine, logger, registry };
   const app = composeDemoApp(parts);
   return {

@@ -35,8 +35,12 @@ dockgate demo is running
   token endpoint   ${realm}   (JWKS ${publicUrl}/jwks, revocation ${publicUrl}/revoke)
   registry routes  ${publicUrl}/v2/  and  ${publicUrl}/v2/<name>/tags/list   (bearer tokens)
   engine API       ${engineUrl}   (API ${options.apiRange.min}-${options.apiRange.max}, ${options.runtime} runtime)
+                     the local administrator's: everything, for whoever may open the socket file (mode 0660)
                    ${publicUrl}/engine   (bearer tokens with scope engine:api:read / engine:api:write)
-  signing key      ${certPath}${createdKey ? '   (development key, created now)' : ''}
+                     tenants: every signed-in account sees and acts on its own containers only, no host binds,
+                     --privileged, host namespaces or extra capabilities, images under its own NAME/…
+                     administrators: ${options.engineAdmins.length > 0 ? options.engineAdmins.join(', ') : 'none over TCP (--engine-admins NAME[,NAME…])'}
+${options.runtime === 'process' ? '                     (the process runtime cannot contain anything: tenants may not create containers with it)\n' : ''}  signing key      ${certPath}${createdKey ? '   (development key, created now)' : ''}
   refresh tokens   ${store(options)}
   login throttle   ${options.redis || options.redisCluster ? 'counted in the same Redis, shared by every instance' : 'counted in this process'}
 

@@ -21,6 +21,11 @@ export interface DemoOptions {
   stateDir: string;
   /** pino level of the JSON log lines on stdout, from --log-level. */
   logLevel: LogLevel;
+  /**
+   * Accounts that administer the engine over TCP, from --engine-admins; every other signed-in
+   * account is a tenant. The Unix socket is the local administrator's.
+   */
+  engineAdmins: string[];
   /** Registries the sandbox runtime pulls from over plain HTTP besides 127.0.0.0/8, from --insecure-registry. */
   insecureRegistries: string[];
   /** --ldap and its companions: log in directory users too. */
@@ -68,6 +73,11 @@ Options:
   --issuer NAME          the tokens' iss (default dockgate-demo)
   --acl FILE             JSON access rules replacing the defaults
   --api-range MIN-MAX    engine API versions served (default 1.12-1.28)
+  --engine-admins NAME[,NAME…]
+                         accounts that administer the engine over TCP (see and act on every container,
+                         host binds, --privileged, shared image names); every other signed-in account
+                         is a tenant that sees only its own containers. The Unix socket is always the
+                         local administrator's, protected by its file mode (default: none)
   --redis URL            keep refresh tokens and failed-login counts in Redis instead of memory
   --redis-cluster HOST:PORT[,HOST:PORT…]
                          the same in a Redis Cluster (any reachable nodes; the rest are discovered)
@@ -121,6 +131,7 @@ export function parseDemoOptions(argv: string[], demoDir: string): DemoOptions |
       issuer: { type: 'string', default: 'dockgate-demo' },
       acl: { type: 'string' },
       'api-range': { type: 'string', default: '1.12-1.28' },
+      'engine-admins': { type: 'string', default: '' },
       redis: { type: 'string' },
       'redis-cluster': { type: 'string' },
       'state-dir': { type: 'string', default: join(demoDir, '.dockgate') },
@@ -154,6 +165,8 @@ export function parseDemoOptions(argv: string[], demoDir: string): DemoOptions |
   }
   const logLevel = values['log-level'] as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) throw new DemoUsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
+  const engineAdmins = values['engine-admins'].split(',').map((name) => name.trim()).filter((name) => name !== '');
+  if (engineAdmins.some((name) => !/^[^\s,:]{1,255}$/.test(name))) throw new DemoUsageError('--engine-admins must be NAME[,NAME…] (account names)');
   const insecureRegistries = values['insecure-registry'];
   if (insecureRegistries.some((h) => !/^[A-Za-z0-9.-]+(:\d{1,5})?$/.test(h))) throw new DemoUsageError('--insecure-registry must be HOST[:PORT]');
   let ldap: DemoLdapOptions | undefined;
@@ -205,6 +218,7 @@ export function parseDemoOptions(argv: string[], demoDir: string): DemoOptions |
     ...(values.redis ? { redis: values.redis } : {}),
     ...(redisCluster ? { redisCluster } : {}),
     stateDir: values['state-dir'],
+    engineAdmins,
     insecureRegistries,
   };
 }

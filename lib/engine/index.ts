@@ -8,6 +8,7 @@ export type { EngineRouterOptions } from './router/options.js';
 export { listenEngine, type ListenEngineOptions, type EngineListener } from './listen/listen-engine.js';
 export type { TcpCallerPolicy } from './listen/tcp-caller-policy.js';
 export { handleEngineUpgrades } from './listen/handle-upgrades.js';
+export * from './policy/index.js';
 
 export { EngineError, ENGINE_ERROR_STATUS, type EngineErrorKind } from './errors/engine-error.js';
 export { writeEngineError, writeEngineJson } from './errors/write-engine-error.js';

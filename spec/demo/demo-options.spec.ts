@@ -13,7 +13,7 @@ describe('the demo command line explains itself and refuses bad flags', () => {
   test('--help prints every flag and exits 0', () => {
     const res = run(['--help']);
     expect(res.status).toBe(0);
-    for (const flag of ['--host', '--port', '--engine-socket', '--runtime', '--docker-socket', '--key', '--cert', '--users', '--service', '--issuer', '--acl', '--api-range', '--redis', '--redis-cluster']) {
+    for (const flag of ['--host', '--port', '--engine-socket', '--runtime', '--docker-socket', '--key', '--cert', '--users', '--service', '--issuer', '--acl', '--api-range', '--redis', '--redis-cluster', '--engine-admins']) {
       expect(res.stdout).toContain(flag);
     }
   });
@@ -24,6 +24,7 @@ describe('the demo command line explains itself and refuses bad flags', () => {
     [['--key', '/tmp/x.pem'], '--key and --cert'],
     [['--bogus'], 'bogus'],
     [['--redis-cluster', 'localhost'], '--redis-cluster'],
+    [['--engine-admins', 'root,bad name'], '--engine-admins'],
     [['--redis', 'redis://127.0.0.1:6379', '--redis-cluster', '127.0.0.1:7000'], '--redis and --redis-cluster'],
   ])('%j exits 2 naming the flag', (args, name) => {
     const res = run(args);

@@ -67,6 +67,8 @@ describeWithPeers('the demo app, watched through /metrics and its pino log lines
     demo = spawn(process.execPath, [
       MAIN, '--port', '0', '--runtime', 'process', '--redis', redis.url, '--log-level', 'debug',
       '--engine-socket', join(stateDir, 'engine.sock'), '--state-dir', stateDir,
+      // Over TCP the process runtime is the administrators' alone (it cannot contain a tenant).
+      '--engine-admins', 'alice',
     ], { stdio: ['ignore', 'pipe', 'pipe'] });
     demo.stdout!.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
     demo.stderr!.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });

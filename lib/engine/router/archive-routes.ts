@@ -25,7 +25,7 @@ export function registerArchiveRoutes(api: Router, ctx: EngineContext): void {
 
   api.head(
     '/containers/:id/archive',
-    engineRoute(ctx, async (req, res) => {
+    engineRoute(ctx, 'container.archive.stat', async (req, res) => {
       const { id, path } = target(req);
       if (!runtime.statPath) throw unsupported();
       res.status(200).setHeader('X-Docker-Container-Path-Stat', pathStatHeader(await runtime.statPath(id, path)));
@@ -35,7 +35,7 @@ export function registerArchiveRoutes(api: Router, ctx: EngineContext): void {
 
   api.get(
     '/containers/:id/archive',
-    engineRoute(ctx, async (req, res) => {
+    engineRoute(ctx, 'container.archive.get', async (req, res) => {
       const { id, path } = target(req);
       if (!runtime.getArchive) throw unsupported();
       const abort = abortOnClose(req, res);
@@ -48,7 +48,7 @@ export function registerArchiveRoutes(api: Router, ctx: EngineContext): void {
 
   api.put(
     '/containers/:id/archive',
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'container.archive.put', async (req, res, version) => {
       const { id, path } = target(req);
       if (!runtime.putArchive) {
         req.resume();

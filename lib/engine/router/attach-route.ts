@@ -15,7 +15,7 @@ import { hijack, isUpgradeEvent, splice, wantsUpgrade } from './hijack.js';
 export function registerAttachRoute(api: Router, ctx: EngineContext): void {
   api.post(
     '/containers/:id/attach',
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'container.attach', async (req, res, version) => {
       const session = await ctx.runtime.attach(req.params.id as string, {
         stdin: boolValue(req.query.stdin),
         stdout: boolValue(req.query.stdout),

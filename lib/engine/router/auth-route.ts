@@ -14,7 +14,7 @@ export function registerAuthRoute(api: Router, ctx: EngineContext): void {
   const { runtime } = ctx;
   api.post(
     '/auth',
-    engineRoute(ctx, async (req, res) => {
+    engineRoute(ctx, 'system.auth', async (req, res) => {
       const body = await readJsonBody(req, ctx.settings.maxBodyBytes);
       if (typeof body !== 'object' || body === null || Array.isArray(body)) throw EngineError.invalidParameter('the login body must be a JSON object (username, password, serveraddress)');
       if (!runtime.login) throw EngineError.unsupported('registry login (POST /auth)', runtime.name);

@@ -1,6 +1,7 @@
 import type { Router } from 'express';
 import { pipeline } from 'node:stream/promises';
-import { engineRoute, type EngineContext } from './context.js';
+import { engineLocals, engineRoute, type EngineContext } from './context.js';
+import { ownedFilters } from './checkpoint.js';
 import { EngineError } from '../errors/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
 import { abortOnClose } from '../http/output-response.js';
@@ -22,7 +23,7 @@ export function registerContainerOpsRoutes(api: Router, ctx: EngineContext): voi
 
   api.post(
     '/containers/:id/restart',
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'container.restart', async (req, res, version) => {
       const options = parseStopOptions(req.query, version);
       if (!runtime.restart) throw EngineError.unsupported('restarting containers', runtime.name);
       req.resume();
@@ -33,7 +34,7 @@ export function registerContainerOpsRoutes(api: Router, ctx: EngineContext): voi
 
   api.post(
     '/containers/:id/rename',
-    engineRoute(ctx, async (req, res) => {
+    engineRoute(ctx, 'container.rename', async (req, res) => {
       const name = queryString(req.query.name) ?? '';
       if (name === '') throw EngineError.invalidParameter('Neither old nor new names may be empty');
       if (!NAME.test(name)) throw EngineError.invalidParameter(`Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`);
@@ -47,7 +48,7 @@ export function registerContainerOpsRoutes(api: Router, ctx: EngineContext): voi
   for (const action of ['pause', 'unpause'] as const) {
     api.post(
       `/containers/:id/${action}`,
-      engineRoute(ctx, async (req, res) => {
+      engineRoute(ctx, `container.${action}`, async (req, res) => {
         const op = runtime[action];
         if (!op) throw EngineError.unsupported(`${action === 'pause' ? 'pausing' : 'unpausing'} containers`, runtime.name);
         req.resume();
@@ -59,7 +60,7 @@ export function registerContainerOpsRoutes(api: Router, ctx: EngineContext): voi
 
   api.get(
     '/containers/:id/top',
-    engineRoute(ctx, async (req, res) => {
+    engineRoute(ctx, 'container.top', async (req, res) => {
       if (!runtime.top) throw EngineError.unsupported('listing container processes (top)', runtime.name);
       const psArgs = queryString(req.query.ps_args) || '-ef';
       writeEngineJson(res.status(200), await runtime.top(id(req.params), psArgs));
@@ -68,7 +69,7 @@ export function registerContainerOpsRoutes(api: Router, ctx: EngineContext): voi
 
   api.get(
     '/containers/:id/stats',
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'container.stats', async (req, res, version) => {
       if (!runtime.stats) throw EngineError.unsupported('container stats', runtime.name);
       // `stream` defaults to true; `one-shot` arrived in API 1.41 and only applies without streaming.
       const stream = req.query.stream === undefined ? true : boolValue(req.query.stream);
@@ -83,17 +84,17 @@ export function registerContainerOpsRoutes(api: Router, ctx: EngineContext): voi
 
   api.post(
     '/containers/prune',
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'container.prune', async (req, res, version) => {
       const filters = parseFilters(queryString(req.query.filters), ['until', 'label', 'label!']);
       if (!runtime.pruneContainers) throw EngineError.unsupported('pruning containers', runtime.name);
       req.resume();
-      writeEngineJson(res.status(200), await runtime.pruneContainers(filters, version));
+      writeEngineJson(res.status(200), await runtime.pruneContainers(ownedFilters(filters, engineLocals(res).policy?.onlyOwner), version));
     }),
   );
 
   api.get(
     '/containers/:id/changes',
-    engineRoute(ctx, async (req, res) => {
+    engineRoute(ctx, 'container.changes', async (req, res) => {
       if (!runtime.changes) throw EngineError.unsupported('listing container filesystem changes', runtime.name);
       const changes = await runtime.changes(id(req.params));
       // dockerd encodes no changes as null (a nil slice).
@@ -103,7 +104,7 @@ export function registerContainerOpsRoutes(api: Router, ctx: EngineContext): voi
 
   api.post(
     '/containers/:id/update',
-    engineRoute(ctx, async (req, res) => {
+    engineRoute(ctx, 'container.update', async (req, res) => {
       if (!runtime.update) {
         req.resume();
         throw EngineError.unsupported('updating containers', runtime.name);

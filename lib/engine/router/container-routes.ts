@@ -1,6 +1,7 @@
 import type { Router } from 'express';
-import { engineRoute, type EngineContext } from './context.js';
-import { readJsonBody } from './read-json-body.js';
+import { engineLocals, engineRoute, routeBody, type EngineContext } from './context.js';
+import { ownedFilters } from './checkpoint.js';
+import { OWNER_LABEL } from '../policy/owner-label.js';
 import { EngineError } from '../errors/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
 import { checkCreateBody } from '../http/create-body.js';
@@ -21,13 +22,14 @@ export function registerContainerRoutes(api: Router, ctx: EngineContext): void {
 
   api.post(
     '/containers/create',
-    engineRoute(ctx, async (req, res, version) => {
-      const body = await readJsonBody(req, ctx.settings.maxBodyBytes);
+    engineRoute(ctx, 'container.create', async (req, res, version) => {
+      const body = await routeBody(ctx, req, res);
       if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
         throw EngineError.invalidParameter('Config cannot be empty in order to create a container');
       }
       checkCreateBody(body as Record<string, unknown>);
-      const config = body as ContainerCreateBody;
+      // A copy: the policy was handed the body as sent.
+      const config = { ...(body as ContainerCreateBody) };
       if (typeof config.Image !== 'string' || config.Image.trim() === '') {
         throw EngineError.invalidParameter('Config cannot be empty in order to create a container');
       }
@@ -39,6 +41,10 @@ export function registerContainerRoutes(api: Router, ctx: EngineContext): void {
       if (apiVersionLessThan(version, '1.25') && config.HostConfig && typeof config.HostConfig === 'object') {
         config.HostConfig = { ...config.HostConfig, AutoRemove: false };
       }
+      // Under a policy the container records its creator, kept with its labels (and so across
+      // restarts); the ownership policy has already refused a label naming someone else.
+      const subject = engineLocals(res).policy?.caller.subject;
+      if (subject !== undefined && config.Labels?.[OWNER_LABEL] === undefined) config.Labels = { ...(config.Labels ?? {}), [OWNER_LABEL]: subject };
       const created = await runtime.create({ ...(name ? { name: name.replace(/^\//, '') } : {}), body: config, apiVersion: version });
       writeEngineJson(res.status(201), { Id: created.id, Warnings: created.warnings.length > 0 ? created.warnings : null });
     }),
@@ -46,7 +52,7 @@ export function registerContainerRoutes(api: Router, ctx: EngineContext): void {
 
   api.post(
     '/containers/:id/start',
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'container.start', async (req, res, version) => {
       // HostConfig on start was removed in API 1.24; dockerd rejects any body longer than "null" plus slack.
       if (apiVersionAtLeast(version, '1.24') && (Number(req.headers['content-length'] ?? 0) > 7 || req.headers['transfer-encoding'] === 'chunked')) {
         throw EngineError.invalidParameter('starting container with non-empty request body was deprecated since API v1.22 and removed in v1.24');
@@ -59,7 +65,7 @@ export function registerContainerRoutes(api: Router, ctx: EngineContext): void {
 
   api.post(
     '/containers/:id/wait',
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'container.wait', async (req, res, version) => {
       const condition = waitCondition(queryString(req.query.condition), version);
       const abort = abortOnClose(req, res);
       const handle = await runtime.wait(req.params.id as string, condition, abort.signal);
@@ -77,11 +83,11 @@ export function registerContainerRoutes(api: Router, ctx: EngineContext): void {
 
   api.get(
     '/containers/json',
-    engineRoute(ctx, async (req, res) => {
+    engineRoute(ctx, 'container.list', async (req, res) => {
       const rows = await runtime.list({
         all: boolValue(req.query.all),
         limit: parseInteger(queryString(req.query.limit), 'limit'),
-        filters: parseFilters(queryString(req.query.filters), LIST_FILTERS),
+        filters: ownedFilters(parseFilters(queryString(req.query.filters), LIST_FILTERS), engineLocals(res).policy?.onlyOwner),
       });
       writeEngineJson(res.status(200), rows);
     }),
@@ -89,14 +95,14 @@ export function registerContainerRoutes(api: Router, ctx: EngineContext): void {
 
   api.get(
     '/containers/:id/json',
-    engineRoute(ctx, async (req, res) => {
+    engineRoute(ctx, 'container.inspect', async (req, res) => {
       writeEngineJson(res.status(200), await runtime.inspect(req.params.id as string));
     }),
   );
 
   api.get(
     '/containers/:id/logs',
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'container.logs', async (req, res, version) => {
       const stdout = boolValue(req.query.stdout);
       const stderr = boolValue(req.query.stderr);
       if (!stdout && !stderr) throw EngineError.invalidParameter('Bad parameters: you must choose at least one stream');
@@ -123,7 +129,7 @@ export function registerContainerRoutes(api: Router, ctx: EngineContext): void {
 
   api.delete(
     '/containers/:id',
-    engineRoute(ctx, async (req, res) => {
+    engineRoute(ctx, 'container.delete', async (req, res) => {
       await runtime.remove(req.params.id as string, { force: boolValue(req.query.force), volumes: boolValue(req.query.v) });
       res.status(204).end();
     }),

@@ -3,8 +3,11 @@ import type { ContainerRuntime } from '../runtime/types.js';
 import type { VersionRange } from '../version/version-range.js';
 import type { EngineSettings } from './options.js';
 import { gateApiVersion } from '../version/version-gate.js';
+import { readJsonBody } from './read-json-body.js';
 import { writeEngineError } from '../errors/write-engine-error.js';
 import { EngineError } from '../errors/engine-error.js';
+import type { EngineAction } from '../policy/engine-actions.js';
+import { checkpoint, type CheckpointResult } from './checkpoint.js';
 
 /** What every route of one router shares. */
 export interface EngineContext {
@@ -19,6 +22,8 @@ export interface EngineLocals {
   requested?: string;
   /** The version the request is served at, once the gate let it through. */
   version: string;
+  /** What the policy checkpoint found (caller, narrowing, the body it read); undefined without a policy. */
+  policy?: CheckpointResult;
 }
 
 export function engineLocals(res: Response): EngineLocals {
@@ -29,18 +34,30 @@ export function engineLocals(res: Response): EngineLocals {
 export type EngineHandler = (req: Request, res: Response, version: string) => Promise<void> | void;
 
 /**
- * Wraps a handler with the version gate and the error writer. The gate runs only for routes
- * that exist, so an unknown path answers 404 `page not found` whatever its version, as dockerd.
+ * Wraps a handler with the version gate, the policy checkpoint and the error writer. Every route
+ * names its action (see `ENGINE_ACTIONS`), so none can be registered past the checkpoint. The
+ * gate runs only for routes that exist, so an unknown path answers 404 `page not found`
+ * whatever its version, as dockerd.
  */
-export function engineRoute(ctx: EngineContext, handler: EngineHandler) {
+export function engineRoute(ctx: EngineContext, action: EngineAction, handler: EngineHandler) {
   return async (req: Request, res: Response, _next: NextFunction): Promise<void> => {
     const locals = engineLocals(res);
     try {
       locals.version = gateApiVersion(locals.requested, ctx.range);
+      const checked = await checkpoint(ctx, action, req, locals.version);
+      if (checked) locals.policy = checked;
       await handler(req, res, locals.version);
     } catch (error) {
       if (!(error instanceof EngineError) || error.status >= 500) ctx.settings.onError?.(error, req);
       writeEngineError(res, error, locals.requested);
+    } finally {
+      await locals.policy?.cleanup?.().catch(() => undefined);
     }
   };
+}
+
+/** The route's JSON body: the one the checkpoint already read, or read now. */
+export async function routeBody(ctx: EngineContext, req: Request, res: Response): Promise<unknown> {
+  const held = engineLocals(res).policy?.body;
+  return held ? held.value : readJsonBody(req, ctx.settings.maxBodyBytes);
 }

@@ -1,5 +1,6 @@
 import type { Router } from 'express';
-import { engineRoute, type EngineContext } from './context.js';
+import { engineLocals, engineRoute, type EngineContext } from './context.js';
+import { ownedFilters, visibleTo } from './checkpoint.js';
 import { EngineError } from '../errors/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
 import { apiVersionAtLeast, apiVersionLessThan } from '../version/api-version.js';
@@ -15,22 +16,30 @@ export function registerDiskUsageRoute(api: Router, ctx: EngineContext): void {
   const { runtime } = ctx;
   api.get(
     '/system/df',
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'system.df', async (req, res, version) => {
       const raw = req.query.type;
       const requested = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).map(String);
       const types = new Set(apiVersionAtLeast(version, '1.42') ? requested : []);
       for (const t of types) if (!DF_TYPES.includes(t)) throw EngineError.invalidParameter(`unknown object type: ${t}`);
       const want = (t: string): boolean => types.size === 0 || types.has(t);
+      const onlyOwner = engineLocals(res).policy?.onlyOwner;
       let usage: Record<string, unknown>;
-      if (runtime.diskUsage) usage = await runtime.diskUsage({ types, apiVersion: version });
+      if (runtime.diskUsage) {
+        usage = await runtime.diskUsage({ types, apiVersion: version });
+        // The runtime answers for the whole engine: a narrowed caller sees its own containers and volumes only.
+        for (const section of ['Containers', 'Volumes'] as const) {
+          const rows = usage[section];
+          if (Array.isArray(rows)) usage = { ...usage, [section]: (rows as Record<string, unknown>[]).filter((c) => visibleTo(onlyOwner, c.Labels)) };
+        }
+      }
       else {
         const noFilters = new Map();
         const [images, containers, volumes] = await Promise.all([
           want('image') && runtime.listImages
             ? runtime.listImages({ all: true, filters: noFilters, digests: false, sharedSize: false, apiVersion: version })
             : Promise.resolve(undefined),
-          want('container') ? runtime.list({ all: true, filters: noFilters }) : Promise.resolve(undefined),
-          want('volume') && runtime.listVolumes ? runtime.listVolumes(noFilters, version).then((v) => v.Volumes) : Promise.resolve(undefined),
+          want('container') ? runtime.list({ all: true, filters: ownedFilters(noFilters, onlyOwner) }) : Promise.resolve(undefined),
+          want('volume') && runtime.listVolumes ? runtime.listVolumes(ownedFilters(noFilters, onlyOwner), version).then((v) => v.Volumes) : Promise.resolve(undefined),
         ]);
         usage = {
           ...(images ? { LayersSize: images.reduce((sum, i) => sum + (typeof i.Size === 'number' ? i.Size : 0), 0), Images: images } : {}),

@@ -1,5 +1,6 @@
 import type { Router } from 'express';
-import { engineRoute, type EngineContext } from './context.js';
+import { engineLocals, engineRoute, type EngineContext } from './context.js';
+import { ownedFilters } from './checkpoint.js';
 import { parseFilters, parseTimestamp, queryString } from '../http/query.js';
 import { abortOnClose } from '../http/output-response.js';
 import type { EngineEvent } from '../runtime/types.js';
@@ -16,8 +17,8 @@ const EVENT_FILTERS = ['config', 'container', 'daemon', 'event', 'image', 'label
 export function registerEventsRoute(api: Router, ctx: EngineContext): void {
   api.get(
     '/events',
-    engineRoute(ctx, async (req, res) => {
-      const filters = parseFilters(queryString(req.query.filters), EVENT_FILTERS);
+    engineRoute(ctx, 'system.events', async (req, res) => {
+      const filters = ownedFilters(parseFilters(queryString(req.query.filters), EVENT_FILTERS), engineLocals(res).policy?.onlyOwner);
       const since = parseTimestamp(queryString(req.query.since), 'since');
       const until = parseTimestamp(queryString(req.query.until), 'until');
       const abort = abortOnClose(req, res);

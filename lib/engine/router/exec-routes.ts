@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import { engineRoute, type EngineContext } from './context.js';
+import { engineRoute, routeBody, type EngineContext } from './context.js';
 import { EngineError } from '../errors/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
 import { readJsonBody } from './read-json-body.js';
@@ -19,12 +19,12 @@ export function registerExecRoutes(api: Router, ctx: EngineContext): void {
 
   api.post(
     '/containers/:id/exec',
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'exec.create', async (req, res, version) => {
       if (!runtime.createExec) {
         req.resume();
         throw unsupported();
       }
-      const body = parseExecCreate(await readJsonBody(req, ctx.settings.maxBodyBytes), version);
+      const body = parseExecCreate(await routeBody(ctx, req, res), version);
       const { id } = await runtime.createExec(req.params.id as string, body, version);
       writeEngineJson(res.status(201), { Id: id });
     }),
@@ -32,7 +32,7 @@ export function registerExecRoutes(api: Router, ctx: EngineContext): void {
 
   api.post(
     '/exec/:id/start',
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'exec.start', async (req, res, version) => {
       if (!runtime.startExec) {
         req.resume();
         throw unsupported();
@@ -58,7 +58,7 @@ export function registerExecRoutes(api: Router, ctx: EngineContext): void {
 
   api.get(
     '/exec/:id/json',
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'exec.inspect', async (req, res, version) => {
       if (!runtime.inspectExec) throw unsupported();
       writeEngineJson(res.status(200), await runtime.inspectExec(req.params.id as string, version));
     }),
@@ -66,7 +66,7 @@ export function registerExecRoutes(api: Router, ctx: EngineContext): void {
 
   api.post(
     '/exec/:id/resize',
-    engineRoute(ctx, async (req, res) => {
+    engineRoute(ctx, 'exec.resize', async (req, res) => {
       if (!runtime.resizeExec) throw unsupported();
       req.resume();
       const height = dimension(queryString(req.query.h), 'h');

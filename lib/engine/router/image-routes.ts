@@ -18,7 +18,7 @@ export function registerImageRoutes(api: Router, ctx: EngineContext): void {
 
   api.post(
     '/images/create',
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'image.pull', async (req, res, version) => {
       const fromImage = queryString(req.query.fromImage);
       if (fromImage === undefined || fromImage.trim() === '') {
         if (queryString(req.query.fromSrc)) throw EngineError.notImplemented('importing images (fromSrc) is not supported by dockgate');

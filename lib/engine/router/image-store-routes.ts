@@ -1,6 +1,6 @@
 import type { Request, Router } from 'express';
 import { pipeline } from 'node:stream/promises';
-import { engineRoute, type EngineContext } from './context.js';
+import { engineLocals, engineRoute, type EngineContext } from './context.js';
 import { sendProgress } from './image-routes.js';
 import { abortOnClose } from '../http/output-response.js';
 import { EngineError } from '../errors/engine-error.js';
@@ -25,7 +25,7 @@ export function registerImageStoreRoutes(api: Router, ctx: EngineContext): void 
 
   api.get(
     '/images/json',
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'image.list', async (req, res, version) => {
       if (!runtime.listImages) throw EngineError.unsupported('listing images', runtime.name);
       const filters = new Map(parseFilters(queryString(req.query.filters), LIST_FILTERS));
       // `filter` (one reference) was folded into `filters` in 1.13 and removed in API 1.41.
@@ -45,7 +45,7 @@ export function registerImageStoreRoutes(api: Router, ctx: EngineContext): void 
 
   api.get(
     '/images/get',
-    engineRoute(ctx, async (req, res) => {
+    engineRoute(ctx, 'image.save', async (req, res) => {
       const raw = req.query.names;
       const names = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).map(String).filter((n) => n !== '');
       await save(names, req, res);
@@ -54,7 +54,7 @@ export function registerImageStoreRoutes(api: Router, ctx: EngineContext): void 
 
   api.get(
     NAMED('get'),
-    engineRoute(ctx, async (req, res) => save([name(req)], req, res)),
+    engineRoute(ctx, 'image.save', async (req, res) => save([name(req)], req, res)),
   );
 
   async function save(names: string[], req: Request, res: import('express').Response): Promise<void> {
@@ -69,7 +69,7 @@ export function registerImageStoreRoutes(api: Router, ctx: EngineContext): void 
 
   api.post(
     '/images/load',
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'image.load', async (req, res, version) => {
       if (!runtime.loadImages) {
         req.resume();
         throw EngineError.unsupported('loading images (docker load)', runtime.name);
@@ -77,7 +77,9 @@ export function registerImageStoreRoutes(api: Router, ctx: EngineContext): void 
       const abort = abortOnClose(req, res);
       // dockerd defaults quiet to true when the parameter is absent (image_routes.go postImagesLoad).
       const quiet = req.query.quiet === undefined ? true : boolValue(req.query.quiet);
-      const progress = await runtime.loadImages({ tar: req, quiet, apiVersion: version, signal: abort.signal });
+      // Under a policy the checkpoint held the archive on disk to read its names first.
+      const tar = engineLocals(res).policy?.archive ?? req;
+      const progress = await runtime.loadImages({ tar, quiet, apiVersion: version, signal: abort.signal });
       res.status(200).setHeader('Content-Type', 'application/json');
       res.flushHeaders();
       await sendProgress(progress, res, 'load failed');
@@ -86,7 +88,7 @@ export function registerImageStoreRoutes(api: Router, ctx: EngineContext): void 
 
   api.post(
     '/images/prune',
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'image.prune', async (req, res, version) => {
       if (!runtime.pruneImages) throw EngineError.unsupported('pruning images', runtime.name);
       const filters = parseFilters(queryString(req.query.filters), PRUNE_FILTERS);
       writeEngineJson(res.status(200), await runtime.pruneImages(filters, version));
@@ -95,7 +97,7 @@ export function registerImageStoreRoutes(api: Router, ctx: EngineContext): void 
 
   api.get(
     NAMED('json'),
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'image.inspect', async (req, res, version) => {
       if (!runtime.inspectImage) throw EngineError.unsupported('inspecting images', runtime.name);
       writeEngineJson(res.status(200), imageForVersion(await runtime.inspectImage(name(req), version), version));
     }),
@@ -103,7 +105,7 @@ export function registerImageStoreRoutes(api: Router, ctx: EngineContext): void 
 
   api.get(
     NAMED('history'),
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'image.history', async (req, res, version) => {
       if (!runtime.imageHistory) throw EngineError.unsupported('image history', runtime.name);
       writeEngineJson(res.status(200), await runtime.imageHistory(name(req), version));
     }),
@@ -111,7 +113,7 @@ export function registerImageStoreRoutes(api: Router, ctx: EngineContext): void 
 
   api.post(
     NAMED('tag'),
-    engineRoute(ctx, async (req, res) => {
+    engineRoute(ctx, 'image.tag', async (req, res) => {
       if (!runtime.tagImage) throw EngineError.unsupported('tagging images', runtime.name);
       const repo = queryString(req.query.repo) ?? '';
       const tag = queryString(req.query.tag);
@@ -125,7 +127,7 @@ export function registerImageStoreRoutes(api: Router, ctx: EngineContext): void 
 
   api.delete(
     /^\/images\/(.+)$/,
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'image.delete', async (req, res, version) => {
       if (!runtime.removeImage) throw EngineError.unsupported('removing images', runtime.name);
       const removed = await runtime.removeImage(name(req), { force: boolValue(req.query.force), noprune: boolValue(req.query.noprune), apiVersion: version });
       writeEngineJson(res.status(200), removed);

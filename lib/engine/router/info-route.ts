@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { availableParallelism, hostname, machine, release, totalmem } from 'node:os';
 import type { Router } from 'express';
-import { engineRoute, type EngineContext } from './context.js';
+import { engineLocals, engineRoute, type EngineContext } from './context.js';
+import { ownedFilters } from './checkpoint.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
 import { apiVersionLessThan } from '../version/api-version.js';
 import type { ContainerRuntime } from '../runtime/types.js';
@@ -52,18 +53,18 @@ export function registerInfoRoute(api: Router, ctx: EngineContext): void {
   const { runtime, settings } = ctx;
   api.get(
     '/info',
-    engineRoute(ctx, async (_req, res, version) => {
+    engineRoute(ctx, 'system.info', async (_req, res, version) => {
+      const onlyOwner = engineLocals(res).policy?.onlyOwner;
       // A forwarding runtime's answer already has the counts: ask the runtime first, count only what it left out.
       const reported = runtime.systemInfo ? await runtime.systemInfo(version) : {};
       const [counts, images] = await Promise.all([
-        typeof reported.Containers === 'number' ? {} : containerCounts(runtime),
+        typeof reported.Containers === 'number' && onlyOwner === undefined ? {} : containerCounts(runtime, onlyOwner),
         typeof reported.Images === 'number' || !runtime.listImages
           ? 0
           : runtime.listImages({ all: false, filters: new Map(), digests: false, sharedSize: false, apiVersion: version }).then((l) => l.length),
       ]);
       const info: Record<string, unknown> = {
         ...host,
-        ...counts,
         Images: images,
         Driver: '',
         DriverStatus: [],
@@ -95,6 +96,8 @@ export function registerInfoRoute(api: Router, ctx: EngineContext): void {
         SecurityOptions: [],
         Warnings: null,
         ...reported,
+        // After the runtime's report: a caller narrowed to its own containers gets its own counts.
+        ...counts,
         ServerVersion: settings.engineVersion,
       };
       writeEngineJson(res.status(200), infoForVersion(info, version));
@@ -102,8 +105,9 @@ export function registerInfoRoute(api: Router, ctx: EngineContext): void {
   );
 }
 
-async function containerCounts(runtime: ContainerRuntime): Promise<Record<string, number>> {
-  const all = await runtime.list({ all: true, filters: new Map() });
+async function containerCounts(runtime: ContainerRuntime, onlyOwner: string | undefined): Promise<Record<string, number>> {
+  // A caller narrowed to its own containers counts those alone, whatever a forwarding runtime reported.
+  const all = await runtime.list({ all: true, filters: ownedFilters(new Map(), onlyOwner) });
   const state = (c: Record<string, unknown>): unknown => c.State;
   const running = all.filter((c) => state(c) === 'running').length;
   const paused = all.filter((c) => state(c) === 'paused').length;

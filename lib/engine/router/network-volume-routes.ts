@@ -1,6 +1,7 @@
 import type { Request, Router } from 'express';
-import { engineRoute, type EngineContext } from './context.js';
-import { readJsonBody } from './read-json-body.js';
+import { engineLocals, engineRoute, routeBody, type EngineContext } from './context.js';
+import { ownedFilters } from './checkpoint.js';
+import { OWNER_LABEL } from '../policy/owner-label.js';
 import { EngineError } from '../errors/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
 import { boolValue, parseFilters, queryString } from '../http/query.js';
@@ -17,12 +18,12 @@ const VOLUME_PRUNE_FILTERS = ['label', 'all'];
  * without the operation answers 501 naming it.
  */
 export function registerNetworkVolumeRoutes(api: Router, ctx: EngineContext): void {
-  const { runtime, settings } = ctx;
+  const { runtime } = ctx;
   const param = (req: Request, key: string): string => (req.params as Record<string, string>)[key] ?? '';
 
   api.get(
     '/networks',
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'network.list', async (req, res, version) => {
       if (!runtime.listNetworks) throw EngineError.unsupported('listing networks', runtime.name);
       const networks = await runtime.listNetworks(parseFilters(queryString(req.query.filters), NETWORK_FILTERS), version);
       // From API 1.28 the list no longer carries each network's containers; only inspect does.
@@ -33,7 +34,7 @@ export function registerNetworkVolumeRoutes(api: Router, ctx: EngineContext): vo
 
   api.get(
     '/networks/:id',
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'network.inspect', async (req, res, version) => {
       if (!runtime.inspectNetwork) throw EngineError.unsupported('inspecting networks', runtime.name);
       const scope = queryString(req.query.scope);
       if (scope !== undefined && scope !== '' && !['local', 'swarm', 'global'].includes(scope)) {
@@ -51,32 +52,39 @@ export function registerNetworkVolumeRoutes(api: Router, ctx: EngineContext): vo
 
   api.get(
     '/volumes',
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'volume.list', async (req, res, version) => {
       if (!runtime.listVolumes) throw EngineError.unsupported('listing volumes', runtime.name);
-      writeEngineJson(res.status(200), await runtime.listVolumes(parseFilters(queryString(req.query.filters), VOLUME_FILTERS), version));
+      const filters = ownedFilters(parseFilters(queryString(req.query.filters), VOLUME_FILTERS), engineLocals(res).policy?.onlyOwner);
+      writeEngineJson(res.status(200), await runtime.listVolumes(filters, version));
     }),
   );
 
   api.post(
     '/volumes/create',
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'volume.create', async (req, res, version) => {
       if (!runtime.createVolume) {
         req.resume();
         throw EngineError.unsupported('creating volumes', runtime.name);
       }
-      const body = (await readJsonBody(req, settings.maxBodyBytes)) ?? {};
+      const body = (await routeBody(ctx, req, res)) ?? {};
       if (typeof body !== 'object' || Array.isArray(body)) throw EngineError.invalidParameter('volume create body must be a JSON object');
       // Which names are valid is the volume driver's business (dockerd's local driver checks its own); a non-string is not a name.
       const { Name, Driver } = body as VolumeCreateBody;
       if (Name !== undefined && typeof Name !== 'string') throw EngineError.invalidParameter('volume Name must be a string');
       if (Driver !== undefined && typeof Driver !== 'string') throw EngineError.invalidParameter('volume Driver must be a string');
-      writeEngineJson(res.status(201), await runtime.createVolume(body as VolumeCreateBody, version));
+      // Under a policy the volume records its creator, as containers do.
+      const subject = engineLocals(res).policy?.caller.subject;
+      const labels = (body as VolumeCreateBody).Labels;
+      const create = subject !== undefined && (labels as Record<string, string> | undefined)?.[OWNER_LABEL] === undefined
+        ? { ...(body as VolumeCreateBody), Labels: { ...(labels ?? {}), [OWNER_LABEL]: subject } }
+        : (body as VolumeCreateBody);
+      writeEngineJson(res.status(201), await runtime.createVolume(create, version));
     }),
   );
 
   api.post(
     '/volumes/prune',
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'volume.prune', async (req, res, version) => {
       if (!runtime.pruneVolumes) throw EngineError.unsupported('pruning volumes', runtime.name);
       writeEngineJson(res.status(200), await runtime.pruneVolumes(parseFilters(queryString(req.query.filters), VOLUME_PRUNE_FILTERS), version));
     }),
@@ -84,7 +92,7 @@ export function registerNetworkVolumeRoutes(api: Router, ctx: EngineContext): vo
 
   api.get(
     '/volumes/:name',
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'volume.inspect', async (req, res, version) => {
       if (!runtime.inspectVolume) throw EngineError.unsupported('inspecting volumes', runtime.name);
       writeEngineJson(res.status(200), await runtime.inspectVolume(param(req, 'name'), version));
     }),
@@ -92,7 +100,7 @@ export function registerNetworkVolumeRoutes(api: Router, ctx: EngineContext): vo
 
   api.delete(
     '/volumes/:name',
-    engineRoute(ctx, async (req, res) => {
+    engineRoute(ctx, 'volume.delete', async (req, res) => {
       if (!runtime.removeVolume) throw EngineError.unsupported('removing volumes', runtime.name);
       await runtime.removeVolume(param(req, 'name'), boolValue(req.query.force));
       res.status(204).end();

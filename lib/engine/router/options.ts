@@ -1,6 +1,8 @@
 import type { Request } from 'express';
 import { resolveLogger, type DockgateLogger } from '../../logging/index.js';
 import { resolveMetrics, type DockgateMetrics, type MetricsOptions } from '../../metrics/index.js';
+import type { EnginePolicy } from '../policy/policy-types.js';
+import type { CallerResolver } from '../policy/engine-caller.js';
 
 /** Options of {@link engineRouter}; each is validated once, at construction. */
 export interface EngineRouterOptions {
@@ -22,6 +24,19 @@ export interface EngineRouterOptions {
   metrics?: MetricsOptions;
   /** A pino-compatible logger: one line per container lifecycle event of a local runtime. Defaults to none. */
   logger?: DockgateLogger;
+  /**
+   * The checkpoint in front of every route: asked with the action's stable name (see
+   * `ENGINE_ACTIONS`), the caller, the resolved target and, for creates, the parsed body; it
+   * allows, refuses (403 `{"message"}`) or hides the target (404). Compose the built-ins
+   * (`tenancyPolicy`, `ownershipPolicy`, `tenantPolicy`, `imageNamePolicy`, `ownerCapsPolicy`)
+   * with `composePolicies`. Defaults to none: every caller may do everything, as on dockerd's socket.
+   */
+  policy?: EnginePolicy;
+  /**
+   * Who calls, for the policy. Defaults to the verified bearer token of `requireBearer` or
+   * `bearerGuard` (`req.bearer`), and an anonymous caller without one.
+   */
+  caller?: CallerResolver;
 }
 
 /** Resolved options. */
@@ -34,6 +49,8 @@ export interface EngineSettings {
   serverHeader: string;
   metrics?: DockgateMetrics;
   logger?: DockgateLogger;
+  policy?: EnginePolicy;
+  caller?: CallerResolver;
 }
 
 export const DEFAULT_ENGINE_VERSION = '0.1.0';
@@ -52,6 +69,8 @@ export function resolveEngineOptions(options: EngineRouterOptions = {}): EngineS
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
   if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 1024) throw new TypeError('engineRouter option "maxBodyBytes" must be an integer >= 1024');
   if (options.onError !== undefined && typeof options.onError !== 'function') throw new TypeError('engineRouter option "onError" must be a function');
+  if (options.policy !== undefined && typeof options.policy !== 'function') throw new TypeError('engineRouter option "policy" must be a function (an EnginePolicy such as tenancyPolicy())');
+  if (options.caller !== undefined && typeof options.caller !== 'function') throw new TypeError('engineRouter option "caller" must be a function of the request');
   const metrics = resolveMetrics(options.metrics, 'engineRouter');
   const logger = resolveLogger(options.logger, 'engineRouter');
   return {
@@ -62,6 +81,8 @@ export function resolveEngineOptions(options: EngineRouterOptions = {}): EngineS
     experimental,
     maxBodyBytes,
     ...(options.onError ? { onError: options.onError } : {}),
+    ...(options.policy ? { policy: options.policy } : {}),
+    ...(options.caller ? { caller: options.caller } : {}),
     serverHeader: `Dockgate/${engineVersion} (${os})`,
   };
 }

@@ -11,7 +11,7 @@ export function registerStopKillRoutes(api: Router, ctx: EngineContext): void {
 
   api.post(
     '/containers/:id/kill',
-    engineRoute(ctx, async (req, res) => {
+    engineRoute(ctx, 'container.kill', async (req, res) => {
       const signal = parseSignal(queryString(req.query.signal), 'SIGKILL');
       if (!runtime.kill) throw EngineError.unsupported('signalling containers', runtime.name);
       req.resume();
@@ -22,7 +22,7 @@ export function registerStopKillRoutes(api: Router, ctx: EngineContext): void {
 
   api.post(
     '/containers/:id/stop',
-    engineRoute(ctx, async (req, res, version) => {
+    engineRoute(ctx, 'container.stop', async (req, res, version) => {
       const options = parseStopOptions(req.query, version);
       if (!runtime.stop) throw EngineError.unsupported('stopping containers', runtime.name);
       req.resume();
@@ -33,7 +33,7 @@ export function registerStopKillRoutes(api: Router, ctx: EngineContext): void {
 
   api.post(
     '/containers/:id/resize',
-    engineRoute(ctx, async (req, res) => {
+    engineRoute(ctx, 'container.resize', async (req, res) => {
       const height = parseInteger(queryString(req.query.h), 'h');
       const width = parseInteger(queryString(req.query.w), 'w');
       // dockerd answers a missing or malformed size with a 400 (strconv on h and w).

@@ -12,7 +12,7 @@ const GOARCH: Record<string, string> = { x64: 'amd64', ia32: '386', arm64: 'arm6
  * `OPTIONS` answering 200.
  */
 export function registerSystemRoutes(api: Router, ctx: EngineContext): void {
-  const ping = engineRoute(ctx, (req, res) => {
+  const ping = engineRoute(ctx, 'system.ping', (req, res) => {
     res.setHeader('Cache-Control', 'no-cache, no-store, must-revalidate');
     res.setHeader('Pragma', 'no-cache');
     res.setHeader('Content-Type', 'text/plain; charset=utf-8');
@@ -65,14 +65,14 @@ export function registerSystemRoutes(api: Router, ctx: EngineContext): void {
   };
   api.get(
     '/version',
-    engineRoute(ctx, (_req, res, version) => {
+    engineRoute(ctx, 'system.version', (_req, res, version) => {
       writeEngineJson(res.status(200), apiVersionAtLeast(version, '1.35') ? withComponents : base);
     }),
   );
 
   api.options(
     /.*/,
-    engineRoute(ctx, (_req, res) => {
+    engineRoute(ctx, 'system.options', (_req, res) => {
       res.status(200).end();
     }),
   );

@@ -1,0 +1,51 @@
+import { defaultAdmin, type AdminPredicate } from './admin-predicate.js';
+import { inNamespace } from './image-namespace.js';
+import { allow, refuse, type EnginePolicy } from './policy-types.js';
+
+/** Options of {@link imageNamePolicy}. */
+export interface ImageNamePolicyOptions {
+  /** Who administers: administrators write every name. Defaults to holders of an `engine:api:admin` grant. */
+  admin?: AdminPredicate;
+}
+
+const WRITES = new Set(['image.pull', 'image.load', 'image.tag']);
+
+/**
+ * Image names belong to a policy too: a tenant creates, overwrites and deletes tags only under
+ * its own namespace (`bob/…`, also behind a registry: `127.0.0.1:5000/bob/…`). Shared names
+ * (`busybox`, `library/…`) and other tenants' namespaces are the administrators' to pull to,
+ * load, tag and delete; so is `image prune`. Reading (list, inspect, save, running a container
+ * of a shared image) stays open to all. A subject that is not a valid repository component
+ * (`a@b.c`) has no namespace of its own.
+ *
+ * @example
+ * imageNamePolicy({ admin: adminPredicate({ subjects: ['root'] }) });
+ */
+export function imageNamePolicy(options: ImageNamePolicyOptions = {}): EnginePolicy {
+  const admin = options.admin ?? defaultAdmin;
+  if (typeof admin !== 'function') throw new TypeError('imageNamePolicy option "admin" must be a function (see adminPredicate)');
+  return ({ action, caller, images = [], target }) => {
+    if (admin(caller)) return allow();
+    const subject = caller.subject;
+    const own = subject ? `${subject}/…` : 'a namespace of your own (sign in)';
+    if (WRITES.has(action)) {
+      const shared = images.find((ref) => !inNamespace(ref, subject));
+      if (shared !== undefined) return refuse(`${shared} is not in your namespace (${own}): only administrators may write it`);
+      return allow();
+    }
+    if (action === 'image.delete') {
+      if (images.length > 0) {
+        const shared = images.find((ref) => !inNamespace(ref, subject));
+        return shared === undefined ? allow() : refuse(`${shared} is not in your namespace (${own}): only administrators may delete it`);
+      }
+      // Deleting by id removes every tag the image has: all of them must be the caller's.
+      const tags = target?.kind === 'image' ? target.repoTags ?? [] : [];
+      if (tags.length === 0 || tags.some((t) => !inNamespace(t, subject))) {
+        return refuse(`image ${target?.ref ?? ''} carries names outside your namespace (${own}) or none: only administrators may delete it by id`);
+      }
+      return allow();
+    }
+    if (action === 'image.prune') return refuse('pruning images is for administrators');
+    return allow();
+  };
+}

@@ -1,0 +1,117 @@
+import { defaultAdmin, type AdminPredicate } from './admin-predicate.js';
+import { isCollectionAction } from './engine-actions.js';
+import { OWNER_LABEL } from './owner-label.js';
+import { allow, hide, refuse, type EnginePolicy, type PolicyRequest } from './policy-types.js';
+
+/** Options of {@link ownershipPolicy}. */
+export interface OwnershipPolicyOptions {
+  /** Who administers: administrators see and act on every container. Defaults to holders of an `engine:api:admin` grant. */
+  admin?: AdminPredicate;
+}
+
+/** Create fields that name another container, with how to take the container reference out of the value. */
+const CONTAINER_REFERENCES: readonly { field: string; refs: (value: unknown) => string[] }[] = [
+  { field: 'HostConfig.NetworkMode', refs: containerMode },
+  { field: 'HostConfig.PidMode', refs: containerMode },
+  { field: 'HostConfig.IpcMode', refs: containerMode },
+  { field: 'HostConfig.Cgroup', refs: containerMode },
+  // `--volumes-from NAME[:ro|:rw]`
+  { field: 'HostConfig.VolumesFrom', refs: (v) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string').map((x) => x.split(':')[0] as string) : []) },
+  // `--link NAME[:ALIAS]`
+  { field: 'HostConfig.Links', refs: (v) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string').map((x) => x.split(':')[0]!.replace(/^\//, '')) : []) },
+];
+
+/** Named volumes a create mounts: `-v NAME:/path` and `--mount type=volume,src=NAME`. */
+function namedVolumes(host: Record<string, unknown>): { field: string; name: string }[] {
+  const out: { field: string; name: string }[] = [];
+  if (Array.isArray(host.Binds)) {
+    for (const bind of host.Binds) {
+      const source = typeof bind === 'string' ? bind.split(':')[0] ?? '' : '';
+      if (bind !== source && source !== '' && !source.startsWith('/')) out.push({ field: 'HostConfig.Binds', name: source });
+    }
+  }
+  if (Array.isArray(host.Mounts)) {
+    for (const m of host.Mounts as { Type?: unknown; Source?: unknown }[]) {
+      if ((m?.Type ?? 'volume') === 'volume' && typeof m?.Source === 'string' && m.Source !== '') out.push({ field: 'HostConfig.Mounts', name: m.Source });
+    }
+  }
+  return out;
+}
+
+async function checkVolumeCreate(request: PolicyRequest, subject: string | undefined) {
+  if (subject === undefined) return refuse('creating a volume needs a signed-in caller: volumes belong to the subject that creates them');
+  const labels = request.body?.Labels;
+  if (labels && typeof labels === 'object' && OWNER_LABEL in labels && (labels as Record<string, unknown>)[OWNER_LABEL] !== subject) {
+    return refuse(`Labels: the ${OWNER_LABEL} label is set by the engine`);
+  }
+  const name = request.body?.Name;
+  if (typeof name === 'string' && name !== '') {
+    const existing = await request.lookup.volume(name);
+    // dockerd answers a create of an existing name with that volume: someone else's would be handed over.
+    if (existing && existing.owner !== subject) return refuse(`volume name ${name} is taken`);
+  }
+  return allow();
+}
+
+function containerMode(value: unknown): string[] {
+  return typeof value === 'string' && value.startsWith('container:') ? [value.slice('container:'.length)] : [];
+}
+
+/**
+ * A container and its execs belong to the subject that created them. For anyone else they do
+ * not exist: 404 `No such container: x` (dockerd's words), absent from `docker ps`, `events`,
+ * `system df`, `info`'s counts and prune. A create may not name another's container
+ * (`--network container:x`, `--pid container:x`, `--volumes-from`, `--link`) nor set the owner
+ * label. Administrators (the `admin` predicate) see everything.
+ *
+ * @example
+ * engineRouter(runtime, range, { policy: ownershipPolicy({ admin: adminPredicate({ subjects: ['root'] }) }) });
+ */
+export function ownershipPolicy(options: OwnershipPolicyOptions = {}): EnginePolicy {
+  const admin = options.admin ?? defaultAdmin;
+  if (typeof admin !== 'function') throw new TypeError('ownershipPolicy option "admin" must be a function (see adminPredicate)');
+  return async (request) => {
+    const { caller, target, action } = request;
+    if (admin(caller)) return allow();
+    const subject = caller.subject;
+    if (isCollectionAction(action)) return allow(subject ?? '');
+    if (target?.kind === 'container') {
+      // A reference naming nothing is left to the route, which answers its own 404.
+      if (target.id === undefined) return allow();
+      return subject !== undefined && target.owner === subject ? allow() : hide();
+    }
+    if (target?.kind === 'volume') {
+      if (!target.exists) return allow();
+      return subject !== undefined && target.owner === subject ? allow() : hide();
+    }
+    if (target?.kind === 'exec') return target.containerId !== undefined && subject !== undefined && target.owner === subject ? allow() : hide();
+    if (action === 'container.create') return checkCreate(request, subject);
+    if (action === 'volume.create') return checkVolumeCreate(request, subject);
+    return allow();
+  };
+}
+
+async function checkCreate(request: PolicyRequest, subject: string | undefined) {
+  if (subject === undefined) return refuse('creating a container needs a signed-in caller: containers belong to the subject that creates them');
+  const body = request.body ?? {};
+  const labels = body.Labels;
+  if (labels && typeof labels === 'object' && OWNER_LABEL in labels && (labels as Record<string, unknown>)[OWNER_LABEL] !== subject) {
+    return refuse(`Labels: the ${OWNER_LABEL} label is set by the engine`);
+  }
+  const host = (body.HostConfig ?? {}) as Record<string, unknown>;
+  for (const { field, name } of namedVolumes(host)) {
+    const volume = await request.lookup.volume(name);
+    if (volume === null) break; // a runtime without volumes: nothing to own
+    // A volume made on the fly by the runtime would belong to nobody: a tenant creates it first.
+    if (!volume) return refuse(`${field}: No such volume: ${name} (create it first with docker volume create ${name}, so that it is yours)`);
+    if (volume.owner !== subject) return refuse(`${field}: No such volume: ${name}`);
+  }
+  for (const { field, refs } of CONTAINER_REFERENCES) {
+    for (const ref of refs(host[field.slice('HostConfig.'.length)])) {
+      const found = await request.lookup.container(ref);
+      // Someone else's container and none at all read the same, so this leaks nothing.
+      if (!found || found.owner !== subject) return refuse(`${field}: No such container: ${ref}`);
+    }
+  }
+  return allow();
+}

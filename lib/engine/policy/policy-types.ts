@@ -1,0 +1,126 @@
+import type { AccessEntry } from '../../scope/index.js';
+import type { EngineAction } from './engine-actions.js';
+
+/**
+ * Who is calling: from `req.bearer` when `requireBearer`/`bearerGuard` ran before the engine,
+ * or from `engineRouter`'s `caller` option.
+ */
+export interface EngineCaller {
+  /** The account (`sub`), or undefined for a caller nobody signed in (anonymous). */
+  readonly subject?: string;
+  /** Every claim of the caller's token (or what the host's `caller` function gave). */
+  readonly claims: Readonly<Record<string, unknown>>;
+  /** The token's `access` grants (empty without a token). */
+  readonly access: readonly AccessEntry[];
+}
+
+/** The container a request acts on, as the checkpoint resolved it. */
+export interface ContainerTarget {
+  readonly kind: 'container';
+  /** The reference the client sent (id, id prefix or name). */
+  readonly ref: string;
+  /** The full id, or undefined when no such container exists (the route answers 404 itself). */
+  readonly id?: string;
+  /** The subject that created it (its `dockgate.owner` label), undefined when none recorded. */
+  readonly owner?: string;
+}
+
+/** The exec a request acts on, with the container it belongs to. */
+export interface ExecTarget {
+  readonly kind: 'exec';
+  readonly ref: string;
+  /** The exec's container, undefined when the exec does not exist. */
+  readonly containerId?: string;
+  /** That container's owner. */
+  readonly owner?: string;
+}
+
+/** The image a request names in its path. */
+export interface ImageTarget {
+  readonly kind: 'image';
+  /** The name or id as sent (`busybox`, `bob/app:1`, `sha256:…`). */
+  readonly ref: string;
+  /** The image's tags when it exists and the runtime can inspect images. */
+  readonly repoTags?: readonly string[];
+}
+
+/** The named volume a request names in its path. */
+export interface VolumeTarget {
+  readonly kind: 'volume';
+  readonly ref: string;
+  /** Whether it exists (a missing one is left to the route's own 404). */
+  readonly exists: boolean;
+  /** The subject that created it (its `dockgate.owner` label). */
+  readonly owner?: string;
+}
+
+export type PolicyTarget = ContainerTarget | ExecTarget | ImageTarget | VolumeTarget;
+
+/** Read-only questions a policy may ask about the engine's state. */
+export interface PolicyLookup {
+  /** The container a reference names (id, prefix or name), or undefined when none. */
+  container(ref: string): Promise<ContainerTarget | undefined>;
+  /**
+   * The named volume of that name, or undefined when none; `null` when the runtime has no
+   * volumes at all (the local runtimes), so there is nothing to own.
+   */
+  volume(name: string): Promise<VolumeTarget | undefined | null>;
+  /** How many containers (any state) the subject owns. */
+  containerCount(owner: string): Promise<number>;
+  /** Bytes of the images that carry a tag under the subject's namespace (`bob/…`), as `docker images` sizes them. */
+  imageBytes(owner: string): Promise<number>;
+}
+
+/** What the policy is asked about one request. */
+export interface PolicyRequest {
+  readonly action: EngineAction;
+  readonly caller: EngineCaller;
+  /** The object of a targeted action (see `ENGINE_ACTIONS`), resolved. */
+  readonly target?: PolicyTarget;
+  /** The parsed JSON body of `container.create` and `exec.create`. */
+  readonly body?: Readonly<Record<string, unknown>>;
+  /**
+   * Image references the action would write or remove, in familiar form (`busybox:latest`,
+   * `127.0.0.1:5000/bob/app:1`): the pull's target, the new tag, the names inside a loaded
+   * archive, the reference being deleted.
+   */
+  readonly images?: readonly string[];
+  /** The runtime's name (`sandbox`, `process`, `docker`, `scripted`, or the host's). */
+  readonly runtime: string;
+  readonly lookup: PolicyLookup;
+}
+
+/**
+ * A policy's answer. `allow` lets the request through; for a collection action `onlyOwner`
+ * narrows it to that subject's containers. `refuse` answers 403 with the message; `hide` answers
+ * 404 as if the target did not exist (dockerd's words: `No such container: x`).
+ */
+export type PolicyDecision =
+  | { readonly allow: true; readonly onlyOwner?: string }
+  | { readonly allow: false; readonly message: string }
+  | { readonly allow: false; readonly hidden: true };
+
+/**
+ * One checkpoint in front of every engine route, like moby's authorization plugins but in
+ * process and typed. Runs after the version gate, before the runtime is called.
+ *
+ * @example
+ * const readOnly: EnginePolicy = ({ action }) =>
+ *   /\.(list|inspect|logs|json|ping|version|info)$/.test(action) ? allow() : refuse(`${action} is not allowed here`);
+ */
+export type EnginePolicy = (request: PolicyRequest) => PolicyDecision | Promise<PolicyDecision>;
+
+/** Lets the request through (optionally narrowed to one owner's containers). */
+export function allow(onlyOwner?: string): PolicyDecision {
+  return onlyOwner === undefined ? { allow: true } : { allow: true, onlyOwner };
+}
+
+/** Refuses with a 403 `{"message"}`. */
+export function refuse(message: string): PolicyDecision {
+  return { allow: false, message };
+}
+
+/** Answers as if the target did not exist (404 in dockerd's words). */
+export function hide(): PolicyDecision {
+  return { allow: false, hidden: true };
+}

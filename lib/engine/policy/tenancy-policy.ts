@@ -1,0 +1,38 @@
+import type { AdminPredicate } from './admin-predicate.js';
+import { composePolicies } from './compose-policies.js';
+import { imageNamePolicy } from './image-name-policy.js';
+import { ownerCapsPolicy, type OwnerCapsPolicyOptions } from './owner-caps-policy.js';
+import { ownershipPolicy } from './ownership-policy.js';
+import type { EnginePolicy } from './policy-types.js';
+import { tenantPolicy, type TenantPolicyOptions } from './tenant-policy.js';
+
+/** Options of {@link tenancyPolicy}: those of the four policies it composes. */
+export interface TenancyPolicyOptions extends Pick<TenantPolicyOptions, 'allowedBindDirs'>, Pick<OwnerCapsPolicyOptions, 'maxContainers' | 'maxImageBytes'> {
+  /** Who administers (lifts every rule). Defaults to holders of an `engine:api:admin` grant. */
+  admin?: AdminPredicate;
+}
+
+/**
+ * Everything an engine shared by several users needs, in one: {@link ownershipPolicy},
+ * {@link tenantPolicy}, {@link imageNamePolicy} and {@link ownerCapsPolicy}, with one
+ * administrator predicate.
+ *
+ * @example
+ * app.use('/engine', guard(scopeOf), engineRouter(runtime, range, {
+ *   policy: tenancyPolicy({ admin: adminPredicate({ subjects: ['root'] }), allowedBindDirs: ['/srv/shared'] }),
+ * }));
+ */
+export function tenancyPolicy(options: TenancyPolicyOptions = {}): EnginePolicy {
+  if (typeof options !== 'object' || options === null) throw new TypeError('tenancyPolicy options must be an object');
+  const admin = options.admin === undefined ? {} : { admin: options.admin };
+  return composePolicies(
+    ownershipPolicy(admin),
+    tenantPolicy({ ...admin, ...(options.allowedBindDirs ? { allowedBindDirs: options.allowedBindDirs } : {}) }),
+    imageNamePolicy(admin),
+    ownerCapsPolicy({
+      ...admin,
+      ...(options.maxContainers !== undefined ? { maxContainers: options.maxContainers } : {}),
+      ...(options.maxImageBytes !== undefined ? { maxImageBytes: options.maxImageBytes } : {}),
+    }),
+  );
+}

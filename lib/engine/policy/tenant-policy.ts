@@ -1,0 +1,69 @@
+import { realpathSync } from 'node:fs';
+import { isAbsolute, normalize } from 'node:path';
+import { defaultAdmin, type AdminPredicate } from './admin-predicate.js';
+import { hostReachingExecField, hostReachingField, hostReachingVolumeField } from './host-reaching-fields.js';
+import { allow, refuse, type EnginePolicy } from './policy-types.js';
+
+/** Options of {@link tenantPolicy}. */
+export interface TenantPolicyOptions {
+  /** Who administers: administrators may use every field. Defaults to holders of an `engine:api:admin` grant. */
+  admin?: AdminPredicate;
+  /**
+   * Host directories tenants may bind (`-v DIR/sub:/x`), absolute. They should be directories
+   * no container can plant a symlink in after the check (a tenant's own bind source can).
+   * Defaults to none: no host path at all.
+   */
+  allowedBindDirs?: readonly string[];
+}
+
+/** Runtimes that run a container's commands on the host itself and so cannot contain a tenant. */
+const UNCONFINED_RUNTIMES: ReadonlySet<string> = new Set(['process']);
+
+/**
+ * Refuses to tenants whatever reaches the host (403 naming the field): binds and bind mounts of
+ * host paths outside `allowedBindDirs`, Privileged, the host's PID/IPC/UTS/network/user/cgroup
+ * namespaces, CapAdd beyond Docker's default set, Devices, SecurityOpt that loosens confinement
+ * (seccomp=unconfined, apparmor=unconfined, label=disable…), Sysctls, CgroupParent, another
+ * Runtime, unmasked paths, OOM-killer exemptions, privileged host ports, `exec --privileged` and
+ * volumes bound to host paths. Under the process runtime, which cannot contain anything, a
+ * tenant may create neither containers nor execs. Administrators are not restricted.
+ *
+ * @example
+ * tenantPolicy({ allowedBindDirs: ['/srv/shared'] });
+ * @throws {TypeError} naming the option that is malformed.
+ */
+export function tenantPolicy(options: TenantPolicyOptions = {}): EnginePolicy {
+  const admin = options.admin ?? defaultAdmin;
+  if (typeof admin !== 'function') throw new TypeError('tenantPolicy option "admin" must be a function (see adminPredicate)');
+  const dirs = options.allowedBindDirs ?? [];
+  if (!Array.isArray(dirs) || !dirs.every((d) => typeof d === 'string' && isAbsolute(d))) {
+    throw new TypeError('tenantPolicy option "allowedBindDirs" must be a list of absolute directories');
+  }
+  // Resolved once: a symlinked allowed directory is compared by where it really is.
+  const allowedBindDirs = dirs.map((d) => {
+    try {
+      return realpathSync(d);
+    } catch {
+      return normalize(d);
+    }
+  });
+  return ({ action, caller, body, runtime }) => {
+    if (admin(caller)) return allow();
+    if ((action === 'container.create' || action === 'exec.create') && UNCONFINED_RUNTIMES.has(runtime)) {
+      return refuse(`the ${runtime} runtime cannot contain a tenant: it runs commands on the host as the engine's own user. Only administrators may create containers or execs with it`);
+    }
+    const why = !body
+      ? undefined
+      : action === 'container.create'
+      ? hostReachingField(body, { allowedBindDirs })
+      : action === 'exec.create'
+      ? hostReachingExecField(body)
+      : action === 'volume.create'
+      ? hostReachingVolumeField(body)
+      : undefined;
+    if (why !== undefined) return refuse(why);
+    // Removing volumes that others may use, all at once, is an administrator's cleanup.
+    if (action === 'volume.prune') return refuse('pruning volumes is for administrators');
+    return allow();
+  };
+}

@@ -1,0 +1,188 @@
+import type { Request } from 'express';
+import type { Readable } from 'node:stream';
+import { EngineError } from '../errors/engine-error.js';
+import { parsePullReference } from '../http/pull-reference.js';
+import { queryString, type EngineFilters } from '../http/query.js';
+import { idPrefixOf } from '../images/store/references.js';
+import { ENGINE_ACTIONS, type EngineAction } from '../policy/engine-actions.js';
+import { ANONYMOUS_CALLER, callerFromBearer } from '../policy/engine-caller.js';
+import { inNamespace } from '../policy/image-namespace.js';
+import { OWNER_LABEL, ownerOf } from '../policy/owner-label.js';
+import type { ContainerTarget, EngineCaller, PolicyLookup, PolicyTarget, VolumeTarget } from '../policy/policy-types.js';
+import type { EngineContext } from './context.js';
+import { holdArchive } from './policy-archive.js';
+import { readJsonBody } from './read-json-body.js';
+
+/** Actions whose JSON body the policy sees: read once here, and handed to the route. */
+const BODY_ACTIONS: ReadonlySet<EngineAction> = new Set(['container.create', 'exec.create', 'volume.create']);
+
+/** What the checkpoint leaves for the route, in `res.locals.engine.policy`. */
+export interface CheckpointResult {
+  caller: EngineCaller;
+  /** Set when the policy narrowed a collection action to one owner's containers. */
+  onlyOwner?: string;
+  /** The JSON body, when the checkpoint read it (`{ value }`, so that an empty body reads as undefined). */
+  body?: { value: unknown };
+  /** `docker load`'s archive, held on disk while the policy read its names. */
+  archive?: Readable;
+  /** Runs once the route has answered. */
+  cleanup?: () => Promise<void>;
+}
+
+/**
+ * The policy checkpoint in front of every route (`engineRoute` calls it after the version gate):
+ * who calls, what the action acts on (resolved through the runtime), the parsed create body and
+ * the image names written; then the policy. A refusal is a 403 `{"message"}`, a hidden target a
+ * 404 in dockerd's words, both through the engine's one error writer.
+ */
+export async function checkpoint(ctx: EngineContext, action: EngineAction, req: Request, version: string): Promise<CheckpointResult | undefined> {
+  const { policy } = ctx.settings;
+  if (!policy) return undefined;
+  const caller = (await (ctx.settings.caller ?? callerFromBearer)(req)) ?? ANONYMOUS_CALLER;
+  const lookup = policyLookup(ctx, version);
+  const result: CheckpointResult = { caller };
+  const target = await resolveTarget(ctx, action, req, version, lookup);
+  let body: Record<string, unknown> | undefined;
+  if (BODY_ACTIONS.has(action)) {
+    const value = await readJsonBody(req, ctx.settings.maxBodyBytes);
+    result.body = { value };
+    if (value && typeof value === 'object' && !Array.isArray(value)) body = value as Record<string, unknown>;
+  }
+  let images: string[] | undefined;
+  try {
+    images = await imagesWritten(action, req, target, result);
+    const decision = await policy({
+      action, caller, lookup, runtime: ctx.runtime.name ?? 'custom',
+      ...(target ? { target } : {}), ...(body ? { body } : {}), ...(images ? { images } : {}),
+    });
+    if (!decision.allow) throw 'hidden' in decision ? hiddenError(action, target) : new EngineError('Forbidden', decision.message);
+    if (decision.onlyOwner !== undefined) result.onlyOwner = decision.onlyOwner;
+  } catch (error) {
+    await result.cleanup?.();
+    throw error;
+  }
+  return result;
+}
+
+/** `filters` with the owner's label added (dockerd ANDs label filters), when the policy narrowed the request. */
+export function ownedFilters(filters: EngineFilters, onlyOwner: string | undefined): EngineFilters {
+  if (onlyOwner === undefined) return filters;
+  const out = new Map(filters);
+  out.set('label', new Set([...(filters.get('label') ?? []), `${OWNER_LABEL}=${onlyOwner}`]));
+  return out;
+}
+
+/** Whether a row (a list entry, an inspect body) is visible under the narrowing. */
+export function visibleTo(onlyOwner: string | undefined, labels: unknown): boolean {
+  return onlyOwner === undefined || ownerOf(labels) === onlyOwner;
+}
+
+function hiddenError(action: EngineAction, target: PolicyTarget | undefined): EngineError {
+  const ref = target?.ref ?? '';
+  if (target?.kind === 'exec') return EngineError.notFound(`No such exec instance: ${ref}`);
+  if (target?.kind === 'image') return EngineError.notFound(`No such image: ${ref}`);
+  if (target?.kind === 'volume') return EngineError.notFound(`get ${ref}: no such volume`);
+  // dockerd's kill alone wraps the lookup failure (daemon/kill.go).
+  if (action === 'container.kill') return EngineError.notFound(`Cannot kill container: ${ref}: No such container: ${ref}`);
+  return EngineError.notFound(`No such container: ${ref}`);
+}
+
+async function resolveTarget(ctx: EngineContext, action: EngineAction, req: Request, version: string, lookup: PolicyLookup): Promise<PolicyTarget | undefined> {
+  const params = req.params as Record<string, string | undefined>;
+  switch (ENGINE_ACTIONS[action].target) {
+    case 'container': {
+      const ref = params.id ?? '';
+      return (await lookup.container(ref)) ?? { kind: 'container', ref };
+    }
+    case 'exec': {
+      const ref = params.id ?? '';
+      const exec = ctx.runtime.inspectExec ? await notFoundAsUndefined(ctx.runtime.inspectExec(ref, version)) : undefined;
+      const containerId = typeof exec?.ContainerID === 'string' ? exec.ContainerID : undefined;
+      const container = containerId ? await lookup.container(containerId) : undefined;
+      return { kind: 'exec', ref, ...(container?.id ? { containerId: container.id } : {}), ...(container?.owner !== undefined ? { owner: container.owner } : {}) };
+    }
+    case 'image': {
+      const ref = params[0] ?? '';
+      const image = ctx.runtime.inspectImage ? await notFoundAsUndefined(ctx.runtime.inspectImage(ref, version)) : undefined;
+      const tags = Array.isArray(image?.RepoTags) ? (image.RepoTags as unknown[]).filter((t): t is string => typeof t === 'string') : undefined;
+      return { kind: 'image', ref, ...(tags ? { repoTags: tags } : {}) };
+    }
+    case 'volume': {
+      const ref = params.name ?? '';
+      return (await lookup.volume(ref)) ?? { kind: 'volume', ref, exists: false };
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** The image names an action writes or removes; malformed input is left to the route's own 400. */
+async function imagesWritten(action: EngineAction, req: Request, target: PolicyTarget | undefined, result: CheckpointResult): Promise<string[] | undefined> {
+  const parsed = (name: string | undefined, tag?: string): string[] => {
+    if (name === undefined || name.trim() === '') return [];
+    try {
+      return [parsePullReference(name, tag).ref];
+    } catch {
+      return [];
+    }
+  };
+  switch (action) {
+    case 'image.pull':
+      return parsed(queryString(req.query.fromImage), queryString(req.query.tag));
+    case 'image.tag':
+      return parsed(queryString(req.query.repo), queryString(req.query.tag));
+    case 'image.delete': {
+      const ref = target?.ref ?? '';
+      // An id (or id prefix) names the image, not one of its tags: the policy sees its tags instead.
+      if (ref.startsWith('sha256:') || idPrefixOf(ref) !== undefined) return [];
+      return parsed(ref);
+    }
+    case 'image.load': {
+      const held = await holdArchive(req);
+      result.archive = held.open();
+      result.cleanup = held.dispose;
+      return held.names;
+    }
+    default:
+      return undefined;
+  }
+}
+
+async function notFoundAsUndefined<T>(promise: Promise<T>): Promise<T | undefined> {
+  try {
+    return await promise;
+  } catch (error) {
+    if (error instanceof EngineError && error.kind === 'NotFound') return undefined;
+    throw error;
+  }
+}
+
+function policyLookup(ctx: EngineContext, version: string): PolicyLookup {
+  const { runtime } = ctx;
+  return {
+    async container(ref: string): Promise<ContainerTarget | undefined> {
+      const found = await notFoundAsUndefined(runtime.inspect(ref));
+      if (!found || typeof found.Id !== 'string') return undefined;
+      const owner = ownerOf((found.Config as { Labels?: unknown } | undefined)?.Labels);
+      return { kind: 'container', ref, id: found.Id, ...(owner !== undefined ? { owner } : {}) };
+    },
+    async volume(name: string): Promise<VolumeTarget | undefined | null> {
+      if (!runtime.inspectVolume) return null;
+      const found = await notFoundAsUndefined(runtime.inspectVolume(name, version));
+      if (!found) return undefined;
+      const owner = ownerOf(found.Labels);
+      return { kind: 'volume', ref: name, exists: true, ...(owner !== undefined ? { owner } : {}) };
+    },
+    async containerCount(owner: string): Promise<number> {
+      const rows = await runtime.list({ all: true, filters: new Map([['label', new Set([`${OWNER_LABEL}=${owner}`])]]) });
+      return rows.length;
+    },
+    async imageBytes(owner: string): Promise<number> {
+      if (!runtime.listImages) return 0;
+      const images = await runtime.listImages({ all: false, filters: new Map(), digests: false, sharedSize: false, apiVersion: version });
+      return images
+        .filter((i) => Array.isArray(i.RepoTags) && (i.RepoTags as unknown[]).some((t) => typeof t === 'string' && inNamespace(t, owner)))
+        .reduce((sum, i) => sum + (typeof i.Size === 'number' ? i.Size : 0), 0);
+    },
+  };
+}
