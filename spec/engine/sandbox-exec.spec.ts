@@ -180,10 +180,12 @@ describeWithPeers('sandbox exec joins the container\'s network namespace and Tmp
 const pidsGroup: PeerCheck = { name: 'a writable cgroup v1 pids controller', available: () => hasPeers && Cgroups.detect().controllers.includes('pids') };
 
 describeWithPeers('sandbox exec joins the container\'s cgroups, as dockerd puts an exec in the container\'s', [peers, pidsGroup], () => {
-  test('/proc/self/cgroup of the exec names the container\'s group; its processes count against PidsLimit', async () => {
+  test('the exec is in the container\'s group and cgroup namespace (its group is /); its processes count against PidsLimit', async () => {
     const id = await running({ HostConfig: { PidsLimit: 6 } });
-    expect((await execOutput(id, { Cmd: ['cat', '/proc/self/cgroup'] })).output).toMatch(new RegExp(`pids:/.*dockgate/${id}\\n`));
-    expect((await execOutput(id, { Cmd: ['grep', 'pids', '/proc/self/cgroup'], User: 'nobody' })).output).toContain(`dockgate/${id}`);
+    // The container's pids group is its /sys/fs/cgroup/pids: the exec's shell is listed in it.
+    const inGroup = ['sh', '-c', 'grep pids /proc/self/cgroup; grep -qx $$ /sys/fs/cgroup/pids/cgroup.procs && echo listed'];
+    expect((await execOutput(id, { Cmd: inGroup })).output).toMatch(/^\d+:pids:\/\nlisted\n$/);
+    expect((await execOutput(id, { Cmd: inGroup, User: 'nobody' })).output).toMatch(/^\d+:pids:\/\nlisted\n$/);
     // The container (bwrap and sleep) and this exec (bwrap and sh) hold 4 of the 6: the third sleep cannot start.
     const { output } = await execOutput(id, { Cmd: ['sh', '-c', 'for i in 1 2 3 4; do sleep 30 </dev/null >/dev/null 2>&1 & done'] });
     expect(output).toContain('can\'t fork');

@@ -7,6 +7,7 @@ import { spawnExec } from '../local/spawn-exec.js';
 import type { ResolvedUser } from './passwd.js';
 import { bwrapExecArgs, hasUserNamespace, type BwrapPlan } from './bwrap-args.js';
 import { inCgroups, viaShell } from './sandbox-process.js';
+import { OPEN_SECCOMP } from './seccomp/seccomp-fd.js';
 
 /** What an exec needs to know of the running container and the host tools. */
 export interface SandboxExecContext {
@@ -30,8 +31,8 @@ export interface SandboxExecContext {
  * process of the container's PID namespace (its /proc/1 is the container's pid 1) and dies
  * with it. Two ways in, by who runs:
  *
- * - uid 0 in a container without a user namespace: nsenter joins the container's network, IPC
- *   and UTS namespaces, then bwrap joins its PID namespace and builds a mount namespace from the
+ * - uid 0 in a container without a user namespace: nsenter joins the container's network, IPC,
+ *   UTS and cgroup namespaces, then bwrap joins its PID namespace and builds a mount namespace from the
  *   same host directories, dropping to the container's capabilities (`bwrapExecArgs`). nsenter
  *   alone would leave the host root's full capability set to the command.
  * - any other uid: nsenter joins every namespace of the container, its root and working
@@ -85,8 +86,11 @@ const OPEN_PIDNS = 'exec 3<"$1" || exit 126; shift';
 
 function rootExec(run: LocalExecRun, ctx: SandboxExecContext, init: number, cwd: string): [string, string[]] {
   const bwrapArgs = bwrapExecArgs(run.container.body, { ...ctx.plan, tty: run.tty }, 3, cwd);
-  return viaShell(OPEN_PIDNS, [`/proc/${init}/ns/pid`,
-    ctx.nsenter, '--target', String(init), '--net', '--ipc', '--uts', '--', ctx.bwrap, ...bwrapArgs, '--', ...run.argv]);
+  const seccomp = ctx.plan.seccompFile;
+  // The container's seccomp filter too: the shell opens it for bwrap's --seccomp, as at start.
+  const script = seccomp === undefined ? OPEN_PIDNS : `${OPEN_PIDNS}; ${OPEN_SECCOMP}`;
+  return viaShell(script, [`/proc/${init}/ns/pid`, ...(seccomp === undefined ? [] : [seccomp]),
+    ctx.nsenter, '--target', String(init), '--net', '--ipc', '--uts', '--cgroup', '--', ctx.bwrap, ...bwrapArgs, '--', ...run.argv]);
 }
 
 function userExec(run: LocalExecRun, ctx: SandboxExecContext, init: number, cwd: string, uid: number, gid: number): [string, string[]] {

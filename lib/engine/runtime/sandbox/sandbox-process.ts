@@ -6,6 +6,7 @@ import { descendants } from '../local/proc-stats.js';
 import { pipedProcess } from '../local/piped-process.js';
 import { ptyProcess } from '../local/pty-process.js';
 import { envRecord } from '../local/env-record.js';
+import { OPEN_SECCOMP } from './seccomp/seccomp-fd.js';
 
 /** One bwrap invocation: its arguments, the command, and how its output leaves. */
 export interface SandboxLaunch {
@@ -21,6 +22,8 @@ export interface SandboxLaunch {
   output: (stream: 1 | 2, data: Buffer) => void;
   /** `cgroup.procs` files bwrap joins before it starts (resource limits); none: the server's own groups. */
   cgroupProcs?: string[];
+  /** The compiled seccomp filter the launcher opens for bwrap's `--seccomp` (in `args`); none: unconfined. */
+  seccompFile?: string;
 }
 
 /**
@@ -47,7 +50,9 @@ export function viaShell(script: string, args: string[]): [string, string[]] {
 
 /** The program and arguments that start bwrap (through the cgroup joiner when there are groups). */
 function command(launch: SandboxLaunch): [string, string[]] {
-  return inCgroups(launch.cgroupProcs ?? [], launch.bwrap, [...launch.args, '--', ...launch.argv]);
+  const bwrap: [string, string[]] = [launch.bwrap, [...launch.args, '--', ...launch.argv]];
+  const [program, args] = launch.seccompFile === undefined ? bwrap : viaShell(OPEN_SECCOMP, [launch.seccompFile, bwrap[0], ...bwrap[1]]);
+  return inCgroups(launch.cgroupProcs ?? [], program, args);
 }
 
 /**

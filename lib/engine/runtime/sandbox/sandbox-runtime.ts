@@ -22,6 +22,7 @@ import { sandboxExec } from './sandbox-exec.js';
 import { SharedTmpfs } from './shared-tmpfs.js';
 import { diffTrees } from '../local/diff-trees.js';
 import { runOnRootfs } from './sandbox-offline.js';
+import { prepareSeccomp, seccompSupported } from './seccomp/container-seccomp.js';
 
 /** Options of {@link sandboxRuntime}. */
 export interface SandboxRuntimeOptions {
@@ -66,6 +67,14 @@ export interface SandboxRuntimeOptions {
    * `/dev/shm/dockgate-<uid>`.
    */
   tmpfsDir?: string;
+  /**
+   * Load a seccomp filter equivalent to Docker's default profile into every container and exec
+   * (no new user namespaces, no keyctl, bpf, perf_event_open, userfaultfd, kexec, module loading,
+   * open_by_handle_at, mount…; see seccomp/default-profile.ts). `HostConfig.SecurityOpt`
+   * `seccomp=unconfined` lifts it for one container. Defaults to true; the filter is written for
+   * x86_64, and on another architecture the runtime refuses to start unless this is `false`.
+   */
+  seccomp?: boolean;
 }
 
 /** Terminal size of a Tty container until the client's first resize (dockerd's default for a console). */
@@ -122,6 +131,11 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   const cpus = availableParallelism();
   if (options.tmpfsDir !== undefined && (typeof options.tmpfsDir !== 'string' || !isAbsolute(options.tmpfsDir))) {
     throw new TypeError('sandboxRuntime option "tmpfsDir" must be an absolute path');
+  }
+  if (options.seccomp !== undefined && typeof options.seccomp !== 'boolean') throw new TypeError('sandboxRuntime option "seccomp" must be a boolean');
+  const seccomp = options.seccomp !== false;
+  if (seccomp && !seccompSupported()) {
+    throw new TypeError(`sandboxRuntime option "seccomp": the seccomp filter has no system call table for ${process.arch} (x86_64 only); pass seccomp: false to run containers without one`);
   }
   const sharedTmpfs = new SharedTmpfs(options.tmpfsDir ?? `/dev/shm/dockgate-${process.getuid?.() ?? 0}`);
   /** What each running container's execs need: how it was built and its cgroups. */
@@ -195,14 +209,22 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       } catch (error) {
         throw EngineError.system(`cannot prepare the container's tmpfs directories: ${(error as Error).message}`, error);
       }
-      const plan: BwrapPlan = { rootfs, user, tty: tty === true, tmpfs };
-      const args = bwrapArgs(body, plan);
+      const seccompFile = seccomp ? prepareSeccomp(body, join(containersDir, id, 'seccomp.bpf')) : undefined;
       const limits = checkLimits(body, cgroups, cpus);
       let group: ContainerCgroup | undefined;
       try {
         group = cgroups?.create(id, limits);
       } catch (error) {
         throw EngineError.system(`cannot set the container's resource limits: ${(error as Error).message}`, error);
+      }
+      // The groups exist before the plan: the container sees them at /sys/fs/cgroup (cgroup-view.ts).
+      const plan: BwrapPlan = { rootfs, user, tty: tty === true, tmpfs, ...(seccompFile ? { seccompFile } : {}), ...(group ? { cgroupDirs: group.dirs } : {}) };
+      let args: string[];
+      try {
+        args = bwrapArgs(body, plan);
+      } catch (error) {
+        await group?.remove();
+        throw error;
       }
       const launched = launchSandbox({
         bwrap,
@@ -214,6 +236,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         ...(tty ? { tty: consoleSize(body.HostConfig?.ConsoleSize) } : {}),
         output,
         ...(group ? { cgroupProcs: group.procs } : {}),
+        ...(seccompFile ? { seccompFile } : {}),
       }).catch(async (error: unknown) => {
         await group?.remove();
         sharedTmpfs.remove(id);
