@@ -1,5 +1,5 @@
 import { test, expect, afterAll } from '@jest/globals';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -109,6 +109,9 @@ d('sandbox runtime: own PID and UTS namespaces, User and Hostname honored', () =
 
 d('sandbox runtime: Binds, Mounts, Tmpfs and capabilities', () => {
   const dir = mkdtempSync(join(tmpdir(), 'dockgate-bind-'));
+  // Container root is an unprivileged host uid (the user namespace): the directory is opened to
+  // it, as a bind for dockerd's userns-remap must be.
+  chmodSync(dir, 0o777);
   writeFileSync(join(dir, 'hello'), 'from host\n');
   test('a ro bind is readable and not writable', async () => {
     const r = await run(['sh', '-c', 'cat /data/hello; touch /data/new'], { HostConfig: { Binds: [`${dir}:/data:ro`] } });

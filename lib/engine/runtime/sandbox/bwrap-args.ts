@@ -24,6 +24,11 @@ export interface BwrapPlan {
   seccompFile?: string;
   /** The container's cgroup directories, shown read-only at /sys/fs/cgroup (cgroup-view.ts). */
   cgroupDirs?: Readonly<Partial<Record<CgroupController, string>>>;
+  /**
+   * The runtime's user namespace holds every container (userns/): the launcher enters it and
+   * switches to `user` there, so bwrap makes no user namespace of its own.
+   */
+  userns?: boolean;
 }
 
 /**
@@ -41,7 +46,7 @@ export function bwrapArgs(body: ContainerCreateBody, plan: BwrapPlan): string[] 
   if (host.Init !== true) args.push('--as-pid-1');
   if (host.NetworkMode === 'none') args.push('--unshare-net');
   args.push(...filesystemArgs(body, plan), ...containerCapabilityArgs(body), ...seccompArgs(plan.seccompFile));
-  if (hasUserNamespace(plan.user)) {
+  if (!plan.userns && hasUserNamespace(plan.user)) {
     args.push('--unshare-user', '--uid', String(plan.user.uid), '--gid', String(plan.user.gid));
   }
   if (typeof body.Hostname === 'string' && body.Hostname !== '') args.push('--hostname', body.Hostname);

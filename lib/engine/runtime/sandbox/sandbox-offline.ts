@@ -11,7 +11,11 @@ const COPY_CAPS = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'MKNOD'];
  * container, so `docker cp` (and testcontainers' copy before start) works on a created container
  * without ever resolving a container path on the host.
  */
-export function runOnRootfs(run: { bwrap: string; rootfs: string; argv: string[]; stdin: boolean; output: (stream: 1 | 2, data: Buffer) => void }): Promise<LocalProcess> {
+export function runOnRootfs(run: {
+  bwrap: string; rootfs: string; argv: string[]; stdin: boolean; output: (stream: 1 | 2, data: Buffer) => void;
+  /** Into the runtime's user namespace as the container's root (userns/); none: as the server's user. */
+  enter?: (bwrap: string, args: string[], argv: string[]) => [string, string[]];
+}): Promise<LocalProcess> {
   const args = [
     '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-net', '--die-with-parent', '--new-session', '--as-pid-1',
     '--bind', run.rootfs, '/', '--proc', '/proc', '--dev', '/dev',
@@ -26,5 +30,6 @@ export function runOnRootfs(run: { bwrap: string; rootfs: string; argv: string[]
     openStdin: run.stdin,
     init: false,
     output: run.output,
+    ...(run.enter ? { enter: run.enter } : {}),
   });
 }

@@ -24,6 +24,8 @@ export interface SandboxLaunch {
   cgroupProcs?: string[];
   /** The compiled seccomp filter the launcher opens for bwrap's `--seccomp` (in `args`); none: unconfined. */
   seccompFile?: string;
+  /** Runs `bwrap args -- argv` in the runtime's user namespace (userns/enter.ts); none: as the server's user. */
+  enter?: (bwrap: string, args: string[], argv: string[]) => [string, string[]];
 }
 
 /**
@@ -50,7 +52,7 @@ export function viaShell(script: string, args: string[]): [string, string[]] {
 
 /** The program and arguments that start bwrap (through the cgroup joiner when there are groups). */
 function command(launch: SandboxLaunch): [string, string[]] {
-  const bwrap: [string, string[]] = [launch.bwrap, [...launch.args, '--', ...launch.argv]];
+  const bwrap: [string, string[]] = launch.enter ? launch.enter(launch.bwrap, launch.args, launch.argv) : [launch.bwrap, [...launch.args, '--', ...launch.argv]];
   const [program, args] = launch.seccompFile === undefined ? bwrap : viaShell(OPEN_SECCOMP, [launch.seccompFile, bwrap[0], ...bwrap[1]]);
   return inCgroups(launch.cgroupProcs ?? [], program, args);
 }
