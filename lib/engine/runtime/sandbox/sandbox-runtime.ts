@@ -223,6 +223,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       bwrap, rootfs: await ensureRootfs(c.id, c.image.id), argv, stdin, output,
       // As the container's root in the namespace: copied files get the mapped owners.
       ...(userns ? { enter: await userns.enter({ uid: 0, gid: 0 }) } : {}),
+      // The copy's own filter: Docker's profile with its capabilities (no CapAdd of the container applies).
+      ...(seccomp ? { seccompFile: prepareSeccomp({ Image: c.image.id }, join(containersDir, c.id, 'seccomp-copy.bpf')) } : {}),
     }),
     start: async ({ argv, env, openStdin, output, id, body, image, tty }) => {
       const rootfs = await ensureRootfs(id, image.id);
