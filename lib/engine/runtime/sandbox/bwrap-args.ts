@@ -10,7 +10,7 @@ import type { CgroupController } from './resource-limits.js';
 export interface BwrapPlan {
   /** The container's own writable root filesystem copy. */
   rootfs: string;
-  /** Who runs: bwrap enters a user namespace mapping this uid/gid unless both are 0. */
+  /** Who runs. Without the runtime's user namespace (`userns`), bwrap makes one mapping this uid/gid unless both are 0. */
   user: ResolvedUser;
   /** Under a terminal: no `--new-session` (the terminal is the container's own, see below). */
   tty: boolean;
