@@ -45,9 +45,16 @@ const JOIN_CGROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || ex
 const SHELL = existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
 const EXEC_AS_GIVEN = 'exec /usr/bin/env -u PWD -u OLDPWD -u SHLVL "$@"';
 
+/**
+ * bash runs the server user's ~/.bashrc when its stdin is a socket (its remote-shell rule), and
+ * node gives a child's stdin as a socket pair: `--norc` keeps the launcher from running it (it
+ * hung an exec with stdin on a machine whose .bashrc runs `pyenv rehash`).
+ */
+const NO_RC = SHELL === '/bin/bash' ? ['--norc'] : [];
+
 /** `script` in the launcher shell, then `args` (the program and its arguments after the script's own) exec'd with the environment as given. */
 export function viaShell(script: string, args: string[]): [string, string[]] {
-  return [SHELL, ['-c', `${script}; ${EXEC_AS_GIVEN}`, 'sh', ...args]];
+  return [SHELL, [...NO_RC, '-c', `${script}; ${EXEC_AS_GIVEN}`, 'sh', ...args]];
 }
 
 /** The program and arguments that start bwrap (through the cgroup joiner when there are groups). */
