@@ -115,6 +115,14 @@ describeWithPeers('Docker CLI 28 against the sandbox runtime: container ids map 
     expect(statSync(join(stateDir, 'images', 'rootfs')).isDirectory()).toBe(true);
     for (const id of ids) await cli('rm', id);
   });
+  test('docker rmi removes the image\'s copy prepared for the range with it', async () => {
+    const id = (await cli('image', 'inspect', '-f', '{{.Id}}', 'busybox')).stdout.trim();
+    const prepared = join(stateDir, 'images', 'rootfs-100000.100000', id.replace(/^sha256:/, ''));
+    expect(existsSync(prepared)).toBe(true);
+    const tags = (await cli('image', 'inspect', '-f', '{{join .RepoTags " "}}', 'busybox')).stdout.trim().split(' ');
+    expect((await cli('rmi', ...tags)).code).toBe(0);
+    expect(existsSync(prepared)).toBe(false);
+  });
   test('a User beyond the range (uid 70000) is refused at create, naming User', async () => {
     const r = await cli('run', '--rm', '-u', '70000', 'busybox', 'true');
     expect(r.code).toBe(125);
