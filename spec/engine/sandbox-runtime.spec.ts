@@ -1,5 +1,5 @@
 import { test, expect, afterAll } from '@jest/globals';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -109,6 +109,9 @@ d('sandbox runtime: own PID and UTS namespaces, User and Hostname honored', () =
 
 d('sandbox runtime: Binds, Mounts, Tmpfs and capabilities', () => {
   const dir = mkdtempSync(join(tmpdir(), 'dockgate-bind-'));
+  // Container root is an unprivileged host uid (the user namespace): the directory is opened to
+  // it, as a bind for dockerd's userns-remap must be.
+  chmodSync(dir, 0o777);
   writeFileSync(join(dir, 'hello'), 'from host\n');
   test('a ro bind is readable and not writable', async () => {
     const r = await run(['sh', '-c', 'cat /data/hello; touch /data/new'], { HostConfig: { Binds: [`${dir}:/data:ro`] } });
@@ -147,7 +150,7 @@ d('sandbox runtime: stop takes down the whole process tree', () => {
 });
 
 d('sandbox runtime: isolation fields it cannot honor are refused with a 400 naming the field', () => {
-  for (const [field, value] of [['MemoryReservation', 1 << 26], ['Privileged', true], ['Devices', [{ PathOnHost: '/dev/sda' }]], ['SecurityOpt', ['seccomp=unconfined']], ['PortBindings', { '80/tcp': [{ HostPort: '8080' }] }], ['CpusetCpus', '0'], ['BlkioWeight', 300]] as const) {
+  for (const [field, value] of [['MemoryReservation', 1 << 26], ['Privileged', true], ['Devices', [{ PathOnHost: '/dev/sda' }]], ['SecurityOpt', ['apparmor=unconfined']], ['PortBindings', { '80/tcp': [{ HostPort: '8080' }] }], ['CpusetCpus', '0'], ['BlkioWeight', 300]] as const) {
     test(`HostConfig.${field}`, async () => {
       const r = await create({ Cmd: ['true'], HostConfig: { [field]: value } });
       expect(r.status).toBe(400);

@@ -1,6 +1,6 @@
 import { test, expect, afterAll } from '@jest/globals';
 import { execFile, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeWithPeers, program, type PeerCheck } from '../support/peers.js';
@@ -59,6 +59,8 @@ describeWithPeers('Docker CLI 28 against the sandbox runtime: each container is 
   });
   test('-v host:ctr:ro is readable, not writable; -v host:ctr writes through', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'dockgate-v-'));
+    // Container root is an unprivileged host uid (the user namespace): the directory is opened to it.
+    chmodSync(dir, 0o777);
     writeFileSync(join(dir, 'f'), 'host file\n');
     const ro = await run('-v', `${dir}:/d:ro`, 'busybox', 'sh', '-c', 'cat /d/f; touch /d/g');
     expect(ro.stdout).toBe('host file\n');
@@ -79,7 +81,7 @@ describeWithPeers('Docker CLI 28 against the sandbox runtime: each container is 
   test('--cap-drop ALL leaves no effective capability', async () => {
     expect((await run('--cap-drop', 'ALL', 'busybox', 'grep', 'CapEff', '/proc/self/status')).stdout).toBe('CapEff:\t0000000000000000\n');
   });
-  for (const [flag, field] of [[['--privileged'], 'HostConfig.Privileged'], [['-p', '8080:80'], 'HostConfig.PortBindings'], [['--security-opt', 'seccomp=unconfined'], 'HostConfig.SecurityOpt'], [['--memory-reservation', '64m'], 'HostConfig.MemoryReservation'], [['--cpuset-cpus', '0'], 'HostConfig.CpusetCpus']] as const) {
+  for (const [flag, field] of [[['--privileged'], 'HostConfig.Privileged'], [['-p', '8080:80'], 'HostConfig.PortBindings'], [['--security-opt', 'apparmor=unconfined'], 'HostConfig.SecurityOpt'], [['--memory-reservation', '64m'], 'HostConfig.MemoryReservation'], [['--cpuset-cpus', '0'], 'HostConfig.CpusetCpus']] as const) {
     test(`${flag[0]} is refused with a message naming ${field}`, async () => {
       const r = await run(...flag, 'busybox', 'true');
       expect(r.code).toBe(125);

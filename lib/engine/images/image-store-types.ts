@@ -125,14 +125,27 @@ export interface ImageStoreOptions {
   platform?: string;
 }
 
+/**
+ * A user namespace's host range a root filesystem is prepared for: container uid n is host uid
+ * `uid + n` (gid likewise), for n below `size`.
+ */
+export interface IdShift {
+  uid: number;
+  gid: number;
+  size: number;
+}
+
 /** The surface a runtime builds on (implemented by `ImageStore`). */
 export interface ImageStoreApi {
   /** The image for a reference, an ID or unique ID prefix; undefined when unknown. */
   resolve(ref: string): Promise<ResolvedImage | undefined>;
-  /** Copies the image's root filesystem into `destDir` (created; must not exist) for one container. */
-  materialize(imageId: string, destDir: string): Promise<void>;
-  /** The image's unpacked root filesystem, read-only (for `docker diff`). Optional. */
-  imageRootfs?(imageId: string): Promise<string>;
+  /**
+   * Copies the image's root filesystem into `destDir` (created; must not exist) for one
+   * container; with `shift`, from its copy prepared once for that user namespace range.
+   */
+  materialize(imageId: string, destDir: string, shift?: IdShift): Promise<void>;
+  /** The image's unpacked root filesystem (with `shift`, the one prepared for that range), read-only (for `docker diff`). Optional. */
+  imageRootfs?(imageId: string, shift?: IdShift): Promise<string>;
   /**
    * Builds the busybox image from busybox-static (deterministic: same binary, same ID) and tags it
    * with those of `tags` (default `busybox:latest`) that name no image yet. Answers its ID.

@@ -6,7 +6,7 @@ import { EngineError } from '../errors/engine-error.js';
 import { loadArchive } from './archive/load-archive.js';
 import { saveArchive } from './archive/save-archive.js';
 import type {
-  ImageConfigBlob, ImageDeleteEntry, ImagePruneResult, ImagePullRequest, ImageRecord, ImageRemoveOptions,
+  IdShift, ImageConfigBlob, ImageDeleteEntry, ImagePruneResult, ImagePullRequest, ImageRecord, ImageRemoveOptions,
   ImageStoreApi, ImageStoreOptions, ResolvedImage, StoredLayer,
 } from './image-store-types.js';
 import { pullImage } from './registry/pull-image.js';
@@ -18,6 +18,7 @@ import { writeFileAtomic } from './store/atomic-file.js';
 import { digestHex, isSha256Digest, sha256Of } from './store/digest.js';
 import { ImageIndex } from './store/image-index.js';
 import { LayerFiles } from './store/layer-files.js';
+import { buildShiftedRootfs, shiftedDir } from './store/shifted-rootfs.js';
 import { normalizeRef } from './store/references.js';
 import { planRemoval } from './store/removal-plan.js';
 import { historyView, inspectView, listView } from './store/views.js';
@@ -129,15 +130,14 @@ export class ImageStore implements ImageStoreApi {
    * modes, links and times. `destDir` must not exist yet.
    */
   /** The image's own unpacked root filesystem (built once, shared, never to be written): what `docker diff` compares a container with. */
-  async imageRootfs(imageId: string): Promise<string> {
+  async imageRootfs(imageId: string, shift?: IdShift): Promise<string> {
     const record = this.recordOrThrow(imageId);
-    return this.files.buildRootfs(record.id, (await this.config(record.id)).rootfs.diff_ids);
+    const plain = await this.files.buildRootfs(record.id, (await this.config(record.id)).rootfs.diff_ids);
+    return shift ? buildShiftedRootfs(plain, join(shiftedDir(this.dir, shift), digestHex(record.id)), shift) : plain;
   }
 
-  async materialize(imageId: string, destDir: string): Promise<void> {
-    const record = this.recordOrThrow(imageId);
-    const config = await this.config(record.id);
-    const source = await this.files.buildRootfs(record.id, config.rootfs.diff_ids);
+  async materialize(imageId: string, destDir: string, shift?: IdShift): Promise<void> {
+    const source = await this.imageRootfs(imageId, shift);
     if (await stat(destDir).catch(() => undefined)) throw EngineError.conflict(`${destDir} already exists`);
     await new Promise<void>((resolve, reject) => {
       const child = spawn('cp', ['-a', '--reflink=auto', '--', source, destDir], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -259,6 +259,10 @@ export class ImageStore implements ImageStoreApi {
     this.#index.delete(record.id);
     await this.#index.save();
     await rm(this.files.rootfs(record.id), { recursive: true, force: true });
+    // Its copies prepared for user namespace ranges (shifted-rootfs.ts) go with it.
+    for (const name of await readdir(this.dir).catch(() => [] as string[])) {
+      if (name.startsWith('rootfs-')) await rm(join(this.dir, name, digestHex(record.id)), { recursive: true, force: true });
+    }
     await rm(this.blobFile(record.id), { force: true });
     const entries: ImageDeleteEntry[] = [{ Deleted: record.id }];
     const inUse = new Set(this.#index.all().flatMap((r) => r.layers.map((l) => l.diffId)));

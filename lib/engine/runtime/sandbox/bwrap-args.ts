@@ -2,12 +2,15 @@ import { existsSync } from 'node:fs';
 import { EngineError } from '../../errors/engine-error.js';
 import type { ContainerCreateBody } from '../types.js';
 import type { ResolvedUser } from './passwd.js';
+import { seccompArgs } from './seccomp/seccomp-fd.js';
+import { cgroupViewArgs, UNSHARE_CGROUP } from './cgroup-view.js';
+import type { CgroupController } from './resource-limits.js';
 
 /** How one container runs under bubblewrap, beyond its create body. */
 export interface BwrapPlan {
   /** The container's own writable root filesystem copy. */
   rootfs: string;
-  /** Who runs: bwrap enters a user namespace mapping this uid/gid unless both are 0. */
+  /** Who runs. Without the runtime's user namespace (`userns`), bwrap makes one mapping this uid/gid unless both are 0. */
   user: ResolvedUser;
   /** Under a terminal: no `--new-session` (the terminal is the container's own, see below). */
   tty: boolean;
@@ -17,6 +20,15 @@ export interface BwrapPlan {
    * not listed gets bwrap's own, private tmpfs.
    */
   tmpfs?: Readonly<Record<string, string>>;
+  /** The container's compiled seccomp filter (seccomp/), opened by the launcher; none: unconfined. */
+  seccompFile?: string;
+  /** The container's cgroup directories, shown read-only at /sys/fs/cgroup (cgroup-view.ts). */
+  cgroupDirs?: Readonly<Partial<Record<CgroupController, string>>>;
+  /**
+   * The runtime's user namespace holds every container (userns/): the launcher enters it and
+   * switches to `user` there, so bwrap makes no user namespace of its own.
+   */
+  userns?: boolean;
 }
 
 /**
@@ -29,12 +41,12 @@ export interface BwrapPlan {
  */
 export function bwrapArgs(body: ContainerCreateBody, plan: BwrapPlan): string[] {
   const host = body.HostConfig ?? {};
-  const args = ['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--die-with-parent'];
+  const args = ['--unshare-pid', '--unshare-ipc', '--unshare-uts', UNSHARE_CGROUP, '--die-with-parent'];
   if (!plan.tty) args.push('--new-session');
   if (host.Init !== true) args.push('--as-pid-1');
   if (host.NetworkMode === 'none') args.push('--unshare-net');
-  args.push(...filesystemArgs(body, plan), ...containerCapabilityArgs(body));
-  if (hasUserNamespace(plan.user)) {
+  args.push(...filesystemArgs(body, plan), ...containerCapabilityArgs(body), ...seccompArgs(plan.seccompFile));
+  if (!plan.userns && hasUserNamespace(plan.user)) {
     args.push('--unshare-user', '--uid', String(plan.user.uid), '--gid', String(plan.user.gid));
   }
   if (typeof body.Hostname === 'string' && body.Hostname !== '') args.push('--hostname', body.Hostname);
@@ -60,14 +72,14 @@ export function hasUserNamespace(user: ResolvedUser): boolean {
 export function bwrapExecArgs(body: ContainerCreateBody, plan: BwrapPlan, pidnsFd: number, cwd: string): string[] {
   const args = ['--pidns', String(pidnsFd), '--die-with-parent'];
   if (!plan.tty) args.push('--new-session');
-  args.push(...filesystemArgs(body, plan), ...containerCapabilityArgs(body), '--chdir', cwd);
+  args.push(...filesystemArgs(body, plan), ...containerCapabilityArgs(body), ...seccompArgs(plan.seccompFile), '--chdir', cwd);
   return args;
 }
 
 /** The container's root filesystem copy, its /proc and /dev, Binds, bind Mounts and Tmpfs. */
 function filesystemArgs(body: ContainerCreateBody, plan: BwrapPlan): string[] {
   const host = body.HostConfig ?? {};
-  const args = [host.ReadonlyRootfs === true ? '--ro-bind' : '--bind', plan.rootfs, '/', '--proc', '/proc', '--dev', '/dev'];
+  const args = [host.ReadonlyRootfs === true ? '--ro-bind' : '--bind', plan.rootfs, '/', '--proc', '/proc', '--dev', '/dev', ...cgroupViewArgs(plan.cgroupDirs ?? {})];
   for (const bind of asArray(host.Binds, 'HostConfig.Binds')) {
     const b = parseBind(bind);
     args.push(b.readOnly ? '--ro-bind' : '--bind', b.source, b.target);

@@ -8,6 +8,8 @@ import { controllersFor } from './resource-limits.js';
 export interface ContainerCgroup {
   /** `cgroup.procs` of each controller's group, written with the launcher's pid before bwrap starts. */
   readonly procs: string[];
+  /** Each controller's group directory (the container's read-only view of its limits, cgroup-view.ts). */
+  readonly dirs: Readonly<Partial<Record<CgroupController, string>>>;
   /** Bytes of memory the container uses now (`memory.usage_in_bytes`), when it has a memory group. */
   memoryUsage(): number | undefined;
   /** Whether the kernel's OOM killer killed a process of the container (`memory.oom_control`). */
@@ -131,6 +133,7 @@ export class Cgroups {
     const memoryDir = dirs.get('memory');
     return {
       procs: [...dirs.values()].map((dir) => join(dir, 'cgroup.procs')),
+      dirs: Object.fromEntries(dirs),
       memoryUsage: () => (memoryDir ? readNumber(join(memoryDir, 'memory.usage_in_bytes')) : undefined),
       oomKilled: () => {
         if (!memoryDir) return false;

@@ -1,4 +1,5 @@
 import { readlinkSync } from 'node:fs';
+import { basename } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { EngineError } from '../../errors/engine-error.js';
 import type { LocalExecProcess, LocalExecRun } from '../local/local-container.js';
@@ -7,6 +8,7 @@ import { spawnExec } from '../local/spawn-exec.js';
 import type { ResolvedUser } from './passwd.js';
 import { bwrapExecArgs, hasUserNamespace, type BwrapPlan } from './bwrap-args.js';
 import { inCgroups, viaShell } from './sandbox-process.js';
+import { OPEN_SECCOMP } from './seccomp/seccomp-fd.js';
 
 /** What an exec needs to know of the running container and the host tools. */
 export interface SandboxExecContext {
@@ -20,6 +22,8 @@ export interface SandboxExecContext {
   cgroupProcs: readonly string[];
   /** Resolves a `User` value against the container's /etc/passwd and /etc/group. */
   resolveUser(spec: string): ResolvedUser;
+  /** Runs `bwrap args -- argv` as a user of the runtime's user namespace (userns/enter.ts); none: no such namespace. */
+  enter?: (bwrap: string, args: string[], argv: string[], user: { uid: number; gid: number }) => [string, string[]];
 }
 
 /**
@@ -28,10 +32,12 @@ export interface SandboxExecContext {
  * (else the container's) user with names from the container's /etc/passwd, its working
  * directory, the container's environment plus the exec's `Env` (and HOME). The command is a
  * process of the container's PID namespace (its /proc/1 is the container's pid 1) and dies
- * with it. Two ways in, by who runs:
+ * with it. Under the runtime's user namespace (the default for a root server, userns/) every
+ * exec takes the first way below, entering that namespace as its user (`ctx.enter`), and gets
+ * the container's seccomp filter. Without it, two ways in, by who runs:
  *
- * - uid 0 in a container without a user namespace: nsenter joins the container's network, IPC
- *   and UTS namespaces, then bwrap joins its PID namespace and builds a mount namespace from the
+ * - uid 0 in a container without a user namespace: nsenter joins the container's network, IPC,
+ *   UTS and cgroup namespaces, then bwrap joins its PID namespace and builds a mount namespace from the
  *   same host directories, dropping to the container's capabilities (`bwrapExecArgs`). nsenter
  *   alone would leave the host root's full capability set to the command.
  * - any other uid: nsenter joins every namespace of the container, its root and working
@@ -39,6 +45,7 @@ export interface SandboxExecContext {
  *   no_new_privs (set before, as bwrap sets it on the container) keeps setuid-root files and file
  *   capabilities from giving any back. In a container with a user namespace (a non-root `User`)
  *   bwrap maps that one uid and gid only, so an exec can run only as the container's user there.
+ *   No seccomp filter is loaded on this way (nsenter cannot load one).
  *
  * Either way the command starts inside the container's cgroups (`inCgroups`), so its memory,
  * CPU and pids limits count the exec's processes too.
@@ -49,18 +56,18 @@ export async function sandboxExec(run: LocalExecRun, ctx: SandboxExecContext): P
   // Names resolve against the container's /etc/passwd and /etc/group, as runc does for dockerd's exec.
   const { uid, gid, home } = ctx.resolveUser(spec === '' ? '0' : spec);
   const owner = ctx.plan.user;
-  if (hasUserNamespace(owner) && (uid !== owner.uid || gid !== owner.gid)) {
+  if (!ctx.enter && hasUserNamespace(owner) && (uid !== owner.uid || gid !== owner.gid)) {
     throw EngineError.invalidParameter(`User "${spec}": the container runs in a user namespace that maps only uid ${owner.uid} and gid ${owner.gid} (its User); the sandbox runtime runs its execs as that user only`);
   }
-  if (!hasUserNamespace(owner) && uid === 0 && gid !== 0) {
+  if (!ctx.enter && !hasUserNamespace(owner) && uid === 0 && gid !== 0) {
     throw EngineError.invalidParameter(`User "${spec}": the sandbox runtime runs an exec as uid 0 with gid 0 only`);
   }
   const env = run.env.some((e) => e.startsWith('HOME=')) ? run.env : [...run.env, `HOME=${home}`];
   const cwd = run.workingDir !== '' ? run.workingDir : (run.container.body.WorkingDir || '/');
   if (!cwd.startsWith('/')) throw EngineError.invalidParameter(`WorkingDir "${cwd}" must be an absolute path`);
-  const init = await containerInit(run);
-  const [file, args] = inCgroups(ctx.cgroupProcs, ...(uid === 0 && !hasUserNamespace(owner)
-    ? rootExec(run, ctx, init, cwd)
+  const init = await containerInit(run, ctx.bwrap);
+  const [file, args] = inCgroups(ctx.cgroupProcs, ...(ctx.enter || (uid === 0 && !hasUserNamespace(owner))
+    ? bwrapExec(run, ctx, init, cwd, { uid, gid })
     : userExec(run, ctx, init, cwd, uid, gid)));
   return spawnExec({
     file,
@@ -83,10 +90,14 @@ export async function sandboxExec(run: LocalExecRun, ctx: SandboxExecContext): P
  */
 const OPEN_PIDNS = 'exec 3<"$1" || exit 126; shift';
 
-function rootExec(run: LocalExecRun, ctx: SandboxExecContext, init: number, cwd: string): [string, string[]] {
+function bwrapExec(run: LocalExecRun, ctx: SandboxExecContext, init: number, cwd: string, user: { uid: number; gid: number }): [string, string[]] {
   const bwrapArgs = bwrapExecArgs(run.container.body, { ...ctx.plan, tty: run.tty }, 3, cwd);
-  return viaShell(OPEN_PIDNS, [`/proc/${init}/ns/pid`,
-    ctx.nsenter, '--target', String(init), '--net', '--ipc', '--uts', '--', ctx.bwrap, ...bwrapArgs, '--', ...run.argv]);
+  const seccomp = ctx.plan.seccompFile;
+  // The container's seccomp filter too: the shell opens it for bwrap's --seccomp, as at start.
+  const script = seccomp === undefined ? OPEN_PIDNS : `${OPEN_PIDNS}; ${OPEN_SECCOMP}`;
+  const [program, args] = ctx.enter ? ctx.enter(ctx.bwrap, bwrapArgs, run.argv, user) : [ctx.bwrap, [...bwrapArgs, '--', ...run.argv]];
+  return viaShell(script, [`/proc/${init}/ns/pid`, ...(seccomp === undefined ? [] : [seccomp]),
+    ctx.nsenter, '--target', String(init), '--net', '--ipc', '--uts', '--cgroup', '--', program, ...args]);
 }
 
 function userExec(run: LocalExecRun, ctx: SandboxExecContext, init: number, cwd: string, uid: number, gid: number): [string, string[]] {
@@ -100,10 +111,13 @@ function userExec(run: LocalExecRun, ctx: SandboxExecContext, init: number, cwd:
  * container (pid 1 no longer runs bwrap's code, or, with Init, the command below it exists):
  * an exec right after `docker run -d` must not land in a half-made container.
  */
-async function containerInit(run: LocalExecRun): Promise<number> {
+async function containerInit(run: LocalExecRun, bwrap: string): Promise<number> {
   const outer = run.container.process?.pid;
   for (let i = 0; outer && i < 200; i++) {
-    const tree = descendants(outer);
+    // The launcher may still be setting up (cgroups, seccomp, the user namespace's staging binds,
+    // whose mount and mkdir are its children too) before it becomes bwrap.
+    const launched = basename(exe(outer)) === basename(bwrap);
+    const tree = launched ? descendants(outer) : [];
     const pid1 = tree[0];
     if (pid1 !== undefined && (tree.length >= 2 || exe(pid1) !== exe(outer))) return pid1;
     await delay(10);

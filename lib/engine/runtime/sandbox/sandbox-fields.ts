@@ -6,9 +6,13 @@ import { asArray, parseBind, parseMount } from './bwrap-args.js';
 import { resolveUserIn } from './passwd.js';
 import type { Cgroups } from './cgroups.js';
 import { CGROUP_HOST_FIELDS, CONTROLLER_OF, resourceLimits, type ResourceLimits } from './resource-limits.js';
+import { securityOptions } from './seccomp/security-opt.js';
 
-/** Resource fields no cgroup of this runtime can carry: refused whenever set. */
-const REFUSED_HOST_FIELDS = UNHONORED_HOST_FIELDS.filter((f) => !(CGROUP_HOST_FIELDS as readonly string[]).includes(f));
+/** Fields this runtime honors among those no embedded runtime did: the cgroup limits, and SecurityOpt (checked by security-opt.ts). */
+const HONORED_HERE: readonly string[] = [...CGROUP_HOST_FIELDS, 'SecurityOpt'];
+
+/** Resource and isolation fields this runtime cannot carry: refused whenever set. */
+const REFUSED_HOST_FIELDS = UNHONORED_HOST_FIELDS.filter((f) => !HONORED_HERE.includes(f));
 
 /**
  * Refuses, with a 400 naming the field, every create field the sandbox cannot honor, and
@@ -18,6 +22,7 @@ export function refuseUnsupported(body: ContainerCreateBody, image?: LocalImage,
   const host = body.HostConfig ?? {};
   refuseHostFields(body, REFUSED_HOST_FIELDS, 'sandbox');
   checkLimits(body, cgroups, cpus);
+  securityOptions(body);
   if (host.Init !== undefined && host.Init !== null && typeof host.Init !== 'boolean') throw EngineError.invalidParameter('HostConfig.Init must be a boolean');
   for (const bind of asArray(host.Binds, 'HostConfig.Binds')) parseBind(bind);
   for (const m of asArray(host.Mounts, 'HostConfig.Mounts')) parseMount(m);

@@ -24,7 +24,7 @@ export function withSeedAliases(store: ImageStoreApi, repositories: readonly str
       await store.seedBusybox([alias]);
       return store.resolve(alias);
     },
-    materialize: (id, dest) => store.materialize(id, dest),
+    materialize: (id, dest, shift) => store.materialize(id, dest, shift),
     seedBusybox: (tags) => store.seedBusybox(tags),
     pull: (request) => store.pull(request),
     ...(store.login ? { login: store.login.bind(store) } : {}),

@@ -1,5 +1,6 @@
 import type { LocalProcess } from '../local/local-container.js';
 import { launchSandbox } from './sandbox-process.js';
+import { seccompArgs } from './seccomp/seccomp-fd.js';
 
 /** What a copy into or out of a stopped container may do as root: own and write files, nothing else. */
 const COPY_CAPS = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'MKNOD'];
@@ -11,11 +12,18 @@ const COPY_CAPS = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'MKNOD'];
  * container, so `docker cp` (and testcontainers' copy before start) works on a created container
  * without ever resolving a container path on the host.
  */
-export function runOnRootfs(run: { bwrap: string; rootfs: string; argv: string[]; stdin: boolean; output: (stream: 1 | 2, data: Buffer) => void }): Promise<LocalProcess> {
+export function runOnRootfs(run: {
+  bwrap: string; rootfs: string; argv: string[]; stdin: boolean; output: (stream: 1 | 2, data: Buffer) => void;
+  /** Into the runtime's user namespace as the container's root (userns/); none: as the server's user. */
+  enter?: (bwrap: string, args: string[], argv: string[]) => [string, string[]];
+  /** The seccomp filter file (the image's tar is the image's code: it runs confined as the container would). */
+  seccompFile?: string;
+}): Promise<LocalProcess> {
   const args = [
     '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-net', '--die-with-parent', '--new-session', '--as-pid-1',
     '--bind', run.rootfs, '/', '--proc', '/proc', '--dev', '/dev',
     '--cap-drop', 'ALL', ...COPY_CAPS.flatMap((c) => ['--cap-add', `CAP_${c}`]),
+    ...seccompArgs(run.seccompFile),
     '--chdir', '/',
   ];
   return launchSandbox({
@@ -26,5 +34,7 @@ export function runOnRootfs(run: { bwrap: string; rootfs: string; argv: string[]
     openStdin: run.stdin,
     init: false,
     output: run.output,
+    ...(run.enter ? { enter: run.enter } : {}),
+    ...(run.seccompFile ? { seccompFile: run.seccompFile } : {}),
   });
 }

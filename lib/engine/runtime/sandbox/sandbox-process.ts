@@ -6,6 +6,7 @@ import { descendants } from '../local/proc-stats.js';
 import { pipedProcess } from '../local/piped-process.js';
 import { ptyProcess } from '../local/pty-process.js';
 import { envRecord } from '../local/env-record.js';
+import { OPEN_SECCOMP } from './seccomp/seccomp-fd.js';
 
 /** One bwrap invocation: its arguments, the command, and how its output leaves. */
 export interface SandboxLaunch {
@@ -21,6 +22,10 @@ export interface SandboxLaunch {
   output: (stream: 1 | 2, data: Buffer) => void;
   /** `cgroup.procs` files bwrap joins before it starts (resource limits); none: the server's own groups. */
   cgroupProcs?: string[];
+  /** The compiled seccomp filter the launcher opens for bwrap's `--seccomp` (in `args`); none: unconfined. */
+  seccompFile?: string;
+  /** Runs `bwrap args -- argv` in the runtime's user namespace (userns/enter.ts); none: as the server's user. */
+  enter?: (bwrap: string, args: string[], argv: string[]) => [string, string[]];
 }
 
 /**
@@ -40,14 +45,23 @@ const JOIN_CGROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || ex
 const SHELL = existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
 const EXEC_AS_GIVEN = 'exec /usr/bin/env -u PWD -u OLDPWD -u SHLVL "$@"';
 
+/**
+ * bash runs the server user's ~/.bashrc when its stdin is a socket (its remote-shell rule), and
+ * node gives a child's stdin as a socket pair: `--norc` keeps the launcher from running it (it
+ * hung an exec with stdin on a machine whose .bashrc runs `pyenv rehash`).
+ */
+const NO_RC = SHELL === '/bin/bash' ? ['--norc'] : [];
+
 /** `script` in the launcher shell, then `args` (the program and its arguments after the script's own) exec'd with the environment as given. */
 export function viaShell(script: string, args: string[]): [string, string[]] {
-  return [SHELL, ['-c', `${script}; ${EXEC_AS_GIVEN}`, 'sh', ...args]];
+  return [SHELL, [...NO_RC, '-c', `${script}; ${EXEC_AS_GIVEN}`, 'sh', ...args]];
 }
 
 /** The program and arguments that start bwrap (through the cgroup joiner when there are groups). */
 function command(launch: SandboxLaunch): [string, string[]] {
-  return inCgroups(launch.cgroupProcs ?? [], launch.bwrap, [...launch.args, '--', ...launch.argv]);
+  const bwrap: [string, string[]] = launch.enter ? launch.enter(launch.bwrap, launch.args, launch.argv) : [launch.bwrap, [...launch.args, '--', ...launch.argv]];
+  const [program, args] = launch.seccompFile === undefined ? bwrap : viaShell(OPEN_SECCOMP, [launch.seccompFile, bwrap[0], ...bwrap[1]]);
+  return inCgroups(launch.cgroupProcs ?? [], program, args);
 }
 
 /**

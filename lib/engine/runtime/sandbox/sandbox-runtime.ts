@@ -22,6 +22,9 @@ import { sandboxExec } from './sandbox-exec.js';
 import { SharedTmpfs } from './shared-tmpfs.js';
 import { diffTrees } from '../local/diff-trees.js';
 import { runOnRootfs } from './sandbox-offline.js';
+import { prepareSeccomp, seccompSupported } from './seccomp/container-seccomp.js';
+import { SandboxUserns } from './userns/sandbox-userns.js';
+import type { IdMap } from './userns/id-map.js';
 
 /** Options of {@link sandboxRuntime}. */
 export interface SandboxRuntimeOptions {
@@ -66,6 +69,25 @@ export interface SandboxRuntimeOptions {
    * `/dev/shm/dockgate-<uid>`.
    */
   tmpfsDir?: string;
+  /**
+   * Load a seccomp filter equivalent to Docker's default profile into every container and exec
+   * (no new user namespaces, no keyctl, bpf, perf_event_open, userfaultfd, kexec, module loading,
+   * open_by_handle_at, mount…; see seccomp/default-profile.ts). `HostConfig.SecurityOpt`
+   * `seccomp=unconfined` lifts it for one container. Defaults to true; the filter is written for
+   * x86_64, and on another architecture the runtime refuses to start unless this is `false`.
+   */
+  seccomp?: boolean;
+  /**
+   * Run every container in a user namespace mapping its uids and gids onto an unprivileged host
+   * range: container uid n is host uid `uid + n` (gid likewise), so container root and every
+   * other container user are ordinary host ids; a root-owned host file is read-only to all of
+   * them, and files they make on a bind belong to the mapped ids. Root filesystems are prepared
+   * for the range once per image (a copy with shifted owners). Defaults to on when the server
+   * runs as root, with the range of /etc/subuid's `root` entry, else 100000-165535 (65536 ids);
+   * `{ uid, gid, size }` sets the range; `false` turns it off (container root is then the
+   * server's user, as before). Not root: off, and asking for it is an error.
+   */
+  userns?: boolean | IdMap;
 }
 
 /** Terminal size of a Tty container until the client's first resize (dockerd's default for a console). */
@@ -73,8 +95,10 @@ const DEFAULT_TTY = { rows: 24, cols: 80 };
 
 /**
  * The isolating embedded runtime: each container runs under bubblewrap in its own mount, PID,
- * IPC and UTS namespaces (user namespace too, for a non-root `User`), rooted at its own writable
- * copy of its image's root filesystem, with its own /proc and a minimal /dev. Images come from a
+ * IPC, UTS and cgroup namespaces, in a user namespace mapping its ids onto an unprivileged host
+ * range (option `userns`), under a seccomp filter like Docker's default profile (option
+ * `seccomp`), rooted at its own writable copy of its image's root filesystem, with its own /proc,
+ * a minimal /dev and its own cgroups read-only at /sys/fs/cgroup. Images come from a
  * content-addressed {@link ImageStore} under `stateDir/images` (pull, load, save, tag, rmi,
  * prune), whose config (Cmd, Entrypoint, Env, WorkingDir, User, StopSignal, Labels) is applied at
  * create. Container records and output live under `stateDir/containers` and survive a restart.
@@ -123,21 +147,30 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   if (options.tmpfsDir !== undefined && (typeof options.tmpfsDir !== 'string' || !isAbsolute(options.tmpfsDir))) {
     throw new TypeError('sandboxRuntime option "tmpfsDir" must be an absolute path');
   }
+  if (options.seccomp !== undefined && typeof options.seccomp !== 'boolean') throw new TypeError('sandboxRuntime option "seccomp" must be a boolean');
+  const seccomp = options.seccomp !== false;
+  if (seccomp && !seccompSupported()) {
+    throw new TypeError(`sandboxRuntime option "seccomp": the seccomp filter has no system call table for ${process.arch} (x86_64 only); pass seccomp: false to run containers without one`);
+  }
   const sharedTmpfs = new SharedTmpfs(options.tmpfsDir ?? `/dev/shm/dockgate-${process.getuid?.() ?? 0}`);
   /** What each running container's execs need: how it was built and its cgroups. */
   const running = new Map<string, { plan: BwrapPlan; cgroupProcs: readonly string[] }>();
   /** Each running container's cgroups (after `docker update`, the current ones). */
   const groups = new Map<string, ContainerCgroup>();
   const hostTool = (name: string): string => (existsSync(`/usr/bin/${name}`) ? `/usr/bin/${name}` : name);
+  const userns = SandboxUserns.fromOption(options.userns, { unshare: hostTool('unshare'), nsenter: hostTool('nsenter'), setpriv: hostTool('setpriv') });
 
   /** The container's root filesystem copy, made once (at its first start or copy): a restarted container keeps its writes, as with dockerd. */
   const ensureRootfs = async (id: string, imageId: string): Promise<string> => {
     const rootfs = join(containersDir, id, 'rootfs');
-    if (!existsSync(rootfs)) {
+    const made = !existsSync(rootfs);
+    if (made) {
       if (!store) throw EngineError.system('the image store is not open');
       mkdirSync(join(containersDir, id), { recursive: true });
-      await (await store).materialize(imageId, rootfs);
+      // Under the user namespace, from the image's copy prepared once for its range.
+      await (await store).materialize(imageId, rootfs, userns?.map);
     }
+    SandboxUserns.checkRootfs(join(containersDir, id, 'rootfs.idmap'), userns?.map, made);
     return rootfs;
   };
   const executor: LocalExecutor = {
@@ -162,6 +195,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         setpriv: hostTool('setpriv'),
         ...container,
         resolveUser: (spec) => resolveUserIn(container.plan.rootfs, spec),
+        ...(userns ? { enter: await userns.execEnter() } : {}),
       });
     },
     // `docker cp` runs tar and stat inside the running container (local-archive.ts).
@@ -171,9 +205,13 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       const rootfs = join(containersDir, c.id, 'rootfs');
       const opened = store ? await store : undefined;
       if (!existsSync(rootfs) || !opened?.imageRootfs) return [];
-      return diffTrees(await opened.imageRootfs(c.image.id), rootfs);
+      return diffTrees(await opened.imageRootfs(c.image.id, userns?.map), rootfs);
     },
-    validate: (body, image) => refuseUnsupported(body, image, cgroups, cpus),
+    validate: (body, image) => {
+      refuseUnsupported(body, image, cgroups, cpus);
+      const user = typeof body.User === 'string' ? body.User : '';
+      if (userns && user !== '' && image?.rootfs) userns.checkUser(resolveUserIn(image.rootfs, user), user);
+    },
     // The writable root filesystem copy goes with the container (asynchronously: rm -f answers
     // first); the record and output are removed by the runtime's records.
     removed: (id) => {
@@ -181,7 +219,13 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       void rm(join(containersDir, id, 'rootfs'), { recursive: true, force: true }).catch(() => undefined);
     },
     // `docker cp` on a created or exited container: the image's tar in a fresh sandbox on its root.
-    copyOffline: async (c, argv, stdin, output) => runOnRootfs({ bwrap, rootfs: await ensureRootfs(c.id, c.image.id), argv, stdin, output }),
+    copyOffline: async (c, argv, stdin, output) => runOnRootfs({
+      bwrap, rootfs: await ensureRootfs(c.id, c.image.id), argv, stdin, output,
+      // As the container's root in the namespace: copied files get the mapped owners.
+      ...(userns ? { enter: await userns.enter({ uid: 0, gid: 0 }) } : {}),
+      // The copy's own filter: Docker's profile with its capabilities (no CapAdd of the container applies).
+      ...(seccomp ? { seccompFile: prepareSeccomp({ Image: c.image.id }, join(containersDir, c.id, 'seccomp-copy.bpf')) } : {}),
+    }),
     start: async ({ argv, env, openStdin, output, id, body, image, tty }) => {
       const rootfs = await ensureRootfs(id, image.id);
       const user = resolveUserIn(rootfs, typeof body.User === 'string' ? body.User : '');
@@ -195,14 +239,24 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       } catch (error) {
         throw EngineError.system(`cannot prepare the container's tmpfs directories: ${(error as Error).message}`, error);
       }
-      const plan: BwrapPlan = { rootfs, user, tty: tty === true, tmpfs };
-      const args = bwrapArgs(body, plan);
+      if (userns) userns.ownByContainerRoot(Object.values(tmpfs));
+      const enter = userns ? await userns.enter(user) : undefined;
+      const seccompFile = seccomp ? prepareSeccomp(body, join(containersDir, id, 'seccomp.bpf')) : undefined;
       const limits = checkLimits(body, cgroups, cpus);
       let group: ContainerCgroup | undefined;
       try {
         group = cgroups?.create(id, limits);
       } catch (error) {
         throw EngineError.system(`cannot set the container's resource limits: ${(error as Error).message}`, error);
+      }
+      // The groups exist before the plan: the container sees them at /sys/fs/cgroup (cgroup-view.ts).
+      const plan: BwrapPlan = { rootfs, user, tty: tty === true, tmpfs, ...(seccompFile ? { seccompFile } : {}), ...(group ? { cgroupDirs: group.dirs } : {}), ...(userns ? { userns: true } : {}) };
+      let args: string[];
+      try {
+        args = bwrapArgs(body, plan);
+      } catch (error) {
+        await group?.remove();
+        throw error;
       }
       const launched = launchSandbox({
         bwrap,
@@ -214,6 +268,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         ...(tty ? { tty: consoleSize(body.HostConfig?.ConsoleSize) } : {}),
         output,
         ...(group ? { cgroupProcs: group.procs } : {}),
+        ...(seccompFile ? { seccompFile } : {}),
+        ...(enter ? { enter } : {}),
       }).catch(async (error: unknown) => {
         await group?.remove();
         sharedTmpfs.remove(id);

@@ -1,0 +1,58 @@
+import { spawn } from 'node:child_process';
+import { chmod, lchown, lstat, mkdir, mkdtemp, readdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { EngineError } from '../../errors/engine-error.js';
+import type { IdShift } from '../image-store-types.js';
+
+/** The directory of an image's root filesystems shifted by `shift` (dockerd's `<uid>.<gid>` of userns-remap). */
+export function shiftedDir(storeDir: string, shift: IdShift): string {
+  return join(storeDir, `rootfs-${shift.uid}.${shift.gid}`);
+}
+
+/**
+ * The image's root filesystem with every owner moved into a user namespace's host range (uid n
+ * becomes `shift.uid + n`, gid likewise), built once per image and range next to the plain one,
+ * and shared by every container of the image (each gets its own copy of it). A copy (`cp -a
+ * --reflink=auto`), then each entry's owner set from the plain tree's, so hard links are shifted
+ * once. chown clears the setuid and setgid bits; they are put back as the layer had them. An
+ * owner beyond the range (an id the namespace cannot hold) is refused, naming the file.
+ */
+export async function buildShiftedRootfs(plain: string, target: string, shift: IdShift): Promise<string> {
+  if (await stat(target).catch(() => undefined)) return target;
+  await mkdir(dirname(target), { recursive: true, mode: 0o700 });
+  const temp = await mkdtemp(join(dirname(target), '.tmp-'));
+  const copy = join(temp, 'rootfs');
+  try {
+    await copyTree(plain, copy);
+    await shiftTree(plain, copy, shift, '');
+    await rename(copy, target).catch(async (err: NodeJS.ErrnoException) => {
+      // Another start of the same image finished first: its copy is the same.
+      if (!(await stat(target).catch(() => undefined))) throw err;
+    });
+  } finally {
+    await rm(temp, { recursive: true, force: true });
+  }
+  return target;
+}
+
+async function shiftTree(plain: string, copy: string, shift: IdShift, relative: string): Promise<void> {
+  const info = await lstat(join(plain, relative));
+  if (info.uid >= shift.size || info.gid >= shift.size) {
+    throw EngineError.system(`the image's /${relative} is owned by ${info.uid}:${info.gid}, outside the user namespace's ids (0-${shift.size - 1})`);
+  }
+  const path = join(copy, relative);
+  await lchown(path, shift.uid + info.uid, shift.gid + info.gid);
+  if (!info.isSymbolicLink() && (info.mode & 0o6000) !== 0) await chmod(path, info.mode & 0o7777);
+  if (!info.isDirectory()) return;
+  for (const name of await readdir(join(plain, relative))) await shiftTree(plain, copy, shift, join(relative, name));
+}
+
+function copyTree(source: string, dest: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const child = spawn('cp', ['-a', '--reflink=auto', '--', source, dest], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (c: Buffer) => { err += c.toString(); });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(EngineError.system(`copying the image's root filesystem failed: ${err.trim()}`))));
+  });
+}
