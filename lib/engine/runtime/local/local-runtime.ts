@@ -94,7 +94,7 @@ export class LocalRuntime implements ContainerRuntime {
   }
 
   readonly systemInfo: LocalCatalog['systemInfo'] = async () => {
-    const info = await this.catalog.systemInfo();
+    const info = { ...(await this.catalog.systemInfo()), ...this.executor.systemInfo?.() };
     // With a store, images are pulled and loaded, not configured: say so in `docker info`.
     return this.storeImages ? { ...info, Driver: 'dockgate', DriverStatus: [['Images', 'content-addressed store (pull, load, save)']] } : info;
   };

@@ -16,11 +16,12 @@ import { bwrapArgs, tmpfsPaths, type BwrapPlan } from './bwrap-args.js';
 import { resolveUserIn } from './passwd.js';
 import { checkLimits, refuseUnsupported } from './sandbox-fields.js';
 import { Cgroups, type ContainerCgroup } from './cgroups.js';
+import { cgroupInfo } from './cgroup-info.js';
 import { CGROUP_HOST_FIELDS } from './resource-limits.js';
 import { launchSandbox } from './sandbox-process.js';
 import { sandboxExec } from './sandbox-exec.js';
 import { SharedTmpfs } from './shared-tmpfs.js';
-import { diffTrees } from '../local/diff-trees.js';
+import { diffTrees, sizeOfChanges } from '../local/diff-trees.js';
 import { runOnRootfs } from './sandbox-offline.js';
 
 /** Options of {@link sandboxRuntime}. */
@@ -173,6 +174,9 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       if (!existsSync(rootfs) || !opened?.imageRootfs) return [];
       return diffTrees(await opened.imageRootfs(c.image.id), rootfs);
     },
+    sizeOfChanges: (c, changes) => sizeOfChanges(join(containersDir, c.id, 'rootfs'), changes),
+    // `docker info`: what this server can limit, from the cgroup controllers it found (cgroup-info.ts).
+    systemInfo: () => cgroupInfo(cgroups),
     validate: (body, image) => refuseUnsupported(body, image, cgroups, cpus),
     // The writable root filesystem copy goes with the container (asynchronously: rm -f answers
     // first); the record and output are removed by the runtime's records.
