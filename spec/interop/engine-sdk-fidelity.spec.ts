@@ -27,6 +27,7 @@ interface Probe {
   diff_written: [string, number][];
   load: Record<'True' | 'False', { raised: string | null; messages?: { errorDetail: { message: string }; error: string }[] }> & { model: string | null };
   prune: { deleted: boolean; space: number };
+  inspect: { StopTimeout: unknown; Isolation: unknown; Memory: unknown; MemorySwap: unknown; HostConfigKeys: string[]; ConfigKeys: string[]; Keys: string[] };
   info: Record<string, unknown>;
 }
 
@@ -67,15 +68,26 @@ function expectDockerdAnswers(out: Probe): void {
   expect(out.load.model).toBe('ImageLoadError');
   // prune: the bytes the container wrote (300 KiB + "abc\n"), as dockerd sums its writable layer.
   expect(out.prune).toEqual({ deleted: true, space: 300 * 1024 + 4 });
+  // inspect: what docker-py's container tests read back (stop_timeout, isolation, the doubled swap default).
+  expect(out.inspect).toMatchObject({ StopTimeout: 25, Isolation: 'default', Memory: 64 * 1024 * 1024, MemorySwap: 128 * 1024 * 1024 });
   // info: every limit capability dockerd reports is there, as a boolean.
   for (const key of ['MemoryLimit', 'SwapLimit', 'KernelMemory', 'KernelMemoryTCP', 'CpuCfsPeriod', 'CpuCfsQuota', 'CPUShares', 'CPUSet', 'PidsLimit', 'OomKillDisable']) {
     expect([key, typeof out.info[key]]).toEqual([key, 'boolean']);
   }
 }
 
+/**
+ * Inspect fields dockerd has that a local runtime leaves out on purpose: values that would claim
+ * what it does not do (ShmSize, IpcMode, CgroupnsMode, Runtime, masked paths), exec ids it does
+ * not list there, and its log file path.
+ */
+const LEFT_OUT = ['ShmSize', 'IpcMode', 'CgroupnsMode', 'Runtime', 'MaskedPaths', 'ReadonlyPaths', 'ExecIDs', 'LogPath'];
+let reference: Probe | undefined;
+
 describeWithPeers('docker-py 7 against dockerd itself: the reference answers', [dockerPy, dockerd(), busyboxFile], () => {
   test('swarm 503s, exec framing by start Tty, load errors in the stream, diff, prune and info', async () => {
     const out = await probe('/var/run/docker.sock');
+    reference = out;
     expectDockerdAnswers(out);
     expect(out.load.True.messages![0]!.error).toBe('Error processing tar file(exit status 1): unexpected EOF');
   });
@@ -102,6 +114,12 @@ for (const [label, make, peers] of runtimes) {
     });
     test('swarm 503s, exec framing by start Tty, load errors in the stream, diff, prune and info', () => {
       expectDockerdAnswers(out);
+    });
+    test('inspect has every top-level, Config and HostConfig field dockerd\'s has (but those left out on purpose)', () => {
+      if (!reference) return; // dockerd is not here: its field list is unknown (the reference describe says why).
+      for (const [mine, theirs] of [[out.inspect.Keys, reference.inspect.Keys], [out.inspect.ConfigKeys, reference.inspect.ConfigKeys], [out.inspect.HostConfigKeys, reference.inspect.HostConfigKeys]] as const) {
+        expect(theirs.filter((k) => !mine.includes(k) && !LEFT_OUT.includes(k))).toEqual([]);
+      }
     });
     if (label === 'sandbox runtime') {
       test('/info says what the sandbox can limit: the cgroup v1 controllers it manages, and never kernel memory, cpusets or OOM-kill disabling', () => {
