@@ -7,7 +7,9 @@ import { HOST_CONFIG_DEFAULTS } from '../../lib/engine/runtime/local/host-config
 // (`Config['StopTimeout']`, `HostConfig['Isolation']`, `'MemorySwappiness' in HostConfig`…).
 const app = testApp(testRuntime().runtime, '1.24-1.41');
 
-async function inspectOf(body: object): Promise<Record<string, Record<string, unknown>>> {
+type Inspect = { HostConfig: Record<string, unknown>; Config: Record<string, unknown> } & Record<string, unknown>;
+
+async function inspectOf(body: object): Promise<Inspect> {
   const created = await request(app).post('/v1.41/containers/create').send({ Image: 'busybox', Cmd: ['x'], ...body });
   expect(created.status).toBe(201);
   return (await request(app).get(`/v1.41/containers/${created.body.Id}/json`)).body;
