@@ -7,6 +7,7 @@ import { describeWithPeers, dockerd, type PeerCheck } from '../support/peers.js'
 import { dockerRuntime, sandboxRuntime, type ContainerRuntime } from '../../lib/engine/index.js';
 import { Cgroups } from '../../lib/engine/runtime/sandbox/cgroups.js';
 import { listenOnSocket } from '../engine/helpers.js';
+import { dockerCli, DOCKER_CLI } from './support/index.js';
 
 // Issue 25: details where dockgate differed from dockerd 20.10 and made docker-py's own tests
 // fail. One docker-py script probes them all (fixtures/docker-py-fidelity.py); it runs against
@@ -137,6 +138,54 @@ for (const [label, make, peers] of runtimes) {
           CgroupDriver: controllers.size > 0 ? 'cgroupfs' : 'none',
           CgroupVersion: controllers.size > 0 ? '1' : '',
         });
+      });
+    }
+  });
+}
+
+/** What Docker CLI 28 prints for the swarm commands on dockerd 20.10 outside a swarm (read on this machine). */
+const CLI_SWARM: [string[], string][] = [
+  [['node', 'ls'], `Error response from daemon: ${NOT_MANAGER}\n`],
+  [['service', 'ls'], `Error response from daemon: ${NOT_MANAGER}\n`],
+  [['secret', 'ls'], `Error response from daemon: ${NOT_MANAGER}\n`],
+  [['config', 'ls'], `Error response from daemon: ${NOT_MANAGER}\n`],
+  [['stack', 'ls'], `Error response from daemon: ${NOT_MANAGER}\n`],
+  [['swarm', 'unlock-key'], `could not fetch unlock key: Error response from daemon: ${NOT_MANAGER}\n`],
+  [['swarm', 'leave'], 'Error response from daemon: This node is not part of a swarm\n'],
+];
+const cliPeer: PeerCheck = { name: 'Docker CLI 28 at /usr/local/bin/docker', available: () => existsSync(DOCKER_CLI) };
+
+const cliEngines: [string, () => ContainerRuntime | undefined, PeerCheck[]][] = [
+  ['dockerd itself', () => undefined, [dockerd()]],
+  ['the sandbox runtime', () => sandboxRuntime(), [bwrap]],
+];
+for (const [label, make, peers] of cliEngines) {
+  describeWithPeers(`Docker CLI 28 swarm commands against ${label}: dockerd's errors, exit code 1`, [cliPeer, ...peers], () => {
+    const runtime = make();
+    const listening = runtime ? listenOnSocket(runtime, '1.12-1.41') : undefined;
+    afterAll(async () => {
+      await (await listening)?.close();
+      await runtime?.close?.();
+    });
+    test.each(CLI_SWARM)('docker %p', async (args, stderr) => {
+      const socket = listening ? (await listening).socket : '/var/run/docker.sock';
+      const cli = await dockerCli();
+      try {
+        expect(await cli.docker(args, { env: { DOCKER_HOST: `unix://${socket}` } })).toMatchObject({ code: 1, stdout: '', stderr });
+      } finally {
+        await cli.dispose();
+      }
+    });
+    if (runtime) {
+      test('docker swarm init is refused, naming that dockgate has no swarm mode', async () => {
+        const cli = await dockerCli();
+        try {
+          const r = await cli.docker(['swarm', 'init'], { env: { DOCKER_HOST: `unix://${(await listening!).socket}` } });
+          expect(r.code).toBe(1);
+          expect(r.stderr).toBe('Error response from daemon: docker swarm init: swarm mode is not supported by dockgate (the sandbox runtime has no swarm)\n');
+        } finally {
+          await cli.dispose();
+        }
       });
     }
   });
