@@ -244,3 +244,30 @@ describe('exec over the socket helper (plain request, no upgrade)', () => {
     expect(new FrameDecoder().push(res.body).map((f) => f.payload.toString())).toEqual(['plain\n']);
   });
 });
+
+describe('exec output is framed by exec start\'s Tty, not create\'s, as dockerd frames it', () => {
+  test('created with Tty, started with Tty false (docker-py): stdcopy frames', async () => {
+    const { socket } = await listening;
+    const c = await running();
+    const { body } = await execCreate(c, { Cmd: ['echo', 'framed'], AttachStdout: true, Tty: true });
+    const res = await socketRequest(socket, 'POST', `/v1.41/exec/${body.Id}/start`, { Detach: false, Tty: false });
+    expect(res.status).toBe(200);
+    expect(new FrameDecoder().push(res.body).map((f) => [f.stream, f.payload.toString()])).toEqual([[1, 'framed\n']]);
+  });
+  test('created without Tty, started with Tty true: the raw bytes, no frame headers', async () => {
+    const { socket } = await listening;
+    const c = await running();
+    const { body } = await execCreate(c, { Cmd: ['echo', 'raw'], AttachStdout: true, Tty: false });
+    const res = await socketRequest(socket, 'POST', `/v1.41/exec/${body.Id}/start`, { Detach: false, Tty: true });
+    expect(res.status).toBe(200);
+    expect(res.body.toString()).toBe('raw\n');
+  });
+  test('from API 1.42 the upgraded stream\'s label follows start\'s Tty too', async () => {
+    const { socket } = await listening;
+    const c = await running();
+    const { body } = await execCreate(c, { Cmd: ['echo', 'x'], AttachStdout: true, Tty: true }, '1.43');
+    const started = await upgradedStart(socket, body.Id, '1.43');
+    expect(started.head).toContain('Content-Type: application/vnd.docker.multiplexed-stream');
+    expect(new FrameDecoder().push(started.body).map((f) => f.payload.toString())).toEqual(['x\n']);
+  });
+});

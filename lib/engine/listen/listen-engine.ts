@@ -1,6 +1,7 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { chmod, lstat, unlink } from 'node:fs/promises';
+import { chmod, link, lstat, mkdtemp, rmdir, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { handleEngineUpgrades } from './handle-upgrades.js';
 import { checkTcpCallerPolicy, guardTcpApp, type TcpCallerPolicy } from './tcp-caller-policy.js';
 
@@ -35,7 +36,8 @@ export interface EngineListener {
 /**
  * Serves an app holding `engineRouter` on a Unix socket or TCP, with HTTP upgrades wired
  * (see `handleEngineUpgrades`). A socket file left by a dead process is removed; one that
- * still answers is an error, never stolen. The new socket gets `mode`.
+ * still answers is an error, never stolen. The socket appears at its path with `mode` already
+ * set: there is no moment when it can be reached with a wider mode.
  *
  * Over TCP it refuses to start without a caller policy, and answers a `Host` header that is not
  * a loopback name, an IP address or one of `allowedHosts` with 403 `{"message"}` (DNS rebinding).
@@ -64,18 +66,23 @@ export async function listenEngine(app: RequestListener, options: ListenEngineOp
     s.once('close', () => sockets.delete(s));
   });
   if (socket !== undefined) await clearStaleSocket(socket);
+  // The Unix socket is bound under a private name, and linked to its path once it has its mode.
+  const bound = socket !== undefined ? await privateSocketName(socket) : undefined;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     const done = (): void => {
       server.off('error', reject);
       resolve();
     };
-    if (socket !== undefined) server.listen(socket, done);
+    if (bound !== undefined) server.listen(bound.name, done);
     else server.listen(port, host, done);
+  }).catch(async (error: unknown) => {
+    await bound?.remove();
+    throw error;
   });
   let url: string;
   if (socket !== undefined) {
-    await chmod(socket, mode);
+    await publishSocket(server, bound!, socket, mode);
     url = `unix://${socket}`;
   } else {
     const address = server.address();
@@ -109,6 +116,39 @@ export async function listenEngine(app: RequestListener, options: ListenEngineOp
       if (socket !== undefined) await unlink(socket).catch(() => undefined);
     },
   };
+}
+
+/** A name to bind in a fresh 0700 directory beside `path`, where no one else can reach the socket. */
+async function privateSocketName(path: string): Promise<{ name: string; remove(): Promise<void> }> {
+  // Short names: a Unix socket path is limited to 107 bytes.
+  const dir = await mkdtemp(join(dirname(path), '.dg'));
+  const name = join(dir, 's');
+  return {
+    name,
+    remove: async () => {
+      await unlink(name).catch(() => undefined);
+      await rmdir(dir).catch(() => undefined);
+    },
+  };
+}
+
+/**
+ * bind(2) makes a socket file with the process umask's mode, so the socket is made where only
+ * this process can reach it, given `mode` there, and only then hard-linked to `path`: link(2) is
+ * atomic (the socket never exists at `path` with another mode) and fails rather than replace a
+ * file that appeared meanwhile. The private name goes either way.
+ */
+async function publishSocket(server: Server, bound: { name: string; remove(): Promise<void> }, path: string, mode: number): Promise<void> {
+  try {
+    await chmod(bound.name, mode);
+    await link(bound.name, path);
+  } catch (error) {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new Error(`listenEngine: ${path} appeared while binding; refusing to replace it`);
+    throw error;
+  } finally {
+    await bound.remove();
+  }
 }
 
 async function clearStaleSocket(path: string): Promise<void> {

@@ -70,6 +70,8 @@ export const ENGINE_ACTIONS = {
   'volume.prune': { route: 'POST /volumes/prune', target: 'none' },
   'volume.inspect': { route: 'GET /volumes/{name}', target: 'volume' },
   'volume.delete': { route: 'DELETE /volumes/{name}', target: 'volume' },
+  // Swarm (answered "not a swarm manager" / 501: dockgate has no swarm, see swarm-routes.ts)
+  'swarm.request': { route: 'GET|POST|DELETE /swarm, /nodes, /services, /tasks, /secrets, /configs and below', target: 'none' },
 } as const satisfies Record<string, { route: string; target: 'none' | 'container' | 'exec' | 'image' | 'volume'; collection?: true }>;
 
 /** The stable name of one engine action (`container.create`, `image.pull`, …). */

@@ -15,6 +15,7 @@ import { registerImageRoutes } from './image-routes.js';
 import { registerImageStoreRoutes } from './image-store-routes.js';
 import { registerNetworkVolumeRoutes } from './network-volume-routes.js';
 import { registerDiskUsageRoute } from './disk-usage-route.js';
+import { registerSwarmRoutes } from './swarm-routes.js';
 import { registerStopKillRoutes } from './stop-kill-routes.js';
 import { registerExecRoutes } from './exec-routes.js';
 import { registerContainerOpsRoutes } from './container-ops-routes.js';
@@ -68,6 +69,7 @@ export function engineRouter(runtime: ContainerRuntime, versionRange?: VersionRa
   registerImageStoreRoutes(api, ctx);
   registerNetworkVolumeRoutes(api, ctx);
   registerDiskUsageRoute(api, ctx);
+  registerSwarmRoutes(api, ctx);
 
   const router = express.Router();
   const { metrics, logger } = ctx.settings;

@@ -1,4 +1,5 @@
 import type { Request, Router } from 'express';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { engineLocals, engineRoute, type EngineContext } from './context.js';
 import { sendProgress } from './image-routes.js';
@@ -79,7 +80,18 @@ export function registerImageStoreRoutes(api: Router, ctx: EngineContext): void 
       const quiet = req.query.quiet === undefined ? true : boolValue(req.query.quiet);
       // Under a policy the checkpoint held the archive on disk to read its names first.
       const tar = engineLocals(res).policy?.archive ?? req;
-      const progress = await runtime.loadImages({ tar, quiet, apiVersion: version, signal: abort.signal });
+      let progress: Readable;
+      try {
+        progress = await runtime.loadImages({ tar, quiet, apiVersion: version, signal: abort.signal });
+      } catch (error) {
+        if (!(error instanceof EngineError)) throw error;
+        if (error.status >= 500) ctx.settings.onError?.(error, req);
+        // dockerd has answered 200 before it reads the archive: what is wrong with the archive
+        // (or its load) is the JSON stream's error message, quiet or not; docker-py turns it
+        // into ImageLoadError. Only a refusal before reading (version, 501) keeps its status.
+        if (tar === req) req.resume();
+        progress = Readable.from([`${JSON.stringify({ errorDetail: { message: error.message }, error: error.message })}\n`]);
+      }
       res.status(200).setHeader('Content-Type', 'application/json');
       res.flushHeaders();
       await sendProgress(progress, res, 'load failed');

@@ -72,6 +72,9 @@ export function registerInfoRoute(api: Router, ctx: EngineContext): void {
         // dockgate enforces none of these limits itself; a runtime that does says so.
         MemoryLimit: false,
         SwapLimit: false,
+        // dockerd sends these two up to API 1.41 (infoForVersion drops them from 1.42).
+        KernelMemory: false,
+        KernelMemoryTCP: false,
         CpuCfsPeriod: false,
         CpuCfsQuota: false,
         CPUShares: false,

@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import { EngineError } from '../../errors/engine-error.js';
 import { apiVersionLessThan } from '../../version/api-version.js';
 import type { EngineHttp } from '../../http/engine-http.js';
+import type { ReferenceKind } from './path-segment.js';
 import { readAll } from '../../http/engine-http.js';
 import type { EngineFilters } from '../../http/query.js';
 import type { AttachSession } from '../types.js';
@@ -13,7 +14,7 @@ import type {
 /** How the Docker runtime addresses its engine: `/v<version>` for a request's version (or the engine's own), and a safe path segment. */
 export interface DockerPaths {
   at(apiVersion?: string): Promise<string>;
-  id(ref: string): string;
+  id(ref: string, kind?: ReferenceKind): string;
 }
 
 const flag = (b: boolean): string | undefined => (b ? '1' : undefined);
@@ -37,23 +38,22 @@ export class DockerContainerOps implements ExecOperations, ContainerOperations {
   async startExec(id: string, { detach, tty, consoleSize, apiVersion }: ExecStartOptions): Promise<AttachSession | undefined> {
     const prefix = await this.paths.at(apiVersion);
     const body = { Detach: detach, Tty: tty, ...(consoleSize ? { ConsoleSize: consoleSize } : {}) };
-    const path = `${prefix}/exec/${this.paths.id(id)}/start`;
+    const path = `${prefix}/exec/${this.paths.id(id, 'exec')}/start`;
     if (detach) {
       await this.http.empty({ method: 'POST', path, body });
       return undefined;
     }
-    // Framing follows the exec's own Tty (its create body), as the engine writes it.
-    const info = await this.http.json<{ ProcessConfig?: { tty?: boolean } }>({ method: 'GET', path: `${prefix}/exec/${this.paths.id(id)}/json` });
+    // The engine frames by the start body's Tty (not the create body's), and that Tty is sent on as given.
     const socket = await this.http.upgrade({ method: 'POST', path, body });
-    return { stream: socket, multiplexed: info.ProcessConfig?.tty !== true, stdin: socket };
+    return { stream: socket, multiplexed: !tty, stdin: socket };
   }
 
   async inspectExec(id: string, apiVersion: string): Promise<Record<string, unknown>> {
-    return this.http.json({ method: 'GET', path: `${await this.paths.at(apiVersion)}/exec/${this.paths.id(id)}/json` });
+    return this.http.json({ method: 'GET', path: `${await this.paths.at(apiVersion)}/exec/${this.paths.id(id, 'exec')}/json` });
   }
 
   async resizeExec(id: string, { height, width }: { height: number; width: number }): Promise<void> {
-    await this.http.empty({ method: 'POST', path: `${await this.paths.at()}/exec/${this.paths.id(id)}/resize`, query: { h: String(height), w: String(width) } });
+    await this.http.empty({ method: 'POST', path: `${await this.paths.at()}/exec/${this.paths.id(id, 'exec')}/resize`, query: { h: String(height), w: String(width) } });
   }
 
   async restart(ref: string, { timeout, signal }: RestartOptions): Promise<void> {

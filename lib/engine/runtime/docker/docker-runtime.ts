@@ -8,6 +8,7 @@ import type {
 } from '../types.js';
 import type { EngineFilters } from '../../http/query.js';
 import { EngineHttp, readAll } from '../../http/engine-http.js';
+import { pathSegment, type ReferenceKind } from './path-segment.js';
 import type { ImageDeleteItem, ImageListOptions, ImageLoadRequest, ImagePruneReport, ImageRemoveOptions } from '../operations/image-operations.js';
 import type { NetworkInspectOptions } from '../operations/network-operations.js';
 import type { VolumeCreateBody, VolumePruneReport } from '../operations/volume-operations.js';
@@ -63,7 +64,7 @@ class DockerRuntime implements ContainerRuntime {
   ) {
     if (pinned) this.version = Promise.resolve(pinned);
     // Exec and the container operations live in docker-container-ops.ts.
-    const ops = new DockerContainerOps(http, { at: (v) => (v ? this.at(v) : this.prefix()), id: (ref) => this.id(ref) });
+    const ops = new DockerContainerOps(http, { at: (v) => (v ? this.at(v) : this.prefix()), id: (ref, kind) => this.id(ref, kind) });
     for (const method of DOCKER_OPERATIONS) Object.assign(this, { [method]: ops[method].bind(ops) });
   }
 
@@ -88,9 +89,9 @@ class DockerRuntime implements ContainerRuntime {
     return `/v${minApiVersion(apiVersion, own)}`;
   }
 
-  private id(ref: string): string {
-    if (ref === '') throw EngineError.invalidParameter('invalid name or ID supplied: ""');
-    return encodeURIComponent(ref);
+  /** One path segment for a reference: encoded, and never a `..` that the engine would resolve to another endpoint (path-segment.ts). */
+  private id(ref: string, kind?: ReferenceKind): string {
+    return pathSegment(ref, kind);
   }
 
   async create({ name, body }: CreateRequest): Promise<{ id: string; warnings: string[] }> {
@@ -235,18 +236,18 @@ class DockerRuntime implements ContainerRuntime {
   }
 
   async inspectImage(ref: string, apiVersion: string): Promise<Record<string, unknown>> {
-    return this.http.json({ method: 'GET', path: `${await this.at(apiVersion)}/images/${this.id(ref)}/json` });
+    return this.http.json({ method: 'GET', path: `${await this.at(apiVersion)}/images/${this.id(ref, 'image')}/json` });
   }
 
   async imageHistory(ref: string, apiVersion: string): Promise<Record<string, unknown>[]> {
-    return this.http.json({ method: 'GET', path: `${await this.at(apiVersion)}/images/${this.id(ref)}/history` });
+    return this.http.json({ method: 'GET', path: `${await this.at(apiVersion)}/images/${this.id(ref, 'image')}/history` });
   }
 
   async tagImage(ref: string, target: string): Promise<void> {
     const colon = target.lastIndexOf(':');
     await this.http.empty({
       method: 'POST',
-      path: `${await this.prefix()}/images/${this.id(ref)}/tag`,
+      path: `${await this.prefix()}/images/${this.id(ref, 'image')}/tag`,
       query: { repo: target.slice(0, colon), tag: target.slice(colon + 1) },
     });
   }
@@ -254,7 +255,7 @@ class DockerRuntime implements ContainerRuntime {
   async removeImage(ref: string, { force, noprune, apiVersion }: ImageRemoveOptions): Promise<ImageDeleteItem[]> {
     return this.http.json({
       method: 'DELETE',
-      path: `${await this.at(apiVersion)}/images/${this.id(ref)}`,
+      path: `${await this.at(apiVersion)}/images/${this.id(ref, 'image')}`,
       query: { force: flag(force), noprune: flag(noprune) },
     });
   }
@@ -278,7 +279,7 @@ class DockerRuntime implements ContainerRuntime {
   }
 
   async inspectNetwork(ref: string, { verbose, scope, apiVersion }: NetworkInspectOptions): Promise<Record<string, unknown>> {
-    return this.http.json({ method: 'GET', path: `${await this.at(apiVersion)}/networks/${this.id(ref)}`, query: { verbose: flag(verbose), scope } });
+    return this.http.json({ method: 'GET', path: `${await this.at(apiVersion)}/networks/${this.id(ref, 'network')}`, query: { verbose: flag(verbose), scope } });
   }
 
   async listVolumes(filters: EngineFilters, apiVersion: string): Promise<{ Volumes: Record<string, unknown>[]; Warnings: string[] | null }> {
@@ -286,7 +287,7 @@ class DockerRuntime implements ContainerRuntime {
   }
 
   async inspectVolume(name: string, apiVersion: string): Promise<Record<string, unknown>> {
-    return this.http.json({ method: 'GET', path: `${await this.at(apiVersion)}/volumes/${this.id(name)}` });
+    return this.http.json({ method: 'GET', path: `${await this.at(apiVersion)}/volumes/${this.id(name, 'volume')}` });
   }
 
   async createVolume(body: VolumeCreateBody, apiVersion: string): Promise<Record<string, unknown>> {
@@ -294,7 +295,7 @@ class DockerRuntime implements ContainerRuntime {
   }
 
   async removeVolume(name: string, force: boolean): Promise<void> {
-    await this.http.empty({ method: 'DELETE', path: `${await this.prefix()}/volumes/${this.id(name)}`, query: { force: flag(force) } });
+    await this.http.empty({ method: 'DELETE', path: `${await this.prefix()}/volumes/${this.id(name, 'volume')}`, query: { force: flag(force) } });
   }
 
   async pruneVolumes(filters: EngineFilters, apiVersion: string): Promise<VolumePruneReport> {

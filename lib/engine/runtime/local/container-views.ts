@@ -1,4 +1,5 @@
 import type { LocalContainer } from './local-container.js';
+import { HOST_CONFIG_DEFAULTS } from './host-config-defaults.js';
 
 const ZERO_TIME = '0001-01-01T00:00:00Z';
 
@@ -28,10 +29,21 @@ export function inspectView(c: LocalContainer): Record<string, unknown> {
     RestartCount: 0,
     Driver: 'dockgate',
     Platform: 'linux',
+    // dockerd's paths and labels of files and security profiles a local container does not have: empty, as dockerd shows an unset one.
+    ResolvConfPath: '',
+    HostnamePath: '',
+    HostsPath: '',
+    MountLabel: '',
+    ProcessLabel: '',
+    AppArmorProfile: '',
+    GraphDriver: { Data: null, Name: 'dockgate' },
     HostConfig: {
       // The create body's HostConfig as sent (every field in it was honored or refused at create),
-      // so `docker inspect` shows the limits, binds and capabilities the container runs with.
+      // so `docker inspect` shows the limits, binds and capabilities the container runs with;
+      // over dockerd's unset values for the fields it left out.
+      ...HOST_CONFIG_DEFAULTS,
       ...(c.body.HostConfig ?? {}),
+      ...defaultSwap(c.body.HostConfig ?? undefined),
       LogConfig: { Type: 'json-file', Config: {} },
       NetworkMode: c.body.HostConfig?.NetworkMode ?? 'default',
       AutoRemove: c.autoRemove,
@@ -40,6 +52,7 @@ export function inspectView(c: LocalContainer): Record<string, unknown> {
     Mounts: [],
     Config: {
       Hostname: c.id.slice(0, 12),
+      Domainname: c.body.Domainname ?? '',
       User: c.body.User ?? '',
       AttachStdin: c.body.AttachStdin ?? false,
       AttachStdout: c.body.AttachStdout ?? false,
@@ -50,13 +63,28 @@ export function inspectView(c: LocalContainer): Record<string, unknown> {
       Env: c.env,
       Cmd: c.body.Cmd ?? c.image.cmd ?? null,
       Image: c.body.Image,
+      Volumes: c.body.Volumes ?? null,
       WorkingDir: c.body.WorkingDir ?? '',
       Entrypoint: c.body.Entrypoint ?? c.image.entrypoint ?? null,
+      OnBuild: null,
       Labels: c.labels,
+      // dockerd sends these two only when set (omitempty); docker-py reads StopTimeout back.
+      ...(typeof c.body.StopSignal === 'string' && c.body.StopSignal !== '' ? { StopSignal: c.body.StopSignal } : {}),
+      ...(typeof c.body.StopTimeout === 'number' ? { StopTimeout: c.body.StopTimeout } : {}),
     },
     // testcontainers maps `NetworkSettings.Ports` right after start; dockerd sends {} when nothing is published.
     NetworkSettings: { Ports: {}, Networks: {} },
   };
+}
+
+/**
+ * dockerd stores a memory limit without MemorySwap as twice the memory (adaptContainerSettings),
+ * which is also the swap limit the sandbox's cgroups get; inspect shows that value.
+ */
+function defaultSwap(host: Record<string, unknown> | undefined): Record<string, unknown> {
+  const memory = host?.Memory;
+  const swap = host?.MemorySwap;
+  return typeof memory === 'number' && memory > 0 && (swap === undefined || swap === null || swap === 0) ? { MemorySwap: memory * 2 } : {};
 }
 
 /** One entry of `GET /containers/json`. */

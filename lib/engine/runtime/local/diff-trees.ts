@@ -61,3 +61,26 @@ async function differs(a: Stats, b: Stats, pathA: string, pathB: string): Promis
   if (a.isDirectory()) return a.mtimeMs !== b.mtimeMs;
   return a.size !== b.size || a.mtimeMs !== b.mtimeMs;
 }
+
+/**
+ * Bytes a container's changes take (its `SizeRw`, what prune reclaims): the sizes of the added
+ * and modified entries that are not directories, each inode once — as dockerd sums its
+ * writable layer (pkg/directory Size: directories and empty files count nothing, hard links once).
+ *
+ * @example
+ * await sizeOfChanges('/containers/x/rootfs', [{ Path: '/data/f', Kind: 1 }]); // 307200
+ */
+export async function sizeOfChanges(root: string, changes: readonly ContainerChange[]): Promise<number> {
+  const seen = new Set<string>();
+  let total = 0;
+  for (const change of changes) {
+    if (change.Kind === 2) continue;
+    const stat = await lstat(join(root, change.Path)).catch(() => undefined);
+    if (!stat || stat.isDirectory() || stat.size === 0) continue;
+    const inode = `${stat.dev}:${stat.ino}`;
+    if (seen.has(inode)) continue;
+    seen.add(inode);
+    total += stat.size;
+  }
+  return total;
+}

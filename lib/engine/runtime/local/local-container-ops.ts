@@ -35,7 +35,11 @@ const STATS_INTERVAL_MS = 1000;
  * stops them for dockerd; top runs the host's `ps` and keeps the container's rows, as dockerd does.
  */
 export class LocalContainerOps {
-  constructor(private readonly host: LocalOpsHost) {}
+  constructor(
+    private readonly host: LocalOpsHost,
+    /** Bytes a container has written (its SizeRw), when the executor can tell. */
+    private readonly sizeRw?: (c: LocalContainer) => Promise<number>,
+  ) {}
 
   async restart(ref: string, { timeout, signal }: RestartOptions): Promise<void> {
     const c = this.host.resolve(ref);
@@ -145,15 +149,19 @@ export class LocalContainerOps {
     const labels = [...(filters.get('label') ?? [])];
     const notLabels = [...(filters.get('label!') ?? [])];
     const deleted: string[] = [];
+    let reclaimed = 0;
     for (const c of this.host.all()) {
       if (c.status === 'running' || c.status === 'removing') continue;
       if (cutoff !== undefined && c.created.getTime() >= cutoff) continue;
       if (!labels.every((l) => labelMatches(c.labels, l))) continue;
       if (notLabels.some((l) => labelMatches(c.labels, l))) continue;
+      // Measured before the removal takes the files (dockerd sums the removed layers' sizes).
+      const size = this.sizeRw ? await this.sizeRw(c).catch(() => 0) : 0;
       await this.host.remove(c.id, { force: false, volumes: false });
       deleted.push(c.id);
+      reclaimed += size;
     }
-    return { ContainersDeleted: deleted.length > 0 ? deleted : null, SpaceReclaimed: 0 };
+    return { ContainersDeleted: deleted.length > 0 ? deleted : null, SpaceReclaimed: reclaimed };
   }
 
   /**

@@ -121,6 +121,13 @@ export interface LocalExecutor {
   update?(container: LocalContainer, update: Record<string, unknown>): Promise<Record<string, unknown>>;
   /** `docker diff`: what changed in the container's own filesystem. Optional: without it the route answers 501. */
   changes?(container: LocalContainer): Promise<ContainerChange[]>;
+  /**
+   * Bytes the given changes of the container take in its own filesystem (its `SizeRw`, what a
+   * prune reclaims). Optional: without it prune reports 0.
+   */
+  sizeOfChanges?(container: LocalContainer, changes: ContainerChange[]): Promise<number>;
+  /** Fields of `GET /info` the executor knows (what it can limit); merged over the runtime's own. */
+  systemInfo?(): Record<string, unknown>;
   /** Starts the command; rejects when it cannot start. */
   start(run: {
     argv: string[];

@@ -23,7 +23,7 @@ interface LocalExec {
 /**
  * The exec instances of a local runtime: created against a running container, started once,
  * inspected until their container is removed. Running the command is the executor's
- * {@link LocalExecutor.exec}; output is framed (stdcopy) unless the exec has a TTY, and read
+ * {@link LocalExecutor.exec}; output is framed (stdcopy) unless exec start asked for a TTY, and read
  * with back-pressure (the command blocks when the client reads slowly).
  */
 export class LocalExecs {
@@ -56,6 +56,10 @@ export class LocalExecs {
     if (c.status !== 'running') throw EngineError.conflict(`Container ${c.id} is not running`);
     if (c.paused === true) throw EngineError.conflict(`Container ${c.id} is paused, unpause the container before exec`);
     const tty = e.body.Tty === true;
+    // dockerd frames an exec's output by the Tty of exec *start*, not of create
+    // (postContainerExecStart wraps stdout/stderr in stdcopy writers unless start's Tty is set):
+    // docker-py creates with tty=True and starts with Tty false, and reads frames.
+    const framed = !options.tty;
     const attached = !options.detach;
     const out = attached ? new PassThrough() : undefined;
     const wants = (stream: 1 | 2): boolean => (stream === 1 ? e.body.AttachStdout !== false : e.body.AttachStderr !== false);
@@ -75,7 +79,7 @@ export class LocalExecs {
         ...(consoleSize(e.body, options) ? { consoleSize: consoleSize(e.body, options)! } : {}),
         output: (stream, data) => {
           if (!out || out.destroyed || !wants(stream)) return;
-          if (!out.write(tty ? data : encodeFrame(stream, data))) {
+          if (!out.write(framed ? encodeFrame(stream, data) : data)) {
             e.process?.pause();
             out.once('drain', () => e.process?.resume());
           }
@@ -103,7 +107,7 @@ export class LocalExecs {
       out?.end();
     });
     if (!out) return undefined;
-    return { stream: out, multiplexed: !tty, ...(proc.stdin && attached && e.body.AttachStdin === true ? { stdin: proc.stdin } : {}) };
+    return { stream: out, multiplexed: framed, ...(proc.stdin && attached && e.body.AttachStdin === true ? { stdin: proc.stdin } : {}) };
   }
 
   inspect(id: string): Record<string, unknown> {

@@ -1,9 +1,10 @@
 import type { ExecOperations } from '../operations/exec-operations.js';
 import type { ContainerOperations } from '../operations/container-operations.js';
-import type { LocalExecutor } from './local-container.js';
+import type { LocalContainer, LocalExecutor } from './local-container.js';
 import { LocalExecs } from './local-exec.js';
 import { LocalContainerOps, type LocalOpsHost } from './local-container-ops.js';
 import { LocalArchive } from './local-archive.js';
+import { withoutMountedPaths } from './mounted-paths.js';
 
 /** What a local runtime offers beyond the lifecycle: exec and archive only where the executor can. */
 export type LocalOperations = Partial<ExecOperations> &
@@ -16,7 +17,12 @@ export type LocalOperations = Partial<ExecOperations> &
  * copies with tar, `changes` only when it can diff; otherwise those routes answer 501.
  */
 export function localOperations(host: LocalOpsHost, executor: LocalExecutor): LocalOperations {
-  const ops = new LocalContainerOps(host);
+  const { changes, sizeOfChanges } = executor;
+  // What a removed container had written (dockerd's SizeRw), for prune's SpaceReclaimed.
+  const sizeRw = changes && sizeOfChanges
+    ? async (c: LocalContainer): Promise<number> => sizeOfChanges.call(executor, c, withoutMountedPaths(await changes.call(executor, c)))
+    : undefined;
+  const ops = new LocalContainerOps(host, sizeRw);
   const out: LocalOperations = {
     restart: (ref, o) => ops.restart(ref, o),
     rename: (ref, n) => ops.rename(ref, n),
@@ -27,9 +33,9 @@ export function localOperations(host: LocalOpsHost, executor: LocalExecutor): Lo
     pruneContainers: (filters) => ops.prune(filters),
     update: (ref, b) => ops.update(ref, b, executor.update?.bind(executor)),
   };
-  if (executor.changes) {
-    const changes = executor.changes.bind(executor);
-    out.changes = async (ref) => changes(host.resolve(ref));
+  if (changes) {
+    // Mount points and init-layer files are not changes, as dockerd lists them (mounted-paths.ts).
+    out.changes = async (ref) => withoutMountedPaths(await changes.call(executor, host.resolve(ref)));
   }
   if (!executor.exec) return out;
   const execs = new LocalExecs(host.name, executor, (action, c, extra) => host.publish(action, c, extra));

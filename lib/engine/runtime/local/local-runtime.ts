@@ -26,6 +26,9 @@ import { StoreImageOperations } from './store-image-operations.js';
 import { ContainerRecords, restoredContainer, type RestoredContainer } from './container-records.js';
 import type { ImageOperations } from '../operations/image-operations.js';
 
+/** How long after its exit an AutoRemove container is removed (dockerd takes about this long). */
+const AUTO_REMOVE_AFTER_MS = 200;
+
 /**
  * The container lifecycle shared by the sandbox, process and scripted runtimes: a table of
  * containers, each with a bounded {@link OutputLog}, lifecycle events, and waits. What actually
@@ -94,7 +97,7 @@ export class LocalRuntime implements ContainerRuntime {
   }
 
   readonly systemInfo: LocalCatalog['systemInfo'] = async () => {
-    const info = await this.catalog.systemInfo();
+    const info = { ...(await this.catalog.systemInfo()), ...this.executor.systemInfo?.() };
     // With a store, images are pulled and loaded, not configured: say so in `docker info`.
     return this.storeImages ? { ...info, Driver: 'dockgate', DriverStatus: [['Images', 'content-addressed store (pull, load, save)']] } : info;
   };
@@ -232,7 +235,15 @@ export class LocalRuntime implements ContainerRuntime {
     const result: WaitResult = { StatusCode: code, Error: null };
     for (const notify of c.exitWaiters) notify(result);
     c.exitWaiters.clear();
-    if (c.autoRemove) this.destroy(c);
+    // dockerd removes an AutoRemove container about 0.2 s after its exit (measured: die → destroy
+    // 160-210 ms), and clients count on that: docker-py's containers.run(auto_remove=True) asks
+    // for the logs after start, when a quick command has already exited. `docker rm -f` and
+    // `docker run --rm` (which waits for "removed") do not wait for less.
+    if (c.autoRemove) {
+      setTimeout(() => {
+        if (c.status !== 'running') this.destroy(c);
+      }, AUTO_REMOVE_AFTER_MS).unref();
+    }
   }
 
   async wait(ref: string, condition: WaitCondition, signal?: AbortSignal): Promise<WaitHandle> {
@@ -327,6 +338,8 @@ export class LocalRuntime implements ContainerRuntime {
       proc?.kill('SIGKILL');
       await proc?.exited;
       await new Promise((resolve) => setImmediate(resolve));
+      // Removed now, not after the AutoRemove delay: rm -f answers once the container is gone.
+      this.destroy(c);
       return;
     }
     if (c.status === 'removing') return;

@@ -26,7 +26,10 @@ export interface ExecCreateBody {
 export interface ExecStartOptions {
   /** Start and answer at once; output is discarded. */
   detach: boolean;
-  /** The start body's `Tty` (dockerd reads the create body's; a forwarding runtime passes this one on). */
+  /**
+   * The start body's `Tty`: whether the output is raw (true) or stdcopy frames (false), as
+   * dockerd decides it. Whether the command gets a terminal is the create body's `Tty`.
+   */
   tty: boolean;
   /** `[height, width]` (API ≥ 1.42). */
   consoleSize?: [number, number];
@@ -45,7 +48,7 @@ export interface ExecOperations {
   createExec(containerRef: string, body: ExecCreateBody, apiVersion: string): Promise<{ id: string }>;
   /**
    * Starts it. Detached: resolves undefined once the command runs. Attached: the session whose
-   * output (stdcopy frames unless the exec has a TTY) ends when the command has exited and all
+   * output (stdcopy frames unless the start body's Tty is set) ends when the command has exited and all
    * its output was delivered; `stdin` when the exec attached stdin. Already started → 409.
    */
   startExec(id: string, options: ExecStartOptions): Promise<AttachSession | undefined>;

@@ -74,6 +74,12 @@ export class Cgroups {
     return [...this.bases.keys()];
   }
 
+  /** Whether a memory limit also bounds swap (the kernel's swap accounting, `memory.memsw.*`, is on). */
+  get swapAccounting(): boolean {
+    const memory = this.bases.get('memory');
+    return memory !== undefined && existsSync(join(memory, 'memory.memsw.limit_in_bytes'));
+  }
+
   /** Creates the groups of one container and writes its limits; throws when the kernel refuses one. */
   create(id: string, limits: ResourceLimits): ContainerCgroup {
     const dirs = new Map<CgroupController, string>();

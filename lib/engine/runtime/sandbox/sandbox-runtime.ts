@@ -16,11 +16,12 @@ import { bwrapArgs, tmpfsPaths, type BwrapPlan } from './bwrap-args.js';
 import { resolveUserIn } from './passwd.js';
 import { checkLimits, refuseUnsupported } from './sandbox-fields.js';
 import { Cgroups, type ContainerCgroup } from './cgroups.js';
+import { cgroupInfo } from './cgroup-info.js';
 import { CGROUP_HOST_FIELDS } from './resource-limits.js';
 import { launchSandbox } from './sandbox-process.js';
 import { sandboxExec } from './sandbox-exec.js';
 import { SharedTmpfs } from './shared-tmpfs.js';
-import { diffTrees } from '../local/diff-trees.js';
+import { diffTrees, sizeOfChanges } from '../local/diff-trees.js';
 import { runOnRootfs } from './sandbox-offline.js';
 import { prepareSeccomp, seccompSupported } from './seccomp/container-seccomp.js';
 import { SandboxUserns } from './userns/sandbox-userns.js';
@@ -212,6 +213,9 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       const user = typeof body.User === 'string' ? body.User : '';
       if (userns && user !== '' && image?.rootfs) userns.checkUser(resolveUserIn(image.rootfs, user), user);
     },
+    sizeOfChanges: (c, changes) => sizeOfChanges(join(containersDir, c.id, 'rootfs'), changes),
+    // `docker info`: what this server can limit, from the cgroup controllers it found (cgroup-info.ts).
+    systemInfo: () => cgroupInfo(cgroups),
     // The writable root filesystem copy goes with the container (asynchronously: rm -f answers
     // first); the record and output are removed by the runtime's records.
     removed: (id) => {
