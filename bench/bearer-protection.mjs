@@ -5,16 +5,22 @@
 //   (d) the same in the demo app as mounted (request ids, /metrics, registry routes first, then
 //       the token service and the engine) vs its open twin composed the same way;
 //   (b) every request carries a token never seen before (pre-signed before measuring), so each
-//       one costs an ES256 verification: protected vs a bare jose `jwtVerify` route.
+//       one costs an ES256 verification: protected vs a bare jose `jwtVerify` route;
+//   (e) the demo as shipped: the process `npm run demo` starts (node demo/dist/main.js, request
+//       logs at info on a drained stdout pipe, metrics on), its token from a real login, reused,
+//       with BENCH_DEMO_CONNECTIONS (32), vs the bare Express + jose `jwtVerify` route with one
+//       reused token, and the bare app's open route (no check at all), in alternating rounds.
 // Each pair is measured BENCH_ROUNDS times in alternating order; the MEDIAN of the rounds is compared.
 //
 //   npm run bench:bearer                        (builds dist/ first; the demo half needs `npm run build:demo`)
-//   BENCH_WARMUP=2 BENCH_DURATION=5 BENCH_ROUNDS=3 BENCH_CONNECTIONS=10 BENCH_FRESH_TOKENS=40000 BENCH_PAIRS=a,b,d
+//   BENCH_WARMUP=2 BENCH_DURATION=5 BENCH_ROUNDS=3 BENCH_CONNECTIONS=10 BENCH_FRESH_TOKENS=40000 BENCH_PAIRS=a,b,d,e
+//   BENCH_DEMO_CONNECTIONS=32
 import { fork } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { benchNumber } from './support/bench-number.mjs';
+import { startShippedDemo } from './support/shipped-demo.mjs';
 import { generateSigningKey, loadSigningKey, signAccessToken } from '../dist/index.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -23,8 +29,9 @@ const DURATION = benchNumber('BENCH_DURATION', 5);
 const ROUNDS = benchNumber('BENCH_ROUNDS', 3);
 const CONNECTIONS = benchNumber('BENCH_CONNECTIONS', 10);
 const FRESH_TOKENS = benchNumber('BENCH_FRESH_TOKENS', 40000);
+const DEMO_CONNECTIONS = benchNumber('BENCH_DEMO_CONNECTIONS', 32);
 const TARGET = 0.9;
-const PAIRS = (process.env.BENCH_PAIRS ?? 'a,b,d').split(',');
+const PAIRS = (process.env.BENCH_PAIRS ?? 'a,b,d,e').split(',');
 
 function startServers(kind, keys) {
   return new Promise((resolve, reject) => {
@@ -47,11 +54,11 @@ async function signTokens(key, grant, count) {
 }
 
 /** Every request takes the next token of the list, on both routes alike, so the load generator's cost is the same. */
-function load(url, tokens, seconds) {
+function load(url, tokens, seconds, connections = CONNECTIONS) {
   let next = 0;
   const requests = [{ setupRequest: (req) => ({ ...req, headers: { ...req.headers, authorization: `Bearer ${tokens[next++ % tokens.length]}` } }) }];
   return new Promise((resolve, reject) => {
-    autocannon({ url, connections: CONNECTIONS, duration: seconds, requests }, (err, result) => {
+    autocannon({ url, connections, duration: seconds, requests }, (err, result) => {
       if (err) return reject(err);
       if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
         return reject(new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`));
@@ -67,18 +74,23 @@ const median = (list) => {
   return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 
-/** `urls` maps contender names to [server, URL]; returns the median req/s and CPU µs per request of each. */
-async function measure(label, contenders, tokens) {
+/**
+ * `contenders` maps names to [server, URL] or [server, URL, its own tokens]; returns the median
+ * req/s and CPU µs per request of each.
+ */
+async function measure(label, contenders, tokens, connections = CONNECTIONS) {
   const names = Object.keys(contenders);
   const urls = Object.fromEntries(names.map((n) => [n, contenders[n][1]]));
+  const tokensOf = (name) => contenders[name][2] ?? tokens;
   const runs = Object.fromEntries(names.map((n) => [n, []]));
   const cpu = Object.fromEntries(names.map((n) => [n, []]));
-  for (const name of names) await load(urls[name], tokens, WARMUP);
+  for (const name of names) await load(urls[name], tokensOf(name), WARMUP, connections);
   for (let round = 0; round < ROUNDS; round += 1) {
-    const order = round % 2 === 0 ? names : [...names].reverse();
+    // Rotate who goes first, so no contender always runs after the same one.
+    const order = names.map((_, i) => names[(i + round) % names.length]);
     for (const name of order) {
       const before = await contenders[name][0].cpuMicros();
-      const result = await load(urls[name], tokens, DURATION);
+      const result = await load(urls[name], tokensOf(name), DURATION, connections);
       const perRequest = (await contenders[name][0].cpuMicros() - before) / result.requests.total;
       runs[name].push(result.requests.average);
       cpu[name].push(perRequest);
@@ -132,16 +144,39 @@ try {
     await expectStatus(open[1], undefined, 200);
     results.d = await measure('(d) demo app, reused token', { protected: mounted, open }, demoToken);
   }
+  if (PAIRS.includes('e')) {
+    const shipped = await startShippedDemo();
+    servers.push(shipped);
+    const { accessToken } = await shipped.login();
+    const demoUrl = `${shipped.url}/v2/alice/hello/tags/list`;
+    await expectStatus(demoUrl, accessToken, 200);
+    await expectStatus(demoUrl, undefined, 401);
+    const bare = await start('routes', { privateKeyPem, first: 'bare' });
+    const openApp = await start('routes', { privateKeyPem, first: 'open' });
+    const bareUrl = `http://127.0.0.1:${bare.ports[0]}/bare/v2/alice/app/tags/list`;
+    await expectStatus(bareUrl, reused[0], 200);
+    results.e = await measure('(e) demo as shipped, reused token', {
+      demo: [shipped, demoUrl, [accessToken]],
+      jwtVerify: [bare, bareUrl],
+      open: [openApp, `http://127.0.0.1:${openApp.ports[0]}/open/v2/alice/app/tags/list`],
+    }, reused, DEMO_CONNECTIONS);
+  }
 } finally {
   await Promise.all(servers.map((s) => s.stop()));
 }
-const line = (label, r, aName, bName) => {
+const line = (label, r, aName, bName, target = TARGET) => {
   const ratio = r[aName] / r[bName];
-  console.log(`  ${label.padEnd(40)} ${bName} ${r[bName].toFixed(0).padStart(6)} req/s, ${aName} ${r[aName].toFixed(0).padStart(6)} req/s, ratio ${ratio.toFixed(3)} (target >= ${TARGET}: ${ratio >= TARGET ? 'met' : 'NOT met'}); by CPU per request ${(r[`${bName}Cpu`] / r[`${aName}Cpu`]).toFixed(3)} (${r[`${bName}Cpu`].toFixed(1)} vs ${r[`${aName}Cpu`].toFixed(1)} µs)`);
+  const verdict = target ? `target >= ${target}: ${ratio >= target ? 'met' : 'NOT met'}` : 'for reference, no target';
+  console.log(`  ${label.padEnd(40)} ${bName} ${r[bName].toFixed(0).padStart(6)} req/s, ${aName} ${r[aName].toFixed(0).padStart(6)} req/s, ratio ${ratio.toFixed(3)} (${verdict}); by CPU per request ${(r[`${bName}Cpu`] / r[`${aName}Cpu`]).toFixed(3)} (${r[`${bName}Cpu`].toFixed(1)} vs ${r[`${aName}Cpu`].toFixed(1)} µs)`);
 };
 console.log('');
 console.log(`GET …/tags/list, ${CONNECTIONS} connections, medians of ${ROUNDS} rounds × ${DURATION} s per contender after ${WARMUP} s warm-up`);
 if (results.a) line('(a) one reused token, bare app', results.a, 'protected', 'open');
 if (results.d) line('(d) one reused token, demo as mounted', results.d, 'protected', 'open');
 if (results.b) line('(b) a fresh token each (ES256 verify)', results.b, 'protected', 'jwtVerify');
+if (results.e) {
+  console.log(`(e) demo as shipped (npm run demo: logs at info to a drained pipe, metrics on), one reused token, ${DEMO_CONNECTIONS} connections:`);
+  line('    vs a bare Express + jose route', results.e, 'demo', 'jwtVerify');
+  line('    vs the bare app\'s open route (no check)', results.e, 'demo', 'open', 0);
+}
 console.log('(2-core machine shared with other work: figures are noisy; compare the ratios, each from the same run.)');

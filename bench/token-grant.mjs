@@ -2,6 +2,10 @@
 // contenders measured in the same run, each in its own process:
 //   baseline     — a bare Express route that parses the same form and signs the same JWT with jose;
 //   oauth2server — @node-oauth/oauth2-server 5 configured to sign the same JWT.
+// Then the demo as shipped: the process `npm run demo` starts (node demo/dist/main.js, request
+// logs at info on a drained stdout pipe, metrics on, htpasswd, the default ACL), driven from here
+// with BENCH_DEMO_CONNECTIONS (32) for the refresh grant (its password grant is bcrypt on purpose),
+// in rounds rotating with the baseline and the peer at the same connection count.
 // Load comes from autocannon over 127.0.0.1, bounded in time; each (grant, contender) is measured
 // BENCH_ROUNDS times, the contenders' order rotating every round, and the MEDIAN of the rounds is
 // compared, with the server's CPU time per token (steadier than req/s when other work shares the
@@ -11,6 +15,7 @@
 //   node bench/token-grant.mjs --profile        (also writes CPU profiles, tokenRouter vs baseline, and says where time goes)
 //   BENCH_WARMUP=3 BENCH_DURATION=6 BENCH_ROUNDS=3 BENCH_CONNECTIONS=10 (seconds / counts)
 //   BENCH_GRANTS=password,refresh_token   BENCH_PROFILE_GRANT=password
+//   BENCH_DEMO=0 (skip the demo rows)   BENCH_DEMO_CONNECTIONS=32
 import { fork } from 'node:child_process';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +25,7 @@ import autocannon from 'autocannon';
 import { benchNumber } from './support/bench-number.mjs';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { summarizeCpuProfile } from './cpuprofile-summary.mjs';
+import { startShippedDemo } from './support/shipped-demo.mjs';
 import { generateSigningKey } from '../dist/index.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -27,6 +33,9 @@ const WARMUP = benchNumber('BENCH_WARMUP', 3);
 const DURATION = benchNumber('BENCH_DURATION', 6);
 const ROUNDS = benchNumber('BENCH_ROUNDS', 3);
 const CONNECTIONS = benchNumber('BENCH_CONNECTIONS', 10);
+const DEMO_CONNECTIONS = benchNumber('BENCH_DEMO_CONNECTIONS', 32);
+const WITH_DEMO = process.env.BENCH_DEMO !== '0';
+const TARGET_MOONSHOT = 1.5;
 const GRANTS = (process.env.BENCH_GRANTS ?? 'password,refresh_token').split(',');
 const TARGET_BASELINE = 0.9;
 const TARGET_PEER = 1.0;
@@ -76,7 +85,9 @@ async function post(port, form) {
 }
 
 /** The form each grant sends to one server: the refresh grant needs that server's own refresh token. */
-async function formFor(grant, port) {
+async function formFor(grant, server) {
+  if (server.refreshForm) return server.refreshForm;
+  const port = server.port;
   if (grant === 'password') return PASSWORD_FORM;
   const login = await post(port, { ...PASSWORD_FORM, access_type: 'offline' });
   if (!login.refresh_token) throw new Error(`no refresh token from ${port}`);
@@ -97,11 +108,11 @@ async function checkSameTokens(grant, servers, forms) {
   console.log(`${grant}: same token shape from all three (${ours}); ${CONTENDERS.map((n) => `${n} ${tokens[n].length} bytes`).join(', ')}`);
 }
 
-function load(port, form, seconds) {
+function load(port, form, seconds, connections = CONNECTIONS) {
   return new Promise((resolve, reject) => {
     autocannon({
       url: `http://127.0.0.1:${port}/token`, method: 'POST', headers: HEADERS, body: new URLSearchParams(form).toString(),
-      connections: CONNECTIONS, duration: seconds,
+      connections, duration: seconds,
     }, (err, result) => {
       if (err) return reject(err);
       if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
@@ -118,25 +129,48 @@ const median = (list) => {
   return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 
-async function compare(grant, servers) {
+async function compare(grant, servers, names = CONTENDERS, connections = CONNECTIONS, label = grant) {
   const forms = {};
-  for (const name of CONTENDERS) forms[name] = await formFor(grant, servers[name].port);
-  await checkSameTokens(grant, servers, forms);
-  for (const name of CONTENDERS) await load(servers[name].port, forms[name], WARMUP);
-  const runs = Object.fromEntries(CONTENDERS.map((n) => [n, { rps: [], cpu: [] }]));
+  for (const name of names) forms[name] = await formFor(grant, servers[name]);
+  if (names === CONTENDERS) await checkSameTokens(grant, servers, forms);
+  for (const name of names) await load(servers[name].port, forms[name], WARMUP, connections);
+  const runs = Object.fromEntries(names.map((n) => [n, { rps: [], cpu: [] }]));
   for (let round = 0; round < ROUNDS; round += 1) {
     // Rotate who goes first, so no contender always runs after the same one.
-    const order = CONTENDERS.map((_, i) => CONTENDERS[(i + round) % CONTENDERS.length]);
+    const order = names.map((_, i) => names[(i + round) % names.length]);
     for (const name of order) {
       const before = await servers[name].cpuMicros();
-      const result = await load(servers[name].port, forms[name], DURATION);
+      const result = await load(servers[name].port, forms[name], DURATION, connections);
       const cpu = (await servers[name].cpuMicros() - before) / result.requests.total;
       runs[name].rps.push(result.requests.average);
       runs[name].cpu.push(cpu);
-      console.log(`${grant} round ${round + 1} ${name.padEnd(12)} ${result.requests.average.toFixed(0).padStart(6)} req/s  p50 ${result.latency.p50} ms  p99 ${result.latency.p99} ms  ${cpu.toFixed(0)} CPU µs/token`);
+      console.log(`${label} round ${round + 1} ${name.padEnd(12)} ${result.requests.average.toFixed(0).padStart(6)} req/s  p50 ${result.latency.p50} ms  p99 ${result.latency.p99} ms  ${cpu.toFixed(0)} CPU µs/token`);
     }
   }
-  return Object.fromEntries(CONTENDERS.map((n) => [n, { rps: median(runs[n].rps), cpu: median(runs[n].cpu) }]));
+  return Object.fromEntries(names.map((n) => [n, { rps: median(runs[n].rps), cpu: median(runs[n].cpu) }]));
+}
+
+/** The shipped demo's refresh grant answers like the others: an ES256 token for what alice asked. */
+async function checkDemoToken(demo) {
+  const body = await post(demo.port, demo.refreshForm);
+  const claims = decodeJwt(body.access_token);
+  if (decodeProtectedHeader(body.access_token).alg !== 'ES256' || claims.sub !== 'alice' || JSON.stringify(claims.access) !== '[{"type":"repository","name":"alice/hello","actions":["pull"]}]') {
+    throw new Error(`the demo's refresh grant answered an unexpected token: ${JSON.stringify(claims)}`);
+  }
+  console.log(`refresh_token (demo as shipped): ES256 token for alice/hello pull, ${body.access_token.length} bytes`);
+}
+
+function reportDemo(r) {
+  const met = (ratio, target) => `target >= ${target}: ${ratio >= target ? 'met' : 'NOT met'}`;
+  const vsBase = r.demo.rps / r.baseline.rps;
+  const vsPeer = r.demo.rps / r.oauth2server.rps;
+  console.log(`\nrefresh_token grant, demo as shipped — medians of ${ROUNDS} rounds × ${DURATION} s, ${DEMO_CONNECTIONS} connections, after ${WARMUP} s warm-up, rotating with the two below`);
+  console.log(`  baseline (express.urlencoded + jose SignJWT)   ${r.baseline.rps.toFixed(0).padStart(6)} tokens/s  ${r.baseline.cpu.toFixed(0)} CPU µs/token`);
+  console.log(`  @node-oauth/oauth2-server (same JWT)           ${r.oauth2server.rps.toFixed(0).padStart(6)} tokens/s  ${r.oauth2server.cpu.toFixed(0)} CPU µs/token`);
+  console.log(`  demo as shipped (npm run demo: logs at info,   ${r.demo.rps.toFixed(0).padStart(6)} tokens/s  ${r.demo.cpu.toFixed(0)} CPU µs/token`);
+  console.log('    metrics on, htpasswd lookup, default ACL)');
+  console.log(`  ratio demo / baseline                          ${vsBase.toFixed(3)}  (${met(vsBase, TARGET_BASELINE)}); by CPU per token ${(r.baseline.cpu / r.demo.cpu).toFixed(3)}`);
+  console.log(`  ratio demo / oauth2-server                     ${vsPeer.toFixed(3)}  (${met(vsPeer, TARGET_PEER)}; moonshot ${TARGET_MOONSHOT}: ${vsPeer >= TARGET_MOONSHOT ? 'met' : 'not met'}); by CPU per token ${(r.oauth2server.cpu / r.demo.cpu).toFixed(3)}`);
 }
 
 function report(grant, r) {
@@ -158,7 +192,7 @@ async function profile(name, grant) {
   const server = await startServer(name, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
   let requests;
   try {
-    requests = (await load(server.port, await formFor(grant, server.port), WARMUP + DURATION)).requests.total;
+    requests = (await load(server.port, await formFor(grant, server), WARMUP + DURATION)).requests.total;
   } finally {
     await server.stop();
   }
@@ -191,13 +225,22 @@ function printProfiles(ours, base) {
 
 const servers = {};
 const results = {};
+let demoResult;
 try {
   for (const name of CONTENDERS) servers[name] = await startServer(name);
   for (const grant of GRANTS) results[grant] = await compare(grant, servers);
+  if (WITH_DEMO) {
+    servers.demo = await startShippedDemo();
+    const { refreshToken } = await servers.demo.login();
+    servers.demo.refreshForm = { client_id: 'bench', grant_type: 'refresh_token', refresh_token: refreshToken, scope: 'repository:alice/hello:pull', service: 'registry.local' };
+    await checkDemoToken(servers.demo);
+    demoResult = await compare('refresh_token', servers, ['demo', 'baseline', 'oauth2server'], DEMO_CONNECTIONS, 'refresh_token (demo)');
+  }
 } finally {
   await Promise.all(Object.values(servers).map((s) => s.stop()));
 }
 for (const grant of GRANTS) report(grant, results[grant]);
+if (demoResult) reportDemo(demoResult);
 console.log('\n(2-core machine shared with other work: figures are noisy; compare the ratios, each from the same run.)');
 if (process.argv.includes('--profile')) {
   const grant = process.env.BENCH_PROFILE_GRANT ?? 'password';

@@ -3,9 +3,11 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { listenEngine, type EngineListener } from 'dockgate';
 import { pino } from 'pino';
+import { Counter } from 'prom-client';
 import { createDemoApp } from './app.js';
 import { banner } from './banner.js';
 import { loadOrCreateKey } from './dev-key.js';
+import { logDestination } from './log-destination.js';
 import { DemoUsageError, help, parseDemoOptions } from './options.js';
 
 /** How long in-flight requests get to finish on Ctrl-C. */
@@ -44,9 +46,20 @@ async function main(): Promise<void> {
   const port = typeof address === 'object' && address ? address.port : options.port;
   const publicUrl = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
 
-  // JSON lines on stdout (pino's default destination); the banner goes there too, before them.
-  const logger = pino({ level: options.logLevel, base: { name: 'dockgate-demo' } });
+  // JSON lines on stdout, written off the event loop with a bounded buffer (log-destination.ts);
+  // the banner goes there too, before them.
+  const logs = logDestination();
+  const logger = pino({ level: options.logLevel, base: { name: 'dockgate-demo' } }, logs.stream);
   const demo = createDemoApp(options, key, publicUrl, { logger });
+  new Counter({
+    name: 'dockgate_demo_log_lines_dropped_total',
+    help: 'Log lines dropped because stdout did not keep up and the log buffer was full',
+    registers: [demo.registry],
+    collect() {
+      this.reset();
+      this.inc(logs.dropped());
+    },
+  });
   app = demo.app;
   let engine: EngineListener;
   try {

@@ -182,6 +182,13 @@ describeWithPeers('the demo app, watched through /metrics and its pino log lines
     });
   });
 
+  describe('log lines dropped because stdout fell behind are counted (the log buffer is bounded)', () => {
+    test('the counter is served, at 0 while stdout is read', async () => {
+      const m = await scrape();
+      expect(m.get('dockgate_demo_log_lines_dropped_total')).toBe(0);
+    });
+  });
+
   describe('one log line per container lifecycle event', () => {
     test('create, start and die of a container, with its name and image, never its command', async () => {
       const headers = { authorization: `Bearer ${aliceToken}`, 'content-type': 'application/json' };

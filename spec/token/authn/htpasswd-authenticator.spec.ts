@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import bcrypt from 'bcryptjs';
-import { mkdtempSync, rmSync, writeFileSync, renameSync, unlinkSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants, mkdtempSync, openSync, rmSync, writeFileSync, renameSync, unlinkSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -207,5 +209,36 @@ describe('a file source is re-read when the file changes', () => {
     writeFileSync(file, `${bob}\n`);
     const results = await Promise.all([1, 2, 3].map(() => ask(authenticate, 'bob', 'bob-pw')));
     expect(results).toEqual([{ subject: 'bob' }, { subject: 'bob' }, { subject: 'bob' }]);
+  });
+});
+
+describe('a file source checks for changes without waiting on the libuv threadpool (where signing runs)', () => {
+  test('lookup and authentication answer while every threadpool thread is busy, and a change is still seen afterwards', async () => {
+    const file = join(dir, 'busy-pool');
+    writeFileSync(file, `${alice}\n`);
+    const authenticate = htpasswdAuthenticator({ file });
+    // Each open of a FIFO for reading holds a threadpool thread until a writer opens it.
+    const fifo = join(dir, 'busy-pool.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const threads = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
+    const held = Array.from({ length: threads }, () => open(fifo, 'r'));
+    // A job queued now (an fs.promises.stat) could only run after the FIFO is opened for writing.
+    const canary = open(file, 'r').then((h) => h.close()).then(() => 'pool free');
+    const timeout = (ms: number) => new Promise<string>((resolve) => setTimeout(() => resolve('timed out'), ms).unref());
+    let writer: number | undefined;
+    try {
+      await expect(Promise.race([canary, timeout(200)])).resolves.toBe('timed out');
+      await expect(Promise.race([authenticate.lookup!('alice'), timeout(2000)])).resolves.toBe('active');
+      await expect(Promise.race([authenticate.lookup!('bob'), timeout(2000)])).resolves.toBe('unknown');
+    } finally {
+      writer = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+      for (const handle of await Promise.all(held)) await handle.close();
+      closeSync(writer);
+      await canary;
+    }
+    writeFileSync(`${file}.new`, `${bob}\n`);
+    renameSync(`${file}.new`, file);
+    await expect(authenticate.lookup!('alice')).resolves.toBe('unknown');
+    await expect(ask(authenticate, 'bob', 'bob-pw')).resolves.toEqual({ subject: 'bob' });
   });
 });

@@ -1,0 +1,79 @@
+// The demo process as `npm run demo` starts it (node demo/dist/main.js, default flags but for the
+// port, --state-dir and --engine-socket): request logs at info on stdout, metrics on, htpasswd
+// logins, the default ACL, the sandbox runtime. Its stdout goes to a `cat` that reads it at once
+// and discards it, as a terminal or a log collector drains a pipe (not the bench's own event loop,
+// which is busy driving the load). CPU time is read from /proc, as for any process.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+/** Clock ticks per second of /proc/PID/stat (USER_HZ: 100 on Linux). */
+const TICKS = 100;
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer().once('error', reject).listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** CPU time (user + system, every thread) of a process so far, in µs. */
+export function processCpuMicros(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / TICKS;
+}
+
+/** Starts the demo; resolves once it answers on its port. */
+export async function startShippedDemo() {
+  const state = mkdtempSync(join(tmpdir(), 'dockgate-bench-shipped-demo-'));
+  const port = await freePort();
+  const drain = spawn('cat', [], { stdio: ['pipe', 'ignore', 'inherit'] });
+  const demo = spawn(process.execPath, [
+    join(root, 'demo/dist/main.js'), '--port', String(port), '--state-dir', state, '--engine-socket', join(state, 'engine.sock'),
+  ], { cwd: root, stdio: ['ignore', drain.stdin, 'inherit'] });
+  // The demo holds its own copy of the pipe's write end; cat sees EOF when the demo exits.
+  drain.stdin.destroy();
+  let exited = false;
+  const exit = new Promise((resolve) => demo.once('exit', (code, signal) => { exited = true; resolve({ code, signal }); }));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (exited) throw new Error(`the demo exited before answering: ${JSON.stringify(await exit)}`);
+    try {
+      if ((await fetch(`${url}/v2/`)).status === 401) break;
+    } catch { /* not listening yet */ }
+    if (Date.now() > deadline) throw new Error('the demo did not answer within 60 s');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const basic = `Basic ${Buffer.from('alice:wonderland').toString('base64')}`;
+  return {
+    url,
+    port,
+    pid: demo.pid,
+    cpuMicros: async () => processCpuMicros(demo.pid),
+    /** `docker login` then a pull's GET: a token for alice/hello (pull) and a refresh token (bcrypt runs once, here). */
+    login: async (scope = 'repository:alice/hello:pull') => {
+      const query = new URLSearchParams({ service: 'registry.local', scope, offline_token: 'true', client_id: 'bench' });
+      const res = await fetch(`${url}/token?${query}`, { headers: { authorization: basic } });
+      const body = await res.json();
+      if (res.status !== 200 || !body.refresh_token) throw new Error(`demo login answered ${res.status} ${JSON.stringify(body)}`);
+      return { accessToken: body.token ?? body.access_token, refreshToken: body.refresh_token };
+    },
+    stop: async () => {
+      if (!exited) {
+        demo.kill('SIGINT');
+        const timer = setTimeout(() => demo.kill('SIGKILL'), 10_000);
+        await exit;
+        clearTimeout(timer);
+      }
+      drain.kill();
+      rmSync(state, { recursive: true, force: true });
+    },
+  };
+}
