@@ -1,31 +1,36 @@
 import type { LocalContainer } from './local-container.js';
+import { healthSuffix } from './healthcheck.js';
+import { restartPolicyOf } from './restart-supervisor.js';
 
 const ZERO_TIME = '0001-01-01T00:00:00Z';
 
 /** `GET /containers/{id}/json` for a local container (the fields real clients read). */
 export function inspectView(c: LocalContainer): Record<string, unknown> {
-  const running = c.status === 'running';
+  // dockerd's restarting container is Running (and Restarting) until its restart or a stop.
+  const restarting = c.restarting === true;
+  const running = c.status === 'running' || restarting;
   return {
     Id: c.id,
     Created: c.created.toISOString(),
     Path: c.argv[0] ?? '',
     Args: c.argv.slice(1),
     State: {
-      Status: c.paused === true && running ? 'paused' : c.status,
+      Status: restarting ? 'restarting' : c.paused === true && running ? 'paused' : c.status,
       Running: running,
       Paused: c.paused === true && running,
-      Restarting: false,
+      Restarting: restarting,
       OOMKilled: c.oomKilled === true,
       Dead: false,
-      Pid: running ? c.pid : 0,
+      Pid: c.status === 'running' ? c.pid : 0,
       ExitCode: c.exitCode,
       Error: c.error,
       StartedAt: c.startedAt?.toISOString() ?? ZERO_TIME,
       FinishedAt: c.finishedAt?.toISOString() ?? ZERO_TIME,
+      ...(c.health ? { Health: { Status: c.health.Status, FailingStreak: c.health.FailingStreak, Log: c.health.Log } } : {}),
     },
     Image: c.image.id,
     Name: `/${c.name}`,
-    RestartCount: 0,
+    RestartCount: c.restartCount ?? 0,
     Driver: 'dockgate',
     Platform: 'linux',
     HostConfig: {
@@ -35,7 +40,7 @@ export function inspectView(c: LocalContainer): Record<string, unknown> {
       LogConfig: { Type: 'json-file', Config: {} },
       NetworkMode: c.body.HostConfig?.NetworkMode ?? 'default',
       AutoRemove: c.autoRemove,
-      RestartPolicy: { Name: '', MaximumRetryCount: 0 },
+      RestartPolicy: restartPolicyOf(c.body.HostConfig),
     },
     Mounts: [],
     Config: {
@@ -53,6 +58,7 @@ export function inspectView(c: LocalContainer): Record<string, unknown> {
       WorkingDir: c.body.WorkingDir ?? '',
       Entrypoint: c.body.Entrypoint ?? c.image.entrypoint ?? null,
       Labels: c.labels,
+      ...(c.body.Healthcheck ? { Healthcheck: c.body.Healthcheck } : {}),
     },
     // testcontainers maps `NetworkSettings.Ports` right after start; dockerd sends {} when nothing is published.
     NetworkSettings: { Ports: {}, Networks: {} },
@@ -70,7 +76,7 @@ export function summaryView(c: LocalContainer, now = Date.now()): Record<string,
     Created: Math.floor(c.created.getTime() / 1000),
     Ports: [],
     Labels: c.labels,
-    State: c.paused === true && c.status === 'running' ? 'paused' : c.status,
+    State: c.restarting === true ? 'restarting' : c.paused === true && c.status === 'running' ? 'paused' : c.status,
     Status: humanStatus(c, now),
     HostConfig: { NetworkMode: c.body.HostConfig?.NetworkMode ?? 'default' },
     NetworkSettings: { Networks: {} },
@@ -80,9 +86,10 @@ export function summaryView(c: LocalContainer, now = Date.now()): Record<string,
 
 /** The Status column of `docker ps`, worded as dockerd words it. */
 function humanStatus(c: LocalContainer, now: number): string {
+  if (c.restarting === true) return `Restarting (${c.exitCode}) ${humanDuration(now - (c.finishedAt?.getTime() ?? now))} ago`;
   switch (c.status) {
     case 'running':
-      return `Up ${humanDuration(now - (c.startedAt?.getTime() ?? now))}${c.paused === true ? ' (Paused)' : ''}`;
+      return `Up ${humanDuration(now - (c.startedAt?.getTime() ?? now))}${c.paused === true ? ' (Paused)' : healthSuffix(c.health)}`;
     case 'exited':
       return `Exited (${c.exitCode}) ${humanDuration(now - (c.finishedAt?.getTime() ?? now))} ago`;
     case 'removing':
