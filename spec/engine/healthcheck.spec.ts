@@ -86,6 +86,9 @@ describe('a passing check makes the container healthy: State.Health, its log, th
     const events = await request(app).get(`/v1.41/events?since=${since}&until=${Date.now() / 1000 + 1}&filters=${encodeURIComponent(JSON.stringify({ container: { [id]: true } }))}`).buffer(true).parse(text);
     const actions = (events.body as string).trim().split('\n').map((l) => (JSON.parse(l) as { Action: string }).Action);
     expect(actions).toContain('health_status: healthy');
+    // `--filter event=health_status` matches the event with its status, as dockerd's filter does.
+    const filtered = await request(app).get(`/v1.41/events?since=${since}&until=${Date.now() / 1000 + 1}&filters=${encodeURIComponent(JSON.stringify({ container: { [id]: true }, event: { health_status: true } }))}`).buffer(true).parse(text);
+    expect((filtered.body as string).trim().split('\n').map((l) => (JSON.parse(l) as { Action: string }).Action)).toEqual(['health_status: healthy']);
     await request(app).post(`/v1.41/containers/${id}/kill`);
   });
   test('the log keeps the last 5 results', async () => {
