@@ -98,6 +98,12 @@ export interface LocalExecutor {
    * `output.log`) so they survive a restart. Defaults to none: containers live in memory only.
    */
   stateDir?: string;
+  /**
+   * Directory of named volumes (`local` driver: `<dir>/<name>/_data`), for an executor that
+   * mounts host directories (Binds). Optional: without it named volumes are refused as the
+   * executor refuses them, and the volume routes list none and answer 501 for the rest.
+   */
+  volumesDir?: string;
   /** Frees what the executor keeps for a removed container (e.g. its root filesystem copy). Optional. */
   removed?(id: string): void;
   /**

@@ -27,6 +27,8 @@ import { ContainerRecords, restoredContainer, type RestoredContainer } from './c
 import type { ImageOperations } from '../operations/image-operations.js';
 import { ContainerLifecycle } from './container-lifecycle.js';
 import { HEALTH_FILTER_VALUES } from './healthcheck.js';
+import { LocalVolumes, mountsOf } from './local-volumes.js';
+import type { VolumeOperations } from '../operations/volume-operations.js';
 
 /**
  * The container lifecycle shared by the sandbox, process and scripted runtimes: a table of
@@ -50,6 +52,8 @@ export class LocalRuntime implements ContainerRuntime {
   private readonly records: ContainerRecords | undefined;
   /** Healthchecks and the restart supervisor (container-lifecycle.ts). */
   private readonly lifecycle: ContainerLifecycle;
+  /** Named volumes, when the executor keeps them (local-volumes.ts). */
+  private readonly volumes: LocalVolumes | undefined;
 
   constructor(
     readonly name: string,
@@ -95,6 +99,15 @@ export class LocalRuntime implements ContainerRuntime {
       this.loadImages = (request) => ops.loadImages(request);
       this.login = (request) => ops.login(request);
     }
+    if (executor.volumesDir !== undefined) {
+      const volumes = new LocalVolumes(executor.volumesDir, name, () => this.table.all().map((c) => ({ id: c.id, body: c.body })));
+      this.volumes = volumes;
+      this.listVolumes = async (filters) => volumes.list(filters);
+      this.inspectVolume = async (volume) => volumes.inspect(volume);
+      this.createVolume = async (body) => volumes.create(body);
+      this.removeVolume = async (volume, force) => volumes.remove(volume, force);
+      this.pruneVolumes = async (filters) => volumes.prune(filters);
+    }
     if (executor.stateDir !== undefined) {
       this.records = new ContainerRecords(executor.stateDir);
       for (const restored of this.records.loadAll()) this.restore(restored);
@@ -123,8 +136,12 @@ export class LocalRuntime implements ContainerRuntime {
   loadImages?: ImageOperations['loadImages'];
   readonly listNetworks: LocalCatalog['listNetworks'] = (filters) => this.catalog.listNetworks(filters);
   readonly inspectNetwork: LocalCatalog['inspectNetwork'] = (ref, o) => this.catalog.inspectNetwork(ref, o);
-  readonly listVolumes: LocalCatalog['listVolumes'] = () => this.catalog.listVolumes();
-  readonly inspectVolume: LocalCatalog['inspectVolume'] = (name) => this.catalog.inspectVolume(name);
+  readonly listVolumes: VolumeOperations['listVolumes'] = () => this.catalog.listVolumes();
+  readonly inspectVolume: VolumeOperations['inspectVolume'] = (name) => this.catalog.inspectVolume(name);
+  /** Only with the executor's `volumesDir`; otherwise the routes answer 501. */
+  createVolume?: VolumeOperations['createVolume'];
+  removeVolume?: VolumeOperations['removeVolume'];
+  pruneVolumes?: VolumeOperations['pruneVolumes'];
 
   async create({ name, body: sent }: CreateRequest): Promise<{ id: string; warnings: string[] }> {
     const ref = familiarImageRef(sent.Image);
@@ -133,7 +150,8 @@ export class LocalRuntime implements ContainerRuntime {
     const applied = applyImageConfig(sent, image);
     const { argv, env, labels } = applied;
     const body = this.lifecycle.prepare(applied.body, image);
-    this.executor.validate?.(body, image);
+    // The executor checks the body as it will run it: named volumes as binds of their directories.
+    this.executor.validate?.(this.volumes?.resolve(body) ?? body, image);
     if (argv.length === 0) throw EngineError.invalidParameter('No command specified');
     if (this.table.size >= this.limits.maxContainers) {
       // dockerd has no such limit; 409 tells the client the state must change (remove some) first.
@@ -202,7 +220,7 @@ export class LocalRuntime implements ContainerRuntime {
         image: c.image,
         openStdin: c.openStdin,
         id: c.id,
-        body: c.body,
+        body: this.volumes?.resolve(c.body) ?? c.body,
         tty: c.tty,
         output: (stream, data) => {
           c.log.append(c.tty ? 1 : stream, data);
@@ -304,7 +322,8 @@ export class LocalRuntime implements ContainerRuntime {
   }
 
   async inspect(ref: string): Promise<Record<string, unknown>> {
-    return inspectView(this.table.resolve(ref));
+    const c = this.table.resolve(ref);
+    return { ...inspectView(c), Mounts: mountsOf(c.body, this.volumes && ((name) => this.volumes!.mountpoint(name))) };
   }
 
   async list({ all, limit, filters }: ListOptions): Promise<Record<string, unknown>[]> {

@@ -144,6 +144,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     image: () => undefined,
     networks: ['host', 'none'],
     stateDir: containersDir,
+    // Named volumes (`local` driver): directories under the state dir, bound in like Binds.
+    volumesDir: join(stateDir, 'volumes'),
     imageStore: (usage) => {
       store = ImageStore.open(join(stateDir, 'images'), { usage, insecureRegistries }).then(async (opened) => {
         // The offline busybox: only names that mean no image yet (a pulled busybox is kept).
