@@ -55,3 +55,22 @@ d('process runtime exec: the image\'s program with the exec\'s argv (unconfined)
     await request(app).delete(`/v1.41/containers/${id}?force=1`);
   });
 });
+
+d('process runtime healthchecks: run as its exec runs (a host process, unconfined like the container)', () => {
+  test('a CMD-SHELL check runs through the image\'s program (sh applet) with the container\'s environment: healthy', async () => {
+    const created = await request(app).post('/v1.41/containers/create').send({
+      Image: 'busybox', Cmd: ['sleep', '300'], Env: ['IN_CONTAINER=yes'],
+      Healthcheck: { Test: ['CMD-SHELL', 'echo probe-$IN_CONTAINER'], Interval: 20e6 },
+    });
+    const id = created.body.Id as string;
+    expect((await request(app).post(`/v1.41/containers/${id}/start`)).status).toBe(204);
+    let health: { Status: string; Log: { ExitCode: number; Output: string }[] } | undefined;
+    for (let i = 0; i < 100 && health?.Status !== 'healthy'; i += 1) {
+      await new Promise((r) => setTimeout(r, 20));
+      health = (await request(app).get(`/v1.41/containers/${id}/json`)).body.State.Health;
+    }
+    expect(health?.Status).toBe('healthy');
+    expect(health?.Log[0]).toMatchObject({ ExitCode: 0, Output: 'probe-yes\n' });
+    await request(app).delete(`/v1.41/containers/${id}?force=1`);
+  });
+});

@@ -157,13 +157,13 @@ d('sandbox runtime: isolation fields it cannot honor are refused with a 400 nami
       expect(r.json.message).toContain(`HostConfig.${field}`);
     });
   }
-  test('a named volume in Binds is refused, naming HostConfig.Binds', async () => {
-    const r = await create({ Cmd: ['true'], HostConfig: { Binds: ['vol:/data'] } });
+  test('a Binds source that is neither an absolute path nor a volume name is refused in dockerd\'s words', async () => {
+    const r = await create({ Cmd: ['true'], HostConfig: { Binds: ['./rel:/data'] } });
     expect(r.status).toBe(400);
-    expect(r.json.message).toContain('HostConfig.Binds');
+    expect(r.json.message).toContain('"./rel" includes invalid characters for a local volume name');
   });
-  test('a volume Mount is refused, naming HostConfig.Mounts', async () => {
-    const r = await create({ Cmd: ['true'], HostConfig: { Mounts: [{ Type: 'volume', Source: 'v', Target: '/v' }] } });
+  test('an anonymous volume Mount (no Source) is refused, naming HostConfig.Mounts', async () => {
+    const r = await create({ Cmd: ['true'], HostConfig: { Mounts: [{ Type: 'volume', Target: '/v' }] } });
     expect(r.status).toBe(400);
     expect(r.json.message).toContain('HostConfig.Mounts');
   });

@@ -103,9 +103,12 @@ describeWithPeers('Docker CLI 28 against the sandbox runtime: memory, CPU and pi
   test('docker update of what the sandbox cannot change is refused, naming the field', async () => {
     const name = `dg-update-refused-${Date.now()}`;
     expect((await cli('run', '-d', '--name', name, 'busybox', 'sleep', '30')).code).toBe(0);
-    const r = await cli('update', '--restart', 'always', name);
+    const r = await cli('update', '--blkio-weight', '500', name);
     expect(r.code).not.toBe(0);
-    expect(r.stderr).toContain('RestartPolicy: updating containers is not supported by the sandbox runtime');
+    expect(r.stderr).toContain('BlkioWeight: updating containers is not supported by the sandbox runtime');
+    // The restart policy is the supervisor's, so it is updated (as dockerd allows).
+    expect(await cli('update', '--restart', 'always', name)).toMatchObject({ code: 0 });
+    expect((await cli('inspect', '-f', '{{.HostConfig.RestartPolicy.Name}}', name)).stdout).toBe('always\n');
     await cli('rm', '-f', name);
   });
   test('limits dockerd refuses are refused in its words: --memory 1m, --cpus 99', async () => {

@@ -6,6 +6,7 @@ import type { ContainerCreateBody } from '../types.js';
 import type { LocalContainer, LocalImage, LocalStatus } from './local-container.js';
 import { PassThrough } from 'node:stream';
 import { OutputLog, type LogChunk } from './output-log.js';
+import type { HealthState } from './healthcheck.js';
 
 /**
  * dockerd's exit code for a container found running when the daemon comes back without
@@ -33,6 +34,9 @@ export interface ContainerRecord {
   error: string;
   startedAt?: string;
   finishedAt?: string;
+  restartCount?: number;
+  manuallyStopped?: boolean;
+  health?: HealthState;
 }
 
 /** A container read back at start, with its kept output. */
@@ -138,6 +142,9 @@ export function recordOf(c: LocalContainer): ContainerRecord {
     error: c.error,
     ...(c.startedAt ? { startedAt: c.startedAt.toISOString() } : {}),
     ...(c.finishedAt ? { finishedAt: c.finishedAt.toISOString() } : {}),
+    ...(c.restartCount ? { restartCount: c.restartCount } : {}),
+    ...(c.manuallyStopped ? { manuallyStopped: true } : {}),
+    ...(c.health ? { health: c.health } : {}),
   };
 }
 
@@ -182,6 +189,9 @@ export function restoredContainer({ record, log }: RestoredContainer, maxLogByte
     stdin: record.openStdin ? new PassThrough() : undefined,
     exitWaiters: new Set(),
     removeWaiters: new Set(),
+    ...(record.restartCount ? { restartCount: record.restartCount } : {}),
+    ...(record.manuallyStopped ? { manuallyStopped: true } : {}),
+    ...(record.health ? { health: record.health } : {}),
   };
 }
 

@@ -1,32 +1,37 @@
 import type { LocalContainer } from './local-container.js';
 import { HOST_CONFIG_DEFAULTS } from './host-config-defaults.js';
+import { healthSuffix } from './healthcheck.js';
+import { restartPolicyOf } from './restart-supervisor.js';
 
 const ZERO_TIME = '0001-01-01T00:00:00Z';
 
 /** `GET /containers/{id}/json` for a local container (the fields real clients read). */
 export function inspectView(c: LocalContainer): Record<string, unknown> {
-  const running = c.status === 'running';
+  // dockerd's restarting container is Running (and Restarting) until its restart or a stop.
+  const restarting = c.restarting === true;
+  const running = c.status === 'running' || restarting;
   return {
     Id: c.id,
     Created: c.created.toISOString(),
     Path: c.argv[0] ?? '',
     Args: c.argv.slice(1),
     State: {
-      Status: c.paused === true && running ? 'paused' : c.status,
+      Status: restarting ? 'restarting' : c.paused === true && running ? 'paused' : c.status,
       Running: running,
       Paused: c.paused === true && running,
-      Restarting: false,
+      Restarting: restarting,
       OOMKilled: c.oomKilled === true,
       Dead: false,
-      Pid: running ? c.pid : 0,
+      Pid: c.status === 'running' ? c.pid : 0,
       ExitCode: c.exitCode,
       Error: c.error,
       StartedAt: c.startedAt?.toISOString() ?? ZERO_TIME,
       FinishedAt: c.finishedAt?.toISOString() ?? ZERO_TIME,
+      ...(c.health ? { Health: { Status: c.health.Status, FailingStreak: c.health.FailingStreak, Log: c.health.Log } } : {}),
     },
     Image: c.image.id,
     Name: `/${c.name}`,
-    RestartCount: 0,
+    RestartCount: c.restartCount ?? 0,
     Driver: 'dockgate',
     Platform: 'linux',
     // dockerd's paths and labels of files and security profiles a local container does not have: empty, as dockerd shows an unset one.
@@ -47,7 +52,7 @@ export function inspectView(c: LocalContainer): Record<string, unknown> {
       LogConfig: { Type: 'json-file', Config: {} },
       NetworkMode: c.body.HostConfig?.NetworkMode ?? 'default',
       AutoRemove: c.autoRemove,
-      RestartPolicy: { Name: '', MaximumRetryCount: 0 },
+      RestartPolicy: restartPolicyOf(c.body.HostConfig),
     },
     Mounts: [],
     Config: {
@@ -71,6 +76,7 @@ export function inspectView(c: LocalContainer): Record<string, unknown> {
       // dockerd sends these two only when set (omitempty); docker-py reads StopTimeout back.
       ...(typeof c.body.StopSignal === 'string' && c.body.StopSignal !== '' ? { StopSignal: c.body.StopSignal } : {}),
       ...(typeof c.body.StopTimeout === 'number' ? { StopTimeout: c.body.StopTimeout } : {}),
+      ...(c.body.Healthcheck ? { Healthcheck: c.body.Healthcheck } : {}),
     },
     // testcontainers maps `NetworkSettings.Ports` right after start; dockerd sends {} when nothing is published.
     NetworkSettings: { Ports: {}, Networks: {} },
@@ -98,7 +104,7 @@ export function summaryView(c: LocalContainer, now = Date.now()): Record<string,
     Created: Math.floor(c.created.getTime() / 1000),
     Ports: [],
     Labels: c.labels,
-    State: c.paused === true && c.status === 'running' ? 'paused' : c.status,
+    State: c.restarting === true ? 'restarting' : c.paused === true && c.status === 'running' ? 'paused' : c.status,
     Status: humanStatus(c, now),
     HostConfig: { NetworkMode: c.body.HostConfig?.NetworkMode ?? 'default' },
     NetworkSettings: { Networks: {} },
@@ -108,9 +114,10 @@ export function summaryView(c: LocalContainer, now = Date.now()): Record<string,
 
 /** The Status column of `docker ps`, worded as dockerd words it. */
 function humanStatus(c: LocalContainer, now: number): string {
+  if (c.restarting === true) return `Restarting (${c.exitCode}) ${humanDuration(now - (c.finishedAt?.getTime() ?? now))} ago`;
   switch (c.status) {
     case 'running':
-      return `Up ${humanDuration(now - (c.startedAt?.getTime() ?? now))}${c.paused === true ? ' (Paused)' : ''}`;
+      return `Up ${humanDuration(now - (c.startedAt?.getTime() ?? now))}${c.paused === true ? ' (Paused)' : healthSuffix(c.health)}`;
     case 'exited':
       return `Exited (${c.exitCode}) ${humanDuration(now - (c.finishedAt?.getTime() ?? now))} ago`;
     case 'removing':

@@ -108,7 +108,8 @@ function matches(e: EngineEvent, filters: EngineFilters): boolean {
     [...labels].every((l) => labelMatches(attrs, l));
   return (
     want('type', e.Type) &&
-    want('event', e.Action) &&
+    // dockerd matches `health_status`, `exec_create` and `exec_start` without the `: …` detail too (events/filter.go).
+    want('event', e.Action, /^(health_status|exec_create|exec_start):/.test(e.Action) ? e.Action.slice(0, e.Action.indexOf(':')) : undefined) &&
     want('container', ...(e.Type === 'container' ? [e.Actor.ID, attrs.name] : [])) &&
     // An image event's actor is the image itself (its id, and the reference in `name`).
     want('image', ...(e.Type === 'image' ? [e.Actor.ID, attrs.name] : [attrs.image])) &&

@@ -11,6 +11,7 @@ import type { LocalContainer } from './local-container.js';
 import { labelMatches } from './label-filter.js';
 import { sampleProcesses, statsJson, type ProcSample } from './proc-stats.js';
 import { parseUntil } from './until-filter.js';
+import { restarts, restartPolicyOf, validateRestartPolicy } from './restart-supervisor.js';
 
 /** What the operations need from the runtime that owns the containers. */
 export interface LocalOpsHost {
@@ -166,17 +167,30 @@ export class LocalContainerOps {
 
   /**
    * The set fields go to the executor's `update` (the sandbox rewrites the container's cgroups);
-   * without one, or for fields it cannot honor (a restart policy needs a supervisor), they are
-   * refused, naming them. What was applied is kept in the container's HostConfig, so inspect
+   * without one, or for fields it cannot honor, they are refused, naming them. RestartPolicy is
+   * checked as dockerd checks it and kept for the restart supervisor. What was applied is kept in the container's HostConfig, so inspect
    * shows it and the next start uses it.
    */
   async update(ref: string, body: Record<string, unknown>, apply?: (c: LocalContainer, update: Record<string, unknown>) => Promise<Record<string, unknown>>): Promise<{ Warnings: string[] | null }> {
     const c = this.host.resolve(ref);
-    const set = Object.fromEntries(Object.entries(body).filter(([, v]) => isSet(v)));
-    if (Object.keys(set).length === 0) return { Warnings: null };
+    const { RestartPolicy: policy, ...set } = Object.fromEntries(Object.entries(body).filter(([, v]) => isSet(v)));
+    // The restart policy is the supervisor's (restart-supervisor.ts), not the executor's: kept here, read at the next exit.
+    if (policy !== undefined) {
+      validateRestartPolicy(policy);
+      if (c.autoRemove && restarts(restartPolicyOf({ RestartPolicy: policy }))) {
+        throw EngineError.conflict(`Cannot update container ${c.id}: Restart policy cannot be updated because AutoRemove is enabled for the container`);
+      }
+    }
+    if (Object.keys(set).length === 0) {
+      if (policy === undefined) return { Warnings: null };
+      c.body = { ...c.body, HostConfig: { ...(c.body.HostConfig ?? {}), RestartPolicy: policy } };
+      this.host.saved(c);
+      this.host.publish('update', c);
+      return { Warnings: null };
+    }
     if (!apply) throw EngineError.invalidParameter(`${Object.keys(set).join(', ')}: updating containers is not supported by the ${this.host.name} runtime`);
     const applied = await apply(c, set);
-    c.body = { ...c.body, HostConfig: { ...(c.body.HostConfig ?? {}), ...applied } };
+    c.body = { ...c.body, HostConfig: { ...(c.body.HostConfig ?? {}), ...applied, ...(policy !== undefined ? { RestartPolicy: policy } : {}) } };
     this.host.saved(c);
     this.host.publish('update', c);
     return { Warnings: null };

@@ -3,6 +3,7 @@ import type { ImageStoreApi, ImageUsage } from '../../images/image-store-types.j
 import type { ContainerCreateBody, WaitResult } from '../types.js';
 import type { OutputLog } from './output-log.js';
 import type { ContainerChange } from '../operations/container-operations.js';
+import type { HealthConfig, HealthState } from './healthcheck.js';
 
 /** An image a local runtime can run. */
 export interface LocalImage {
@@ -24,6 +25,8 @@ export interface LocalImage {
   stopSignal?: string;
   /** The image's unpacked root filesystem (read-only; e.g. for /etc/passwd lookups). */
   rootfs?: string;
+  /** The image config's Healthcheck, merged into the body's at create. */
+  healthcheck?: HealthConfig;
 }
 
 /** A started container process, as an executor reports it. */
@@ -95,6 +98,14 @@ export interface LocalExecutor {
    * `output.log`) so they survive a restart. Defaults to none: containers live in memory only.
    */
   stateDir?: string;
+  /**
+   * Directory of named volumes (`local` driver: `<dir>/<name>/_data`), for an executor that
+   * mounts host directories (Binds). Optional: without it named volumes are refused as the
+   * executor refuses them, and the volume routes list none and answer 501 for the rest.
+   */
+  volumesDir?: string;
+  /** Host owner of new volumes' directories (container root under a user namespace). Defaults to the server's own. */
+  volumeOwner?: { uid: number; gid: number };
   /** Frees what the executor keeps for a removed container (e.g. its root filesystem copy). Optional. */
   removed?(id: string): void;
   /**
@@ -173,4 +184,12 @@ export interface LocalContainer {
   process?: LocalProcess;
   exitWaiters: Set<(result: WaitResult) => void>;
   removeWaiters: Set<(result: WaitResult) => void>;
+  /** `State.Health`, once a healthcheck ran in it (kept after it exits, as dockerd keeps it). */
+  health?: HealthState;
+  /** Restarts made by its restart policy since the user last started it (inspect's RestartCount). */
+  restartCount?: number;
+  /** Exited, with a restart by its policy pending (State.Restarting). */
+  restarting?: boolean;
+  /** The user stopped or killed it last (an `unless-stopped` container stays down, even across a server restart). */
+  manuallyStopped?: boolean;
 }

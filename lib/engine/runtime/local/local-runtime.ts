@@ -25,6 +25,10 @@ import { applyImageConfig } from './image-config.js';
 import { StoreImageOperations } from './store-image-operations.js';
 import { ContainerRecords, restoredContainer, type RestoredContainer } from './container-records.js';
 import type { ImageOperations } from '../operations/image-operations.js';
+import { ContainerLifecycle } from './container-lifecycle.js';
+import { HEALTH_FILTER_VALUES } from './healthcheck.js';
+import { LocalVolumes, mountsOf } from './local-volumes.js';
+import type { VolumeOperations } from '../operations/volume-operations.js';
 
 /** How long after its exit an AutoRemove container is removed (dockerd takes about this long). */
 const AUTO_REMOVE_AFTER_MS = 200;
@@ -49,6 +53,10 @@ export class LocalRuntime implements ContainerRuntime {
   private readonly storeImages: StoreImageOperations | undefined;
   /** Where records and output are kept across restarts, when the executor says so. */
   private readonly records: ContainerRecords | undefined;
+  /** Healthchecks and the restart supervisor (container-lifecycle.ts). */
+  private readonly lifecycle: ContainerLifecycle;
+  /** Named volumes, when the executor keeps them (local-volumes.ts). */
+  private readonly volumes: LocalVolumes | undefined;
 
   constructor(
     readonly name: string,
@@ -56,6 +64,10 @@ export class LocalRuntime implements ContainerRuntime {
     private readonly limits: LocalLimits,
   ) {
     this.images = new LocalImageStore(executor.images?.() ?? [], (ref) => executor.image(ref));
+    this.lifecycle = new ContainerLifecycle(name, executor.exec?.bind(executor), (action, c) => this.bus.publish(action, eventActor(c)), {
+      start: (c) => this.start(c.id),
+      saved: (c) => void this.records?.save(c),
+    });
     this.catalog = new LocalCatalog(name, this.images, executor.networks ?? [], this.bus, () => this.table.all());
     // Exec, restart, rename, pause, top, stats, prune, update, archive (local-operations.ts).
     Object.assign(this, localOperations({
@@ -90,9 +102,22 @@ export class LocalRuntime implements ContainerRuntime {
       this.loadImages = (request) => ops.loadImages(request);
       this.login = (request) => ops.login(request);
     }
+    if (executor.volumesDir !== undefined) {
+      const volumes = new LocalVolumes(executor.volumesDir, name, () => this.table.all().map((c) => ({ id: c.id, body: c.body })), executor.volumeOwner);
+      this.volumes = volumes;
+      this.listVolumes = async (filters) => volumes.list(filters);
+      this.inspectVolume = async (volume) => volumes.inspect(volume);
+      this.createVolume = async (body) => volumes.create(body);
+      this.removeVolume = async (volume, force) => volumes.remove(volume, force);
+      this.pruneVolumes = async (filters) => volumes.prune(filters);
+    }
     if (executor.stateDir !== undefined) {
       this.records = new ContainerRecords(executor.stateDir);
       for (const restored of this.records.loadAll()) this.restore(restored);
+      // Containers their restart policy brings back start once the runtime is constructed (dockerd's restore).
+      setImmediate(() => {
+        for (const c of this.lifecycle.supervisor.comeBack(this.table.all())) this.start(c.id).catch(() => undefined);
+      });
     }
   }
 
@@ -114,15 +139,22 @@ export class LocalRuntime implements ContainerRuntime {
   loadImages?: ImageOperations['loadImages'];
   readonly listNetworks: LocalCatalog['listNetworks'] = (filters) => this.catalog.listNetworks(filters);
   readonly inspectNetwork: LocalCatalog['inspectNetwork'] = (ref, o) => this.catalog.inspectNetwork(ref, o);
-  readonly listVolumes: LocalCatalog['listVolumes'] = () => this.catalog.listVolumes();
-  readonly inspectVolume: LocalCatalog['inspectVolume'] = (name) => this.catalog.inspectVolume(name);
+  readonly listVolumes: VolumeOperations['listVolumes'] = () => this.catalog.listVolumes();
+  readonly inspectVolume: VolumeOperations['inspectVolume'] = (name) => this.catalog.inspectVolume(name);
+  /** Only with the executor's `volumesDir`; otherwise the routes answer 501. */
+  createVolume?: VolumeOperations['createVolume'];
+  removeVolume?: VolumeOperations['removeVolume'];
+  pruneVolumes?: VolumeOperations['pruneVolumes'];
 
   async create({ name, body: sent }: CreateRequest): Promise<{ id: string; warnings: string[] }> {
     const ref = familiarImageRef(sent.Image);
     const image = this.storeImages ? await this.storeImages.localImage(sent.Image) : this.images.find(sent.Image);
     if (!image) throw EngineError.notFound(`No such image: ${ref}`);
-    const { body, argv, env, labels } = applyImageConfig(sent, image);
-    this.executor.validate?.(body, image);
+    const applied = applyImageConfig(sent, image);
+    const { argv, env, labels } = applied;
+    const body = this.lifecycle.prepare(applied.body, image);
+    // The executor checks the body as it will run it: named volumes as binds of their directories.
+    this.executor.validate?.(this.volumes?.resolve(body) ?? body, image);
     if (argv.length === 0) throw EngineError.invalidParameter('No command specified');
     if (this.table.size >= this.limits.maxContainers) {
       // dockerd has no such limit; 409 tells the client the state must change (remove some) first.
@@ -177,6 +209,7 @@ export class LocalRuntime implements ContainerRuntime {
     const c = this.table.resolve(ref);
     if (c.status === 'running') throw EngineError.notModified('Container is already started');
     if (c.status === 'removing') throw EngineError.conflict('container is marked for removal and cannot be started');
+    this.lifecycle.starting(c);
     c.status = 'running';
     c.startedAt = new Date();
     c.error = '';
@@ -190,7 +223,7 @@ export class LocalRuntime implements ContainerRuntime {
         image: c.image,
         openStdin: c.openStdin,
         id: c.id,
-        body: c.body,
+        body: this.volumes?.resolve(c.body) ?? c.body,
         tty: c.tty,
         output: (stream, data) => {
           c.log.append(c.tty ? 1 : stream, data);
@@ -214,6 +247,7 @@ export class LocalRuntime implements ContainerRuntime {
     if (c.stdin && proc.stdin) c.stdin.pipe(proc.stdin).on('error', () => undefined);
     void this.records?.save(c);
     this.bus.publish('start', eventActor(c));
+    this.lifecycle.started(c);
     void proc.exited.then((code) => this.exited(c, code, resume));
   }
 
@@ -225,6 +259,7 @@ export class LocalRuntime implements ContainerRuntime {
     c.finishedAt = new Date();
     c.process = undefined;
     c.log.endRun();
+    this.lifecycle.exited(c, code);
     if (!c.autoRemove) {
       void this.records?.saveLog(c);
       void this.records?.save(c);
@@ -298,7 +333,8 @@ export class LocalRuntime implements ContainerRuntime {
   }
 
   async inspect(ref: string): Promise<Record<string, unknown>> {
-    return inspectView(this.table.resolve(ref));
+    const c = this.table.resolve(ref);
+    return { ...inspectView(c), Mounts: mountsOf(c.body, this.volumes && ((name) => this.volumes!.mountpoint(name))) };
   }
 
   async list({ all, limit, filters }: ListOptions): Promise<Record<string, unknown>[]> {
@@ -312,12 +348,17 @@ export class LocalRuntime implements ContainerRuntime {
     const statuses = pick('status');
     const labels = pick('label');
     const ancestors = pick('ancestor');
+    const health = pick('health');
+    for (const value of health ?? []) {
+      if (!(HEALTH_FILTER_VALUES as readonly string[]).includes(value)) throw EngineError.invalidParameter(`Unrecognised filter value for health: ${value}`);
+    }
     let rows = this.table
       .all()
-      .filter((c) => all || statuses !== undefined || c.status === 'running')
+      .filter((c) => all || statuses !== undefined || c.status === 'running' || c.restarting === true)
       .filter((c) => !ids || [...ids].some((p) => c.id.startsWith(p)))
       .filter((c) => !names || [...names].some((n) => c.name.includes(n.replace(/^\//, ''))))
-      .filter((c) => !statuses || statuses.has(c.status))
+      .filter((c) => !statuses || statuses.has(c.restarting ? 'restarting' : c.status))
+      .filter((c) => !health || health.has(c.health?.Status ?? 'none'))
       .filter((c) => !ancestors || [...ancestors].some((a) => familiarImageRef(a) === c.image.ref))
       .filter((c) => !labels || [...labels].every((l) => labelMatches(c.labels, l)))
       .sort((a, b) => b.created.getTime() - a.created.getTime());
@@ -327,12 +368,15 @@ export class LocalRuntime implements ContainerRuntime {
 
   async remove(ref: string, { force }: RemoveOptions): Promise<void> {
     const c = this.table.resolve(ref);
-    if (c.status === 'running') {
+    if (c.status === 'running' || c.restarting) {
       if (!force) {
+        if (c.restarting) throw EngineError.conflict(`You cannot remove a restarting container ${c.id}. Stop the container before attempting removal or force remove`);
         throw EngineError.conflict(
           `You cannot remove a running container ${c.id}. Stop the container before attempting removal or force remove`,
         );
       }
+      this.lifecycle.supervisor.stoppedByUser(c);
+      if (this.lifecycle.supervisor.cancelPending(c)) return this.destroy(c);
       const proc = c.process;
       c.autoRemove = true;
       proc?.kill('SIGKILL');
@@ -349,6 +393,7 @@ export class LocalRuntime implements ContainerRuntime {
   private destroy(c: LocalContainer): void {
     if (!this.table.has(c.id)) return;
     c.status = 'removing';
+    this.lifecycle.removed(c);
     this.table.delete(c);
     c.log.close();
     c.stdin?.end();
@@ -369,8 +414,17 @@ export class LocalRuntime implements ContainerRuntime {
       if (error instanceof EngineError && error.kind === 'NotFound') throw EngineError.notFound(`Cannot kill container: ${ref}: ${error.message}`);
       throw error;
     }
+    // dockerd's kill with SIGKILL or the stop signal cancels the restart policy's next restart (ExitOnNext).
+    const cancel = signal === 'SIGKILL' || signal === stopSignal(c.body.StopSignal);
+    if (c.restarting) {
+      this.lifecycle.supervisor.stoppedByUser(c, cancel);
+      if (cancel) this.lifecycle.supervisor.cancelPending(c);
+      void this.records?.save(c);
+      return;
+    }
     const proc = c.process;
     if (c.status !== 'running' || !proc) throw EngineError.conflict(`Cannot kill container: ${ref}: Container ${c.id} is not running`);
+    this.lifecycle.supervisor.stoppedByUser(c, cancel);
     this.signal(c, proc, signal);
     // dockerd's kill with SIGKILL returns once the container is gone, so `docker kill; docker inspect` sees it exited.
     if (signal === 'SIGKILL') await this.settled(proc);
@@ -378,8 +432,16 @@ export class LocalRuntime implements ContainerRuntime {
 
   async stop(ref: string, { timeout, signal }: StopOptions): Promise<void> {
     const c = this.table.resolve(ref);
+    // A container waiting for its restart stops by not restarting (dockerd cancels its restart manager).
+    if (this.lifecycle.supervisor.cancelPending(c)) {
+      this.lifecycle.supervisor.stoppedByUser(c);
+      void this.records?.save(c);
+      this.bus.publish('stop', eventActor(c));
+      return;
+    }
     const proc = c.process;
     if (c.status !== 'running' || !proc) throw EngineError.notModified('Container is already stopped');
+    this.lifecycle.supervisor.stoppedByUser(c);
     const configured = c.body.StopTimeout;
     const seconds = timeout ?? (typeof configured === 'number' && Number.isInteger(configured) ? configured : 10);
     this.signal(c, proc, signal ?? stopSignal(c.body.StopSignal));
@@ -430,6 +492,7 @@ export class LocalRuntime implements ContainerRuntime {
   }
 
   async close(): Promise<void> {
+    this.lifecycle.close();
     const running = this.table.all().filter((c) => c.status === 'running');
     for (const c of running) c.process?.kill('SIGKILL');
     await Promise.all(running.map((c) => c.process?.exited));

@@ -10,6 +10,7 @@ import type { PullRequest } from '../types.js';
 import type { EventBus } from './event-bus.js';
 import { familiarImageRef } from './image-ref.js';
 import type { LocalImage } from './local-container.js';
+import type { HealthConfig } from './healthcheck.js';
 
 /**
  * A local runtime's image operations through a content-addressed image store: every route
@@ -112,6 +113,7 @@ export function localImageOf(resolved: ResolvedImage, ref: string): LocalImage {
     ...(config.User ? { user: config.User } : {}),
     ...(config.StopSignal ? { stopSignal: config.StopSignal } : {}),
     ...(config.Labels ? { labels: { ...config.Labels } } : {}),
+    ...(config.Healthcheck && typeof config.Healthcheck === 'object' ? { healthcheck: { ...(config.Healthcheck as HealthConfig) } } : {}),
     ...(created && !Number.isNaN(created.getTime()) ? { created } : {}),
     rootfs: resolved.rootfs,
   };

@@ -178,6 +178,10 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     image: () => undefined,
     networks: ['host', 'none'],
     stateDir: containersDir,
+    // Named volumes (`local` driver): directories under the state dir, bound in like Binds.
+    volumesDir: join(stateDir, 'volumes'),
+    // Under the user namespace a volume belongs to container root's host ids, or root in it could not write it.
+    ...(userns ? { volumeOwner: { uid: userns.map.uid, gid: userns.map.gid } } : {}),
     imageStore: (usage) => {
       store = ImageStore.open(join(stateDir, 'images'), { usage, insecureRegistries }).then(async (opened) => {
         // The offline busybox: only names that mean no image yet (a pulled busybox is kept).

@@ -1,0 +1,207 @@
+import { randomBytes } from 'node:crypto';
+import { chownSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { EngineError } from '../../errors/engine-error.js';
+import type { EngineFilters } from '../../http/query.js';
+import type { ContainerCreateBody } from '../types.js';
+import type { VolumeCreateBody, VolumePruneReport } from '../operations/volume-operations.js';
+import { labelMatches } from './label-filter.js';
+
+/** dockerd's rule for a local volume name (volume/local: validName). */
+const VALID_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]+$/;
+
+interface VolumeMeta {
+  CreatedAt: string;
+  Labels: Record<string, string> | null;
+}
+
+/**
+ * Named volumes of the `local` driver: a directory `<dir>/<name>/_data` per volume (what the
+ * container mounts) beside its `volume.json` (labels, creation time), surviving restarts as
+ * dockerd's do. A named volume a create mentions is made on the way, as dockerd makes it.
+ * Driver options (`-o type=… device=…`) are refused: this driver only makes directories.
+ */
+export class LocalVolumes {
+  constructor(
+    private readonly dir: string,
+    private readonly runtimeName: string,
+    /** The create bodies of every container (a volume they mount is in use). */
+    private readonly bodies: () => { id: string; body: ContainerCreateBody }[],
+    /** Host owner of a new volume's `_data`: container root's host ids under a user namespace (as dockerd's userns-remap). */
+    private readonly owner?: { uid: number; gid: number },
+  ) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  }
+
+  mountpoint(name: string): string {
+    return join(this.dir, name, '_data');
+  }
+
+  has(name: string): boolean {
+    return this.meta(name) !== undefined;
+  }
+
+  create(body: VolumeCreateBody): Record<string, unknown> {
+    const name = body.Name === undefined || body.Name === '' ? randomBytes(32).toString('hex') : String(body.Name);
+    // dockerd prefixes its volume errors with the operation and name (`create NAME: …`).
+    if (name.length === 1) throw EngineError.invalidParameter(`create ${name}: volume name is too short, names should be at least two alphanumeric characters`);
+    if (!VALID_NAME.test(name)) {
+      throw EngineError.invalidParameter(`create ${name}: "${name}" includes invalid characters for a local volume name, only "[a-zA-Z0-9][a-zA-Z0-9_.-]" are allowed. If you intended to pass a host directory, use absolute path`);
+    }
+    if (body.Driver !== undefined && body.Driver !== '' && body.Driver !== 'local') {
+      throw EngineError.notFound(`create ${name}: error looking up volume plugin ${String(body.Driver)}: plugin "${String(body.Driver)}" not found`);
+    }
+    if (body.DriverOpts && Object.keys(body.DriverOpts).length > 0) {
+      throw EngineError.invalidParameter(`create ${name}: DriverOpts: local volume options are not supported by the ${this.runtimeName} runtime (its volumes are plain directories)`);
+    }
+    // dockerd answers an existing volume of that name as it is.
+    if (!this.has(name)) {
+      mkdirSync(this.mountpoint(name), { recursive: true });
+      if (this.owner) chownSync(this.mountpoint(name), this.owner.uid, this.owner.gid);
+      const meta: VolumeMeta = { CreatedAt: new Date().toISOString(), Labels: body.Labels && Object.keys(body.Labels).length > 0 ? { ...body.Labels } : null };
+      writeFileSync(join(this.dir, name, 'volume.json'), JSON.stringify(meta));
+    }
+    return this.inspect(name);
+  }
+
+  inspect(name: string): Record<string, unknown> {
+    const meta = this.meta(name);
+    if (!meta) throw EngineError.notFound(`get ${name}: no such volume`);
+    return { CreatedAt: meta.CreatedAt, Driver: 'local', Labels: meta.Labels, Mountpoint: this.mountpoint(name), Name: name, Options: null, Scope: 'local' };
+  }
+
+  list(filters: EngineFilters): { Volumes: Record<string, unknown>[]; Warnings: string[] | null } {
+    const pick = (f: string): string[] => [...(filters.get(f) ?? [])];
+    const names = pick('name');
+    const drivers = pick('driver');
+    const labels = pick('label');
+    const dangling = pick('dangling');
+    const used = this.usedNames();
+    const volumes = this.names().map((n) => this.inspect(n)).filter((v) => {
+      const name = v.Name as string;
+      if (names.length > 0 && !names.some((p) => name.includes(p))) return false;
+      if (drivers.length > 0 && !drivers.includes('local')) return false;
+      if (!labels.every((l) => labelMatches((v.Labels ?? {}) as Record<string, string>, l))) return false;
+      if (dangling.length > 0 && !dangling.some((d) => (d === 'true' || d === '1') === !used.has(name))) return false;
+      return true;
+    });
+    return { Volumes: volumes, Warnings: null };
+  }
+
+  remove(name: string, force: boolean): void {
+    if (!this.has(name)) {
+      if (force) return;
+      throw EngineError.notFound(`get ${name}: no such volume`);
+    }
+    const users = this.bodies().filter((c) => volumeNames(c.body).includes(name)).map((c) => c.id);
+    if (users.length > 0) throw EngineError.conflict(`remove ${name}: volume is in use - [${users.join(', ')}]`);
+    rmSync(join(this.dir, name), { recursive: true, force: true });
+  }
+
+  prune(filters: EngineFilters): VolumePruneReport {
+    const labels = [...(filters.get('label') ?? [])];
+    const notLabels = [...(filters.get('label!') ?? [])];
+    const used = this.usedNames();
+    const deleted: string[] = [];
+    for (const name of this.names()) {
+      if (used.has(name)) continue;
+      const volumeLabels = this.meta(name)?.Labels ?? {};
+      if (!labels.every((l) => labelMatches(volumeLabels, l)) || notLabels.some((l) => labelMatches(volumeLabels, l))) continue;
+      rmSync(join(this.dir, name), { recursive: true, force: true });
+      deleted.push(name);
+    }
+    return { VolumesDeleted: deleted.length > 0 ? deleted : null, SpaceReclaimed: 0 };
+  }
+
+  /**
+   * The body as the executor runs it: `name:/path[:mode]` binds and `Type: volume` mounts become
+   * binds of the volume's directory (made if missing). What the body shows stays as sent.
+   */
+  resolve(body: ContainerCreateBody): ContainerCreateBody {
+    const host = body.HostConfig ?? {};
+    const binds = Array.isArray(host.Binds) ? host.Binds.map((b: unknown) => {
+      if (typeof b !== 'string' || b.startsWith('/')) return b;
+      const [name = '', ...rest] = b.split(':');
+      if (rest.length === 0) return b;
+      this.ensure(name);
+      return [this.mountpoint(name), ...rest].join(':');
+    }) : host.Binds;
+    const mounts = Array.isArray(host.Mounts) ? host.Mounts.map((m: unknown) => {
+      const mount = m as Record<string, unknown> | null;
+      if (!mount || mount.Type !== 'volume') return m;
+      const source = mount.Source;
+      if (typeof source !== 'string' || source === '') {
+        throw EngineError.invalidParameter(`HostConfig.Mounts: a volume mount without Source (an anonymous volume) is not supported by the ${this.runtimeName} runtime`);
+      }
+      const options = mount.VolumeOptions as Record<string, unknown> | undefined | null;
+      if (options && Object.entries(options).some(([k, v]) => k !== 'NoCopy' && v !== undefined && v !== null && !(typeof v === 'object' && Object.keys(v).length === 0))) {
+        throw EngineError.invalidParameter(`HostConfig.Mounts.VolumeOptions is not supported by the ${this.runtimeName} runtime`);
+      }
+      this.ensure(source);
+      const { VolumeOptions: _options, ...rest } = mount;
+      return { ...rest, Type: 'bind', Source: this.mountpoint(source) };
+    }) : host.Mounts;
+    return { ...body, HostConfig: { ...host, ...(binds !== undefined ? { Binds: binds } : {}), ...(mounts !== undefined ? { Mounts: mounts } : {}) } };
+  }
+
+  private ensure(name: string): void {
+    if (!this.has(name)) this.create({ Name: name });
+  }
+
+  private names(): string[] {
+    return readdirSync(this.dir).filter((n) => this.has(n)).sort();
+  }
+
+  private usedNames(): Set<string> {
+    return new Set(this.bodies().flatMap((c) => volumeNames(c.body)));
+  }
+
+  private meta(name: string): VolumeMeta | undefined {
+    if (!VALID_NAME.test(name)) return undefined;
+    try {
+      return JSON.parse(readFileSync(join(this.dir, name, 'volume.json'), 'utf8')) as VolumeMeta;
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+/** The named volumes a create body mounts (`-v name:/path`, `--mount type=volume,src=name`). */
+export function volumeNames(body: ContainerCreateBody): string[] {
+  const host = body.HostConfig ?? {};
+  const out: string[] = [];
+  for (const b of Array.isArray(host.Binds) ? host.Binds : []) {
+    if (typeof b === 'string' && !b.startsWith('/') && b.includes(':')) out.push(b.split(':')[0] as string);
+  }
+  for (const m of Array.isArray(host.Mounts) ? host.Mounts : []) {
+    const mount = m as Record<string, unknown> | null;
+    if (mount?.Type === 'volume' && typeof mount.Source === 'string' && mount.Source !== '') out.push(mount.Source);
+  }
+  return out;
+}
+
+/**
+ * inspect's `Mounts`, as dockerd lists them: binds (`-v /host:/path` with Mode `` or `ro`,
+ * `--mount type=bind`) and volumes (Name, Driver `local`, Source the volume's directory; Mode `z`
+ * for `-v`, as dockerd's parser sets it).
+ */
+export function mountsOf(body: ContainerCreateBody, mountpoint?: (name: string) => string): Record<string, unknown>[] {
+  const host = body.HostConfig ?? {};
+  const out: Record<string, unknown>[] = [];
+  for (const b of Array.isArray(host.Binds) ? host.Binds : []) {
+    if (typeof b !== 'string') continue;
+    const [source = '', target = '', mode = ''] = b.split(':');
+    const rw = !mode.split(',').includes('ro');
+    if (source.startsWith('/')) out.push({ Type: 'bind', Source: source, Destination: target, Mode: mode, RW: rw, Propagation: 'rprivate' });
+    else if (mountpoint) out.push({ Type: 'volume', Name: source, Source: mountpoint(source), Destination: target, Driver: 'local', Mode: mode === '' ? 'z' : mode, RW: rw, Propagation: '' });
+  }
+  for (const m of Array.isArray(host.Mounts) ? host.Mounts : []) {
+    const mount = (m ?? {}) as Record<string, unknown>;
+    const rw = mount.ReadOnly !== true;
+    if (mount.Type === 'bind') out.push({ Type: 'bind', Source: mount.Source, Destination: mount.Target, Mode: '', RW: rw, Propagation: 'rprivate' });
+    else if (mount.Type === 'volume' && mountpoint && typeof mount.Source === 'string') {
+      out.push({ Type: 'volume', Name: mount.Source, Source: mountpoint(mount.Source), Destination: mount.Target, Driver: 'local', Mode: '', RW: rw, Propagation: '' });
+    }
+  }
+  return out;
+}
