@@ -8,8 +8,12 @@ import { resolveKeySource } from './keys/key-source.js';
 import { resolveMetrics, type DockgateMetrics } from '../metrics/index.js';
 
 /** Options after defaults and validation: what the middleware reads. */
-export interface ResolvedBearerOptions {
+export interface ResolvedBearerOptions extends ResolvedBearerVerification {
   realm: string;
+}
+
+/** Everything but the realm: what a guard verifies with and how it answers. */
+export interface ResolvedBearerVerification {
   service: string;
   issuer: string;
   getKey: JWTVerifyGetKey;
@@ -31,7 +35,8 @@ function headerValue(value: unknown, name: string): string {
   return value;
 }
 
-function realmOf(value: unknown): string {
+/** Validates the realm: an absolute http(s) URL that can be sent in a quoted header parameter. */
+export function realmOf(value: unknown): string {
   let url: URL;
   try {
     url = new URL(value as string | URL);
@@ -49,6 +54,11 @@ function realmOf(value: unknown): string {
 export function resolveBearerOptions(options: BearerOptions): ResolvedBearerOptions {
   if (options === null || typeof options !== 'object') throw new TypeError('bearer options must be an object');
   const realm = realmOf(options.realm);
+  return { realm, ...resolveBearerVerification(options) };
+}
+
+/** {@link resolveBearerOptions} without the realm, which `requireBearer(scope)` takes from a mounted tokenRouter. */
+export function resolveBearerVerification(options: Omit<BearerOptions, 'realm'>): ResolvedBearerVerification {
   const source = resolveKeySource(options.keys);
   const fromService = source.tokenService;
   let service = options.service;
@@ -80,5 +90,5 @@ export function resolveBearerOptions(options: BearerOptions): ResolvedBearerOpti
   const writeError = options.writeError ?? writeRegistryError;
   if (typeof writeError !== 'function') throw new TypeError('"writeError" must be a function');
   const metrics = resolveMetrics(options.metrics, 'bearerGuard');
-  return { realm, service, issuer, getKey: source.getKey, algorithms, clockTolerance, cacheMaxEntries, now, writeError, ...(metrics ? { metrics } : {}) };
+  return { service, issuer, getKey: source.getKey, algorithms, clockTolerance, cacheMaxEntries, now, writeError, ...(metrics ? { metrics } : {}) };
 }

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import { isQuotable, quotedString } from '../http/quoted-string.js';
+import { httpUrl } from '../options/option-checks.js';
 import { loadKeyRing, type KeyRing, type SigningKeyInput } from '../keys/index.js';
 import type { AuditHook, TokenEventSink } from './audit.js';
 import { loggingOnError, tokenEventSink } from './events/token-events.js';
@@ -71,6 +72,13 @@ export interface TokenOptions {
   onError?: (err: unknown, req?: Request) => void;
   /** Realm of the `WWW-Authenticate: Basic` challenge on bad credentials. Defaults to the issuer. */
   basicRealm?: string;
+  /**
+   * The token endpoint's public URL, as clients must reach it: the `realm` of the challenges of
+   * `requireBearer(scope)` in the same app. Give it behind a proxy that rewrites paths or hosts.
+   * Defaults to the token route as mounted, on the request's protocol and Host
+   * (`'trust proxy'` decides whether X-Forwarded-Proto/Host count).
+   */
+  realm?: string | URL;
   /** Path of the token endpoint inside the router. Defaults to `/token`. */
   tokenPath?: string;
   /** Path of the JWKS document inside the router. Defaults to `/jwks`. */
@@ -98,6 +106,8 @@ export interface ResolvedTokenOptions {
   onError: (err: unknown, req?: Request) => void;
   /** `Basic realm="…"`, built once from `basicRealm`. */
   basicChallenge: string;
+  /** The `realm` option, validated; undefined when the realm is taken from each request. */
+  realm?: string;
   tokenPath: string;
   jwksPath: string;
   revokePath: string;
@@ -187,6 +197,7 @@ export function resolveTokenOptions(options: TokenOptions): ResolvedTokenOptions
     revokePath: routePath(options.revokePath ?? '/revoke', 'revokePath'),
     maxBodyBytes,
   };
+  if (options.realm !== undefined) resolved.realm = headerSafe(httpUrl(options.realm, 'realm').href, 'realm');
   if (authenticate) resolved.authenticate = authenticate;
   if (metrics) resolved.metrics = metrics;
   if (options.throttle !== false) {

@@ -11,6 +11,7 @@ import { validateGetParams, validatePostParams, validateRevokeParams } from './m
 import { refusalRecorder } from './events/refusal-event.js';
 import { OAuthError } from './oauth-error.js';
 import { refreshTokenId } from './refresh/index.js';
+import { linkTokenRouter } from './token-router-link.js';
 import { resolveTokenOptions, type ResolvedTokenOptions, type TokenOptions } from './token-options.js';
 
 /** What a running token service offers the host besides its routes. */
@@ -79,5 +80,10 @@ export function tokenRouter(options: TokenOptions): TokenRouter {
       return count;
     },
   };
+  // requireBearer(scope) in the same app finds this router through the app's router stack.
+  linkTokenRouter(router, {
+    tokenService, tokenPath: resolved.tokenPath, onError: resolved.onError,
+    ...(resolved.realm !== undefined ? { realm: resolved.realm } : {}), ...(resolved.metrics ? { metrics: resolved.metrics } : {}),
+  });
   return Object.assign(router, { tokenService });
 }
