@@ -13,3 +13,4 @@ export { RegistryError } from './errors/registry-error.js';
 export type { RegistryErrorCode, RegistryErrorOptions, AccessRecordDetail } from './errors/registry-error.js';
 export { writeRegistryError } from './errors/write-registry-error.js';
 export { bearerTokenFrom } from './http/bearer-token-from.js';
+export { BearerSetupError } from './errors/bearer-setup-error.js';

@@ -1,7 +1,8 @@
 /**
- * The versioned Docker Engine API: `engineRouter` in front of a `ContainerRuntime`, the
- * runtimes, the pure protocol pieces (version gate, stdcopy framing, query parsing) and the
- * serving helpers.
+ * `dockgate/engine`: the versioned Docker Engine API, `engineRouter` in front of a
+ * `ContainerRuntime`, the serving helpers and the shared vocabulary (errors, versions, stdcopy
+ * framing, runtime types). Each runtime family is its own entry (`dockgate/engine/sandbox`,
+ * `/process`, `/scripted`, `/docker`) and so is the image store (`dockgate/engine/images`).
  */
 export { engineRouter } from './router/engine-router.js';
 export type { EngineRouterOptions } from './router/options.js';
@@ -29,10 +30,6 @@ export type {
   ContainerRuntime, ContainerCreateBody, CreateRequest, WaitCondition, WaitResult, WaitHandle, LogsOptions, OutputStream,
   AttachOptions, AttachSession, EngineEvent, EventsOptions, ListOptions, RemoveOptions, PullRequest, StopOptions,
 } from './runtime/types.js';
-export { processRuntime, type ProcessRuntimeOptions, type ProcessImage } from './runtime/process/process-runtime.js';
-export { sandboxRuntime, type SandboxRuntimeOptions } from './runtime/sandbox/sandbox-runtime.js';
-export { scriptedRuntime, type ScriptedRuntimeOptions, type ScriptedImage, type ScriptRun, type ScriptResult } from './runtime/scripted/scripted-runtime.js';
-export { dockerRuntime, type DockerRuntimeOptions } from './runtime/docker/docker-runtime.js';
 export { familiarImageRef } from './runtime/local/image-ref.js';
 export type { SystemOperations, DiskUsageOptions } from './runtime/operations/system-operations.js';
 export {
@@ -41,9 +38,4 @@ export {
 } from './runtime/operations/image-operations.js';
 export type { NetworkOperations, NetworkInspectOptions } from './runtime/operations/network-operations.js';
 export type { VolumeOperations, VolumeCreateBody, VolumePruneReport } from './runtime/operations/volume-operations.js';
-export { ImageStore, type CommitRequest } from './images/image-store.js';
 export { decodeRegistryAuth, type PullCredentials } from './images/registry/registry-auth.js';
-export type {
-  ImageStoreApi, ImageStoreOptions, ImageUsage, ImagePullRequest, ImageRemoveOptions as ImageStoreRemoveOptions, ImageDeleteEntry, ImagePruneResult,
-  ImageRecord, ImageConfigBlob, ImageRunConfig, ImageHistoryEntry, ResolvedImage, StoredLayer,
-} from './images/image-store-types.js';

@@ -107,7 +107,7 @@ describe('requireBearer(scope) with one argument uses the tokenRouter mounted in
 });
 
 describe('requireBearer(scope) with no usable tokenRouter: 500 in the registry shape, the mistake reported once, naming both remedies', () => {
-  afterEach(() => jest.restoreAllMocks());
+  afterEach(() => { jest.restoreAllMocks(); });
 
   test('no tokenRouter mounted: the error goes to stderr (no token service to report to)', async () => {
     const logged = jest.spyOn(console, 'error').mockImplementation(() => undefined);

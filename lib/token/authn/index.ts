@@ -5,8 +5,3 @@ export { hashPassword, htpasswdLine } from './htpasswd-line.js';
 export { HtpasswdFormatError } from './htpasswd-format-error.js';
 export { AuthenticatorUnavailableError } from './authenticator-unavailable-error.js';
 export { chainAuthenticators } from './chain-authenticators.js';
-export { ldapAuthenticator } from './ldap/ldap-authenticator.js';
-export type { LdapAuthenticatorOptions, LdapGroupSearch, LdapTlsOptions } from './ldap/ldap-options.js';
-export { escapeLdapFilterValue } from './ldap/ldap-filter.js';
-export { oidcAuthenticator } from './oidc/oidc-authenticator.js';
-export type { OidcAuthenticatorOptions, OidcIssuerOptions, OidcClaims } from './oidc/oidc-options.js';
