@@ -10,7 +10,7 @@ export { listenEngine, type ListenEngineOptions, type EngineListener } from './l
 export { handleEngineUpgrades } from './listen/handle-upgrades.js';
 
 export { EngineError, ENGINE_ERROR_STATUS, type EngineErrorKind } from './errors/engine-error.js';
-export { writeEngineError, writeEngineJson } from './errors/write-engine-error.js';
+export { writeEngineError } from './errors/write-engine-error.js';
 export { writeEngineAuthError } from './errors/write-engine-auth-error.js';
 
 export { compareApiVersions, apiVersionLessThan, apiVersionAtLeast, isApiVersion, minApiVersion } from './version/api-version.js';
@@ -18,13 +18,8 @@ export { ENGINE_RELEASES } from './version/engine-releases.js';
 export { resolveVersionRange, DEFAULT_VERSION_RANGE, type VersionRange, type VersionRangeInput } from './version/version-range.js';
 export { gateApiVersion } from './version/version-gate.js';
 
-export { boolValue, queryString, parseTail, parseTimestamp, parseInteger, parseFilters, type EngineFilters } from './http/query.js';
-export { parseSignal } from './http/signal.js';
-export { parsePullReference, type PullReference } from './http/pull-reference.js';
-export {
-  encodeFrame, frameHeader, FrameDecoder, demultiplex, STREAM_STDIN, STREAM_STDOUT, STREAM_STDERR, STREAM_SYSTEMERR,
-  type Frame, type StreamType,
-} from './stream/stdcopy.js';
+export type { EngineFilters } from './http/query.js';
+export { encodeFrame, FrameDecoder, demultiplex, type Frame, type StreamType } from './stream/stdcopy.js';
 
 export type {
   ContainerRuntime, ContainerCreateBody, CreateRequest, WaitCondition, WaitResult, WaitHandle, LogsOptions, OutputStream,

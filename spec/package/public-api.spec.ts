@@ -68,6 +68,11 @@ describe('the package entry point is ESM with types, for Node 20.19+', () => {
       `const m = await import(${JSON.stringify(entry)}); process.stdout.write(JSON.stringify(Object.keys(m)))`], { cwd: root, encoding: 'utf8' })) as string[];
     expect([...names].sort()).toEqual([...expected].sort());
   });
+  test('every exported value is documented in the README (named in backquotes)', () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const undocumented = Object.values(PUBLIC_API).flat().filter((name) => !new RegExp(`\x60[^\x60\\n]*\\b${name}\\b[^\x60\\n]*\x60`).test(readme));
+    expect(undocumented).toEqual([]);
+  });
   test('the CLI runs from the build', () => {
     const out = execFileSync(process.execPath, [join(root, pkg.bin.dockgate as string), '--help'], { encoding: 'utf8' });
     expect(out).toContain('keygen');
