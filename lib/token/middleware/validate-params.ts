@@ -1,5 +1,6 @@
 import type { Request, RequestHandler } from 'express';
-import { body, query, type ValidationChain } from 'express-validator';
+import type { ValidationChain } from 'express-validator';
+import { expressValidator } from './express-validator.js';
 import { OAuthError } from '../oauth-error.js';
 import { checkGetParams, checkPostParams, checkRevokeParams } from './check-params.js';
 import { isForm } from './parse-form.js';
@@ -19,6 +20,7 @@ function validator(
   check: (params: Record<string, unknown>) => string | undefined,
   multi: readonly string[] = [],
 ): RequestHandler {
+  const { body, query } = expressValidator();
   const chain: ValidationChain = (location === 'body' ? body() : query()).custom((value: unknown) => {
     const params = (value ?? {}) as Record<string, unknown>;
     const problem = duplicateParam(params, location, multi) ?? check(params);
