@@ -12,6 +12,7 @@ import { KeySourceUnavailable } from './keys/key-source.js';
 import type { ResolvedBearerVerification } from './resolve-bearer-options.js';
 import { createBearerTokenVerifier, InvalidBearerToken } from './verify/verify-bearer-token.js';
 import type { BearerResult } from '../metrics/index.js';
+import { functionOption } from '../options/option-checks.js';
 
 /** Per-route settings of a {@link BearerGuard}. */
 export interface BearerRouteOptions {
@@ -101,8 +102,7 @@ function checkScope(scope: unknown): void {
 export function guardRoutes(resolved: ResolvedBearerVerification, realmFor: (req: Request) => string): BearerGuard {
   const verify = createBearerTokenVerifier(resolved);
   return (scope, route = {}) => {
-    const writeError = route.writeError ?? resolved.writeError;
-    if (typeof writeError !== 'function') throw new TypeError('"writeError" must be a function');
+    const writeError = functionOption(route.writeError ?? resolved.writeError, 'writeError');
     // A fixed requirement is parsed once; a mistake in it is the host's, reported at start-up.
     const fixed = fixedScopes(scope);
     const results = resolved.metrics?.bearerResults;

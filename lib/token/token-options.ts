@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { isQuotable, quotedString } from '../http/quoted-string.js';
-import { httpUrl } from '../options/option-checks.js';
+import { booleanOption, httpUrl, integerOption, nonEmptyString, optionalFunction } from '../options/option-checks.js';
 import { loadKeyRing, type KeyRing, type SigningKeyInput } from '../keys/index.js';
 import type { AuditHook, TokenEventSink } from './audit.js';
 import { loggingOnError, tokenEventSink } from './events/token-events.js';
@@ -122,11 +122,6 @@ function defaultOnError(err: unknown): void {
   console.error(`[dockgate] token service error: ${e?.name ?? 'Error'}${e?.code ? ` (${e.code})` : ''}: ${e?.message ?? String(err)}`);
 }
 
-function nonEmptyString(value: unknown, name: string): string {
-  if (typeof value !== 'string' || value.length === 0) throw new TypeError(`"${name}" must be a non-empty string`);
-  return value;
-}
-
 /** A value that goes into a response header: no control or non-Latin-1 characters. */
 function headerSafe(value: unknown, name: string): string {
   const text = nonEmptyString(value, name);
@@ -135,10 +130,7 @@ function headerSafe(value: unknown, name: string): string {
 }
 
 function seconds(value: unknown, name: string, min: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
-    throw new TypeError(`"${name}" must be an integer number of seconds, at least ${min}`);
-  }
-  return value;
+  return integerOption(value, name, min, undefined, 'seconds');
 }
 
 function routePath(value: unknown, name: string): string {
@@ -147,10 +139,7 @@ function routePath(value: unknown, name: string): string {
   return path;
 }
 
-function hook<T>(value: T | undefined, name: string): T | undefined {
-  if (value !== undefined && typeof value !== 'function') throw new TypeError(`"${name}" must be a function`);
-  return value;
-}
+const hook = optionalFunction;
 
 /**
  * Applies defaults and validates every option once, at construction: a misconfiguration is a
@@ -167,8 +156,7 @@ export function resolveTokenOptions(options: TokenOptions): ResolvedTokenOptions
   const keyInputs = (Array.isArray(options.keys) ? options.keys : [options.keys]) as SigningKeyInput[];
   const keyRing = loadKeyRing(keyInputs);
   const authenticate = hook(options.authenticate, 'authenticate');
-  const allowAnonymous = options.allowAnonymous ?? false;
-  if (typeof allowAnonymous !== 'boolean') throw new TypeError('"allowAnonymous" must be a boolean');
+  const allowAnonymous = booleanOption(options.allowAnonymous ?? false, 'allowAnonymous');
   if (!authenticate && !allowAnonymous) throw new TypeError('"authenticate" is required unless "allowAnonymous" is true');
   const refresh = options.refreshTokens ?? {};
   const idleTtl = seconds(refresh.idleTtl ?? 30 * 86400, 'refreshTokens.idleTtl', 60);
@@ -178,8 +166,7 @@ export function resolveTokenOptions(options: TokenOptions): ResolvedTokenOptions
   for (const method of ['save', 'use', 'revoke', 'revokeSubject'] as const) {
     if (typeof store[method] !== 'function') throw new TypeError(`"refreshTokens.store" must implement ${method}()`);
   }
-  const maxBodyBytes = options.maxBodyBytes ?? 16384;
-  if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1024) throw new TypeError('"maxBodyBytes" must be an integer of at least 1024');
+  const maxBodyBytes = integerOption(options.maxBodyBytes ?? 16384, 'maxBodyBytes', 1024);
   const logger = resolveLogger(options.logger, 'tokenRouter');
   const metrics = resolveMetrics(options.metrics, 'tokenRouter');
   const resolved: ResolvedTokenOptions = {
