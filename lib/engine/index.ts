@@ -20,6 +20,9 @@ export { gateApiVersion } from './version/version-gate.js';
 
 export type { EngineFilters } from './http/query.js';
 export { encodeFrame, FrameDecoder, demultiplex, type Frame, type StreamType } from './stream/stdcopy.js';
+export { StdcopyFramingError } from './stream/stdcopy-error.js';
+export { EngineListenError } from './listen/listen-error.js';
+export { SlowEventsSubscriberError } from './runtime/local/events-error.js';
 
 export type {
   ContainerRuntime, ContainerCreateBody, CreateRequest, WaitCondition, WaitResult, WaitHandle, LogsOptions, OutputStream,

@@ -2,6 +2,7 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { chmod, lstat, unlink } from 'node:fs/promises';
 import { handleEngineUpgrades } from './handle-upgrades.js';
+import { EngineListenError } from './listen-error.js';
 
 /** Where {@link listenEngine} serves. Give `socket`, or `port` (with `host`). */
 export interface ListenEngineOptions {
@@ -103,7 +104,7 @@ export async function listenEngine(app: RequestListener, options: ListenEngineOp
 async function clearStaleSocket(path: string): Promise<void> {
   const stat = await lstat(path).catch(() => undefined);
   if (!stat) return;
-  if (!stat.isSocket()) throw new Error(`listenEngine: ${path} exists and is not a socket; refusing to replace it`);
+  if (!stat.isSocket()) throw new EngineListenError(`listenEngine: ${path} exists and is not a socket; refusing to replace it`);
   const alive = await new Promise<boolean>((resolve) => {
     const probe = connect(path);
     probe.once('connect', () => {
@@ -112,6 +113,6 @@ async function clearStaleSocket(path: string): Promise<void> {
     });
     probe.once('error', () => resolve(false));
   });
-  if (alive) throw new Error(`listenEngine: ${path} is in use by a running server`);
+  if (alive) throw new EngineListenError(`listenEngine: ${path} is in use by a running server`);
   await unlink(path);
 }

@@ -5,3 +5,4 @@ export { hashPassword, htpasswdLine } from './htpasswd-line.js';
 export { HtpasswdFormatError } from './htpasswd-format-error.js';
 export { AuthenticatorUnavailableError } from './authenticator-unavailable-error.js';
 export { chainAuthenticators } from './chain-authenticators.js';
+export { AuthenticatorResultError } from './authenticator-result-error.js';
