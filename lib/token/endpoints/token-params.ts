@@ -3,9 +3,9 @@ import { OAuthError } from '../oauth-error.js';
 import type { ResolvedTokenOptions } from '../token-options.js';
 
 /** Parses a scope parameter; a grammar error is RFC 6749 `invalid_scope`. */
-export function requestedScopes(value: unknown): ResourceScope[] {
+export function requestedScopes(value: string | string[] | undefined): ResourceScope[] {
   try {
-    return parseScopeList(value as string | string[] | undefined);
+    return parseScopeList(value);
   } catch (err) {
     if (err instanceof ScopeSyntaxError) throw new OAuthError('invalid_scope', `the requested scope is malformed: ${err.message}`);
     throw err;
