@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import type { DockgateMetrics } from '../metrics/index.js';
-import type { TokenService } from './token-router.js';
+import type { TokenService } from './token-service.js';
 
 /**
  * What `requireBearer(scope)` needs from a tokenRouter mounted in the same app: its keys, issuer
