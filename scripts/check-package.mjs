@@ -185,6 +185,19 @@ const server = app.listen(0, '127.0.0.1', async () => {
     const { ok, detail } = tryImport(entry);
     check(`import '${entry}' with node-pty installed`, ok, detail);
   }
+
+  // 7. Every entry's declarations compile for a strict consumer (with the optional peer present).
+  writeFileSync(join(app, 'all.ts'), subpaths.map((entry, i) => `import * as m${i} from '${entry}';\nexport { m${i} };`).join('\n') + '\n');
+  writeFileSync(join(app, 'tsconfig.all.json'), JSON.stringify({
+    compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, skipLibCheck: false, noEmit: true, types: ['node'] },
+    files: ['all.ts'],
+  }));
+  try {
+    run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.all.json'], { cwd: app });
+    check('every entry\'s declarations compile for a strict consumer (nodenext, no skipLibCheck)', true);
+  } catch (err) {
+    check('every entry\'s declarations compile for a strict consumer (nodenext, no skipLibCheck)', false, String(err.stdout || err.stderr).slice(0, 3000));
+  }
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
