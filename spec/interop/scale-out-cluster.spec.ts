@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateSigningKey } from '../../lib/index.js';
 import { refreshTokenId } from '../../lib/token/refresh/refresh-token.js';
-import { RedisRefreshTokenStore } from '../../lib/token/redis/index.js';
+import { RedisRefreshTokenStore } from '../../lib/redis/index.js';
 import { RedisKeyLayout } from '../../lib/token/refresh/redis-key-layout.js';
 import { describeWithPeers, program } from '../support/peers.js';
 import { until } from '../support/until.js';

@@ -2,7 +2,7 @@ import { describe, expect, test } from '@jest/globals';
 import { createServer } from 'node:net';
 import request from 'supertest';
 import { LoginThrottle } from '../../lib/token/throttle/index.js';
-import { RedisThrottleStore } from '../../lib/token/redis/index.js';
+import { RedisThrottleStore } from '../../lib/redis/index.js';
 import { basic, passwordGrant, SERVICE, tokenApp } from '../support/token-fixture.js';
 
 describe('LoginThrottle counts failures per account and address in fixed windows', () => {

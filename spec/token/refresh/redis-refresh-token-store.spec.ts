@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { type RefreshTokenRecord } from '../../../lib/token/index.js';
 import { generateRefreshToken, refreshTokenId } from '../../../lib/token/refresh/refresh-token.js';
-import { RedisRefreshTokenStore } from '../../../lib/token/redis/index.js';
+import { RedisRefreshTokenStore } from '../../../lib/redis/index.js';
 import keySlot from 'cluster-key-slot';
 import { BUCKETS, bucketOf, RedisKeyLayout } from '../../../lib/token/refresh/redis-key-layout.js';
 import { describeWithPeers, redis } from '../../support/peers.js';
