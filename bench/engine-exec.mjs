@@ -8,7 +8,8 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { dockerRuntime, engineRouter, listenEngine } from '../dist/engine/index.js';
+import { engineRouter, listenEngine } from '../dist/engine/index.js';
+import { dockerRuntime } from '../dist/engine/runtime/docker/index.js';
 
 const DOCKERD = '/var/run/docker.sock';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);

@@ -9,7 +9,8 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { dockerRuntime, engineRouter, listenEngine } from '../dist/engine/index.js';
+import { engineRouter, listenEngine } from '../dist/engine/index.js';
+import { dockerRuntime } from '../dist/engine/runtime/docker/index.js';
 
 const MB = Number(process.env.BENCH_IMAGE_MB ?? 256);
 const IMAGE = `dockgate-bench-big:${MB}`;

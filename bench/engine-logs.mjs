@@ -7,7 +7,8 @@ import { request } from 'node:http';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { engineRouter, listenEngine, processRuntime } from '../dist/engine/index.js';
+import { engineRouter, listenEngine } from '../dist/engine/index.js';
+import { processRuntime } from '../dist/engine/runtime/process/index.js';
 
 const TOTAL = Number(process.env.BENCH_LOG_BYTES ?? 1024 ** 3);
 const LIMIT_MS = 60_000;

@@ -5,8 +5,9 @@ import express from 'express';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { dockerRuntime, engineRouter, listenEngine } from '../dist/engine/index.js';
-import { EngineClient } from '../dist/client/index-engine.js';
+import { engineRouter, listenEngine } from '../dist/engine/index.js';
+import { dockerRuntime } from '../dist/engine/runtime/docker/index.js';
+import { EngineClient } from '../dist/client/engine-client/index.js';
 
 const DOCKERD = '/var/run/docker.sock';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);

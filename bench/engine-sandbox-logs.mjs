@@ -8,7 +8,8 @@ import { request } from 'node:http';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { engineRouter, listenEngine, sandboxRuntime } from '../dist/engine/index.js';
+import { engineRouter, listenEngine } from '../dist/engine/index.js';
+import { sandboxRuntime } from '../dist/engine/runtime/sandbox/index.js';
 
 const TOTAL = Number(process.env.BENCH_LOG_BYTES ?? 1024 ** 3);
 if (spawnSync('bwrap', ['--version']).status !== 0) {

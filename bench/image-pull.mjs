@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ImageStore } from '../dist/index.js';
+import { ImageStore } from '../dist/engine/images/index.js';
 
 const MIB = Number(process.env.BENCH_PULL_MIB ?? 128);
 const docker = (...args) => execFileSync('docker', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });

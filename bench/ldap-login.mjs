@@ -9,7 +9,7 @@
 import { Client } from 'ldapts';
 import { benchNumber } from './support/bench-number.mjs';
 import { SERVICE, startSlapd, SUFFIX, USER } from './support/slapd.mjs';
-import { ldapAuthenticator } from '../dist/index.js';
+import { ldapAuthenticator } from '../dist/token/authn/ldap/index.js';
 
 const DURATION = benchNumber('BENCH_DURATION', 5);
 const ROUNDS = benchNumber('BENCH_ROUNDS', 3);

@@ -12,7 +12,8 @@
 import { randomBytes } from 'node:crypto';
 import express from 'express';
 import { Redis } from 'ioredis';
-import { generateSigningKey, MemoryRefreshTokenStore, RedisRefreshTokenStore, tokenRouter } from '../dist/index.js';
+import { generateSigningKey, MemoryRefreshTokenStore, tokenRouter } from '../dist/index.js';
+import { RedisRefreshTokenStore } from '../dist/redis/index.js';
 
 export const ISSUER = 'dockgate-bench';
 export const SERVICE = 'registry.bench';

@@ -2,11 +2,14 @@ import express, { type Express, type Request, type Router } from 'express';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
+import { aclAuthorizer, bearerGuard, ownNamespaceAcl, tokenRouter, type AclRule, type BearerGuard, type TokenRouter } from 'dockgate';
+import { adminPredicate, callerFromBearer, engineRouter, tenancyPolicy, writeEngineAuthError, type ContainerRuntime, type EngineCaller } from 'dockgate/engine';
+import { dockerRuntime } from 'dockgate/engine/docker';
+import { processRuntime } from 'dockgate/engine/process';
+import { sandboxRuntime } from 'dockgate/engine/sandbox';
 import {
-  aclAuthorizer, adminPredicate, bearerGuard, callerFromBearer, dockerRuntime, engineRouter, ownNamespaceAcl, processRuntime, sandboxRuntime, tenancyPolicy,
-  redisRefreshTokenStore, redisThrottleStore, tokenRouter, writeEngineAuthError, type AclRule, type BearerGuard, type ContainerRuntime, type RedisConnectionOptions,
-  type RedisRefreshTokenStore, type RedisThrottleStore, type TokenRouter, type EngineCaller,
-} from 'dockgate';
+  redisRefreshTokenStore, redisThrottleStore, type RedisConnectionOptions, type RedisRefreshTokenStore, type RedisThrottleStore,
+} from 'dockgate/redis';
 import { demoAuthenticator } from './authenticate.js';
 import type { KeyFiles } from './dev-key.js';
 import type { DemoOptions } from './options.js';

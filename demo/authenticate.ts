@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { chainAuthenticators, htpasswdAuthenticator, ldapAuthenticator, oidcAuthenticator, type Authenticator, type OidcIssuerOptions } from 'dockgate';
+import { chainAuthenticators, htpasswdAuthenticator, type Authenticator } from 'dockgate';
+import { ldapAuthenticator } from 'dockgate/ldap';
+import { oidcAuthenticator, type OidcIssuerOptions } from 'dockgate/oidc';
 import { DemoUsageError, type DemoOptions } from './options.js';
 
 /** The --oidc-claims file: `{ "account": "CLAIM", "labels": { "LABEL": "CLAIM" } }`. */

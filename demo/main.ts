@@ -1,7 +1,7 @@
 import type { RequestListener } from 'node:http';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { listenEngine, type EngineListener } from 'dockgate';
+import { listenEngine, type EngineListener } from 'dockgate/engine';
 import { pino } from 'pino';
 import { Counter } from 'prom-client';
 import { createDemoApp } from './app.js';

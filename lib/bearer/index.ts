@@ -4,12 +4,9 @@ export type { BearerOptions, BearerKeys, BearerAlgorithm, BearerCacheOptions, Re
 export type { BearerScope } from './access/required-scopes.js';
 export { bearerOf } from './bearer-of.js';
 export type { VerifiedBearer } from './verify/verified-bearer.js';
-export { missingAccess, accessRecords } from './access/missing-access.js';
-export type { AccessRecord } from './access/missing-access.js';
 export { formatBearerChallenge } from './challenge/format-challenge.js';
 export type { BearerChallengeParams, BearerChallengeError } from './challenge/format-challenge.js';
-export { quotedString } from '../http/quoted-string.js';
 export { RegistryError } from './errors/registry-error.js';
 export type { RegistryErrorCode, RegistryErrorOptions, AccessRecordDetail } from './errors/registry-error.js';
 export { writeRegistryError } from './errors/write-registry-error.js';
-export { bearerTokenFrom } from './http/bearer-token-from.js';
+export { BearerSetupError } from './errors/bearer-setup-error.js';

@@ -1,80 +1,11 @@
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { ScopeSyntaxError, type ResourceScope } from '../scope/index.js';
-import { accessRecords, type AccessRecord } from './access/missing-access.js';
-import { grantsAll } from './access/missing-access.js';
-import type { VerifiedBearer } from './verify/verified-bearer.js';
-import { parseRequiredScopes, type BearerScope } from './access/required-scopes.js';
+import type { RequestHandler } from 'express';
+import type { BearerScope } from './access/required-scopes.js';
+import { appBearer } from './app/app-bearer.js';
 import type { BearerOptions } from './bearer-options.js';
-import { formatBearerChallenge, type BearerChallengeError } from './challenge/format-challenge.js';
-import { RegistryError, type AccessRecordDetail } from './errors/registry-error.js';
-import { bearerTokenFrom } from './http/bearer-token-from.js';
-import { KeySourceUnavailable } from './keys/key-source.js';
-import { resolveBearerOptions, type ResolvedBearerOptions } from './resolve-bearer-options.js';
-import { createBearerTokenVerifier, InvalidBearerToken } from './verify/verify-bearer-token.js';
-import type { BearerResult } from '../metrics/index.js';
+import { guardRoutes, type BearerGuard } from './bearer-routes.js';
+import { resolveBearerOptions } from './resolve-bearer-options.js';
 
-/** Per-route settings of a {@link BearerGuard}. */
-export interface BearerRouteOptions {
-  /**
-   * Writes this route's failures, overriding the guard's `writeError` (e.g. `writeEngineAuthError`
-   * for engine API routes guarded next to registry routes). Defaults to the guard's.
-   */
-  writeError?: BearerOptions['writeError'];
-}
-
-/**
- * Returns the middleware for one route's scope; realm, keys and the verified-token cache are
- * shared by all of them, so a token checked on one route is a cache hit on the others.
- */
-export type BearerGuard = (scope: BearerScope, route?: BearerRouteOptions) => RequestHandler;
-
-const MESSAGES: Record<'missing' | BearerChallengeError, string> = {
-  missing: 'authentication required',
-  invalid_token: 'invalid token',
-  insufficient_scope: 'insufficient scope',
-};
-
-/** The bounded `result` label of a refusal: the challenge's error, or what else went wrong. */
-function resultOf(err: RegistryError): BearerResult {
-  if (err.errorCode === 'NAME_INVALID') return 'name_invalid';
-  if (err.errorCode === 'UNAVAILABLE') return 'unavailable';
-  return err.challenge?.includes('error="insufficient_scope"') ? 'insufficient_scope'
-    : err.challenge?.includes('error="invalid_token"') ? 'invalid_token' : 'missing';
-}
-
-function detail(records: readonly AccessRecord[]): AccessRecordDetail[] {
-  return records.map((r) => ({ Type: r.type, Class: r.class ?? '', Name: r.name, Action: r.action }));
-}
-
-function unauthorized(options: ResolvedBearerOptions, scopes: ResourceScope[], error?: BearerChallengeError): RegistryError {
-  const challenge = formatBearerChallenge({ realm: options.realm, service: options.service, scopes, ...(error ? { error } : {}) });
-  // Like the registry, the detail lists everything the request needs, not only what is missing.
-  return new RegistryError('UNAUTHORIZED', MESSAGES[error ?? 'missing'], { status: 401, challenge, detail: detail(accessRecords(scopes)) });
-}
-
-/** Parsed requirements of a function scope, by the string it returned: a pull asks for the same one dozens of times. */
-const MAX_PARSED = 1024;
-
-function scopesOf(req: Request, scope: BearerScope, fixed: ResourceScope[] | undefined, parsed: Map<string, ResourceScope[]>): ResourceScope[] {
-  if (fixed) return fixed;
-  try {
-    const wanted = (scope as (req: Request) => unknown)(req);
-    if (typeof wanted !== 'string') return parseRequiredScopes(wanted);
-    let scopes = parsed.get(wanted);
-    if (!scopes) {
-      scopes = parseRequiredScopes(wanted);
-      // Bounded: names come from request paths. Dropping all at once is enough for a cache of parses.
-      if (parsed.size >= MAX_PARSED) parsed.clear();
-      parsed.set(wanted, scopes);
-    }
-    return scopes;
-  } catch (err) {
-    // A scope built from request data (a repository name in the path) that is outside the
-    // grammar is the client's fault: the registry answers an invalid name with 400 NAME_INVALID.
-    if (err instanceof ScopeSyntaxError) throw new RegistryError('NAME_INVALID', 'invalid repository name', { status: 400, detail: { reason: err.message }, cause: err });
-    throw err;
-  }
-}
+export type { BearerGuard, BearerRouteOptions } from './bearer-routes.js';
 
 /**
  * Configures bearer protection once (realm, keys, issuer, service, cache) and returns a function
@@ -94,62 +25,31 @@ function scopesOf(req: Request, scope: BearerScope, fixed: ResourceScope[] | und
  */
 export function bearerGuard(options: BearerOptions): BearerGuard {
   const resolved = resolveBearerOptions(options);
-  const verify = createBearerTokenVerifier(resolved);
-  return (scope, route = {}) => {
-    if (typeof scope !== 'function' && typeof scope !== 'string' && !Array.isArray(scope)) {
-      throw new TypeError('requireBearer scope must be a string, a list of strings or a function of the request');
-    }
-    const writeError = route.writeError ?? resolved.writeError;
-    if (typeof writeError !== 'function') throw new TypeError('"writeError" must be a function');
-    // A fixed requirement is parsed once; a mistake in it is the host's, reported at start-up.
-    const fixed = typeof scope === 'function' ? undefined : parseRequiredScopes(scope);
-    const results = resolved.metrics?.bearerResults;
-    const parsed = new Map<string, ResourceScope[]>();
-    const fail = (res: Response, next: NextFunction, err: unknown): void => {
-      if (err instanceof RegistryError) {
-        if (results) results[resultOf(err)] += 1;
-        writeError(res, err);
-      } else next(err);
-    };
-    const admit = (req: Request, next: NextFunction, scopes: ResourceScope[], bearer: VerifiedBearer): void => {
-      if (!grantsAll(scopes, bearer.access)) throw unauthorized(resolved, scopes, 'insufficient_scope');
-      req.bearer = bearer;
-      if (results) results.ok += 1;
-      next();
-    };
-    return (req, res, next) => {
-      let scopes: ResourceScope[];
-      let token: string | undefined;
-      try {
-        scopes = scopesOf(req, scope, fixed, parsed);
-        token = bearerTokenFrom(req.headers.authorization);
-        if (token === undefined) throw unauthorized(resolved, scopes);
-        // A token seen before is answered without a promise: most requests of a pull are these.
-        const cached = verify.cached(token);
-        if (cached) {
-          admit(req, next, scopes, cached);
-          return;
-        }
-      } catch (err) {
-        fail(res, next, err);
-        return;
-      }
-      verify(token).then((bearer) => admit(req, next, scopes, bearer), (err: unknown) => {
-        if (err instanceof InvalidBearerToken) throw unauthorized(resolved, scopes, 'invalid_token');
-        if (err instanceof KeySourceUnavailable) throw new RegistryError('UNAVAILABLE', 'authentication service unavailable', { status: 503, retryAfter: 5, cause: err });
-        throw err;
-      }).catch((err: unknown) => fail(res, next, err));
-    };
-  };
+  const realm = resolved.realm;
+  return guardRoutes(resolved, () => realm);
 }
 
 /**
- * Protects one route: `bearerGuard(options)(scope)`. Each call has its own key set and cache, so
- * use {@link bearerGuard} for more than one route.
+ * Protects one route.
+ *
+ * With one argument it uses the tokenRouter mounted in the same Express app (this app or one it
+ * is mounted in, nested routers included): its keys, issuer and service verify, and the
+ * challenge's realm is its token route as mounted (`<protocol>://<Host><mount path><tokenPath>`,
+ * or tokenRouter's `realm` option). The router is found at the first request and kept per app;
+ * none found, or two, is a `BearerSetupError` reported to the token service's `onError` (stderr
+ * without one) and a 500 to the client.
+ *
+ * With options it is `bearerGuard(options)(scope)`, for a resource server without a token router.
+ * Each such call has its own key set and cache, so use {@link bearerGuard} for more than one route.
  *
  * @example
- * app.get('/v2/', requireBearer([], { realm: 'http://127.0.0.1:5001/token', keys: tokens }), (_req, res) => res.json({}));
+ * app.use(tokenRouter({ issuer, service, keys, authenticate }));
+ * app.get('/v2/x/tags/list', requireBearer('repository:x:pull'), listTags);
+ * // a resource server elsewhere:
+ * app.get('/v2/', requireBearer([], { realm: 'https://auth.example/token', keys: { jwksUrl: 'https://auth.example/jwks' } }), (_req, res) => res.json({}));
+ * @throws {TypeError} naming the option when an option or the scope is invalid.
  */
-export function requireBearer(scope: BearerScope, options: BearerOptions): RequestHandler {
+export function requireBearer(scope: BearerScope, options?: BearerOptions): RequestHandler {
+  if (options === undefined) return appBearer(scope);
   return bearerGuard(options)(scope);
 }

@@ -6,10 +6,15 @@ import { isQuotable } from '../http/quoted-string.js';
 import type { BearerAlgorithm, BearerOptions } from './bearer-options.js';
 import { resolveKeySource } from './keys/key-source.js';
 import { resolveMetrics, type DockgateMetrics } from '../metrics/index.js';
+import { functionOption, httpUrl, integerOption, numberOption } from '../options/option-checks.js';
 
 /** Options after defaults and validation: what the middleware reads. */
-export interface ResolvedBearerOptions {
+export interface ResolvedBearerOptions extends ResolvedBearerVerification {
   realm: string;
+}
+
+/** Everything but the realm: what a guard verifies with and how it answers. */
+export interface ResolvedBearerVerification {
   service: string;
   issuer: string;
   getKey: JWTVerifyGetKey;
@@ -31,14 +36,10 @@ function headerValue(value: unknown, name: string): string {
   return value;
 }
 
-function realmOf(value: unknown): string {
-  let url: URL;
-  try {
-    url = new URL(value as string | URL);
-  } catch {
-    throw new TypeError('"realm" is required: the absolute http(s) URL of the token endpoint');
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new TypeError('"realm" must be an http(s) URL');
+/** Validates the realm: an absolute http(s) URL that can be sent in a quoted header parameter. */
+export function realmOf(value: unknown): string {
+  if (value === undefined) throw new TypeError('"realm" is required: the absolute http(s) URL of the token endpoint');
+  const url = httpUrl(value, 'realm');
   return headerValue(value instanceof URL ? url.href : value, 'realm');
 }
 
@@ -49,6 +50,11 @@ function realmOf(value: unknown): string {
 export function resolveBearerOptions(options: BearerOptions): ResolvedBearerOptions {
   if (options === null || typeof options !== 'object') throw new TypeError('bearer options must be an object');
   const realm = realmOf(options.realm);
+  return { realm, ...resolveBearerVerification(options) };
+}
+
+/** {@link resolveBearerOptions} without the realm, which `requireBearer(scope)` takes from a mounted tokenRouter. */
+export function resolveBearerVerification(options: Omit<BearerOptions, 'realm'>): ResolvedBearerVerification {
   const source = resolveKeySource(options.keys);
   const fromService = source.tokenService;
   let service = options.service;
@@ -64,21 +70,15 @@ export function resolveBearerOptions(options: BearerOptions): ResolvedBearerOpti
   if (!Array.isArray(algorithms) || algorithms.length === 0 || !algorithms.every((a) => SUPPORTED.includes(a))) {
     throw new TypeError(`"algorithms" must be a non-empty list of ${SUPPORTED.join(', ')} (never none or HS*)`);
   }
-  const clockTolerance = options.clockTolerance ?? 60;
-  if (typeof clockTolerance !== 'number' || !Number.isFinite(clockTolerance) || clockTolerance < 0) {
-    throw new TypeError('"clockTolerance" must be a non-negative number of seconds');
-  }
+  const clockTolerance = numberOption(options.clockTolerance ?? 60, 'clockTolerance', 0, 'seconds');
   let cacheMaxEntries = 0;
   if (options.cache !== false) {
     const cache = options.cache ?? {};
     if (typeof cache !== 'object' || cache === null) throw new TypeError('"cache" must be an object or false');
-    cacheMaxEntries = cache.maxEntries ?? 1000;
-    if (!Number.isInteger(cacheMaxEntries) || cacheMaxEntries < 1) throw new TypeError('"cache.maxEntries" must be a positive integer');
+    cacheMaxEntries = integerOption(cache.maxEntries ?? 1000, 'cache.maxEntries', 1);
   }
-  const now = options.now ?? Date.now;
-  if (typeof now !== 'function') throw new TypeError('"now" must be a function');
-  const writeError = options.writeError ?? writeRegistryError;
-  if (typeof writeError !== 'function') throw new TypeError('"writeError" must be a function');
+  const now = functionOption(options.now ?? Date.now, 'now');
+  const writeError = functionOption(options.writeError ?? writeRegistryError, 'writeError');
   const metrics = resolveMetrics(options.metrics, 'bearerGuard');
-  return { realm, service, issuer, getKey: source.getKey, algorithms, clockTolerance, cacheMaxEntries, now, writeError, ...(metrics ? { metrics } : {}) };
+  return { service, issuer, getKey: source.getKey, algorithms, clockTolerance, cacheMaxEntries, now, writeError, ...(metrics ? { metrics } : {}) };
 }

@@ -1,3 +1,5 @@
+import { DockgateError } from '../errors/dockgate-error.js';
+
 /** Where a CLI command reads and writes; the real process streams in `main`, buffers in specs. */
 export interface CliIo {
   stdout: (text: string) => void;
@@ -7,4 +9,7 @@ export interface CliIo {
 }
 
 /** A usage error: printed with the command's help, exit code 2. */
-export class UsageError extends Error {}
+export class UsageError extends DockgateError {
+  static override code = 'ERR_CLI_USAGE';
+  override readonly code = 'ERR_CLI_USAGE';
+}

@@ -1,7 +1,8 @@
 /**
- * The versioned Docker Engine API: `engineRouter` in front of a `ContainerRuntime`, the
- * runtimes, the pure protocol pieces (version gate, stdcopy framing, query parsing) and the
- * serving helpers.
+ * `dockgate/engine`: the versioned Docker Engine API, `engineRouter` in front of a
+ * `ContainerRuntime`, the serving helpers and the shared vocabulary (errors, versions, stdcopy
+ * framing, runtime types). Each runtime family is its own entry (`dockgate/engine/sandbox`,
+ * `/process`, `/scripted`, `/docker`) and so is the image store (`dockgate/engine/images`).
  */
 export { engineRouter } from './router/engine-router.js';
 export type { EngineRouterOptions } from './router/options.js';
@@ -11,7 +12,7 @@ export { handleEngineUpgrades } from './listen/handle-upgrades.js';
 export * from './policy/index.js';
 
 export { EngineError, ENGINE_ERROR_STATUS, type EngineErrorKind } from './errors/engine-error.js';
-export { writeEngineError, writeEngineJson } from './errors/write-engine-error.js';
+export { writeEngineError } from './errors/write-engine-error.js';
 export { writeEngineAuthError } from './errors/write-engine-auth-error.js';
 
 export { compareApiVersions, apiVersionLessThan, apiVersionAtLeast, isApiVersion, minApiVersion } from './version/api-version.js';
@@ -19,22 +20,16 @@ export { ENGINE_RELEASES } from './version/engine-releases.js';
 export { resolveVersionRange, DEFAULT_VERSION_RANGE, type VersionRange, type VersionRangeInput } from './version/version-range.js';
 export { gateApiVersion } from './version/version-gate.js';
 
-export { boolValue, queryString, parseTail, parseTimestamp, parseInteger, parseFilters, type EngineFilters } from './http/query.js';
-export { parseSignal } from './http/signal.js';
-export { parsePullReference, type PullReference } from './http/pull-reference.js';
-export {
-  encodeFrame, frameHeader, FrameDecoder, demultiplex, STREAM_STDIN, STREAM_STDOUT, STREAM_STDERR, STREAM_SYSTEMERR,
-  type Frame, type StreamType,
-} from './stream/stdcopy.js';
+export type { EngineFilters } from './http/query.js';
+export { encodeFrame, FrameDecoder, demultiplex, type Frame, type StreamType } from './stream/stdcopy.js';
+export { StdcopyFramingError } from './stream/stdcopy-error.js';
+export { EngineListenError } from './listen/listen-error.js';
+export { SlowEventsSubscriberError } from './runtime/local/events-error.js';
 
 export type {
   ContainerRuntime, ContainerCreateBody, CreateRequest, WaitCondition, WaitResult, WaitHandle, LogsOptions, OutputStream,
   AttachOptions, AttachSession, EngineEvent, EventsOptions, ListOptions, RemoveOptions, PullRequest, StopOptions,
 } from './runtime/types.js';
-export { processRuntime, type ProcessRuntimeOptions, type ProcessImage } from './runtime/process/process-runtime.js';
-export { sandboxRuntime, type SandboxRuntimeOptions } from './runtime/sandbox/sandbox-runtime.js';
-export { scriptedRuntime, type ScriptedRuntimeOptions, type ScriptedImage, type ScriptRun, type ScriptResult } from './runtime/scripted/scripted-runtime.js';
-export { dockerRuntime, type DockerRuntimeOptions } from './runtime/docker/docker-runtime.js';
 export { familiarImageRef } from './runtime/local/image-ref.js';
 export type { SystemOperations, DiskUsageOptions } from './runtime/operations/system-operations.js';
 export {
@@ -43,9 +38,4 @@ export {
 } from './runtime/operations/image-operations.js';
 export type { NetworkOperations, NetworkInspectOptions } from './runtime/operations/network-operations.js';
 export type { VolumeOperations, VolumeCreateBody, VolumePruneReport } from './runtime/operations/volume-operations.js';
-export { ImageStore, type CommitRequest } from './images/image-store.js';
 export { decodeRegistryAuth, type PullCredentials } from './images/registry/registry-auth.js';
-export type {
-  ImageStoreApi, ImageStoreOptions, ImageUsage, ImagePullRequest, ImageRemoveOptions as ImageStoreRemoveOptions, ImageDeleteEntry, ImagePruneResult,
-  ImageRecord, ImageConfigBlob, ImageRunConfig, ImageHistoryEntry, ResolvedImage, StoredLayer,
-} from './images/image-store-types.js';

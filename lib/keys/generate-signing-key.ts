@@ -1,5 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { createSelfSignedCertificate } from './self-signed-certificate.js';
+import { integerOption } from '../options/option-checks.js';
 
 /** Options of {@link generateSigningKey}. */
 export interface GenerateSigningKeyOptions {
@@ -38,8 +39,7 @@ export function generateSigningKey(options: GenerateSigningKeyOptions = {}): Gen
     if (!['P-256', 'P-384', 'P-521'].includes(curve)) throw new TypeError('"curve" must be P-256, P-384 or P-521');
     ({ privateKey } = generateKeyPairSync('ec', { namedCurve: curve }));
   } else if (type === 'rsa') {
-    const modulusLength = options.modulusLength ?? 3072;
-    if (!Number.isInteger(modulusLength) || modulusLength < 2048) throw new TypeError('"modulusLength" must be an integer of at least 2048');
+    const modulusLength = integerOption(options.modulusLength ?? 3072, 'modulusLength', 2048);
     ({ privateKey } = generateKeyPairSync('rsa', { modulusLength }));
   } else {
     throw new TypeError('"type" must be "ec" or "rsa"');

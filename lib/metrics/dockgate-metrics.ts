@@ -1,4 +1,5 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { Counter, Histogram, Registry } from 'prom-client';
+import { promClient } from './prom-client.js';
 
 /** `result` of a bearer check: `ok`, or why the request was refused. */
 export type BearerResult = 'ok' | 'missing' | 'invalid_token' | 'insufficient_scope' | 'name_invalid' | 'unavailable';
@@ -53,6 +54,7 @@ export function dockgateMetrics(registry: Registry, prefix: string): DockgateMet
   if (!forRegistry) byRegistry.set(registry, (forRegistry = new Map()));
   const known = forRegistry.get(prefix);
   if (known) return known;
+  const { Counter, Gauge, Histogram } = promClient();
   const registers = [registry];
   const runtimes = new Set<RunningContainers>();
   const bearerResults: Record<BearerResult, number> = { ok: 0, missing: 0, invalid_token: 0, insufficient_scope: 0, name_invalid: 0, unavailable: 0 };

@@ -1,4 +1,5 @@
-import { register as defaultRegistry, Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { promClient } from './prom-client.js';
 import { dockgateMetrics, type DockgateMetrics } from './dockgate-metrics.js';
 
 /**
@@ -26,7 +27,8 @@ export function resolveMetrics(option: MetricsOptions | undefined, owner: string
   if (option === undefined) return undefined;
   if (option === null || typeof option !== 'object') throw new TypeError(`${owner} option "metrics" must be an object ({ registry, prefix })`);
   const registry = option.registry ?? 'default';
-  if (registry !== 'default' && !(registry instanceof Registry)) {
+  const { register: defaultRegistry, Registry: PromRegistry } = promClient();
+  if (registry !== 'default' && !(registry instanceof PromRegistry)) {
     // A registry from another copy of prom-client would not be `instanceof` ours; accept what quacks like one.
     const r = registry as Partial<Registry>;
     if (typeof r?.registerMetric !== 'function' || typeof r.getSingleMetric !== 'function') {

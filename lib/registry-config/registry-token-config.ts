@@ -1,3 +1,5 @@
+import { httpUrl, nonEmptyString } from '../options/option-checks.js';
+
 /** What a distribution registry needs to trust a dockgate token service. */
 export interface RegistryTokenConfigInput {
   /** URL of the token endpoint, e.g. `http://127.0.0.1:5001/token`. */
@@ -24,16 +26,8 @@ function yamlString(value: string): string {
  *   issuer: 'dockgate', rootCertBundle: '/etc/dockgate/cert.pem' }));
  */
 export function registryTokenConfig(input: RegistryTokenConfigInput): string {
-  for (const name of ['realm', 'service', 'issuer', 'rootCertBundle'] as const) {
-    if (typeof input[name] !== 'string' || input[name].length === 0) throw new TypeError(`"${name}" must be a non-empty string`);
-  }
-  let url: URL;
-  try {
-    url = new URL(input.realm);
-  } catch {
-    throw new TypeError('"realm" must be an absolute http(s) URL');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError('"realm" must be an absolute http(s) URL');
+  for (const name of ['realm', 'service', 'issuer', 'rootCertBundle'] as const) nonEmptyString(input[name], name);
+  httpUrl(input.realm, 'realm');
   return [
     'auth:',
     '  token:',

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import { isQuotable, quotedString } from '../http/quoted-string.js';
+import { booleanOption, httpUrl, integerOption, nonEmptyString, optionalFunction } from '../options/option-checks.js';
 import { loadKeyRing, type KeyRing, type SigningKeyInput } from '../keys/index.js';
 import type { AuditHook, TokenEventSink } from './audit.js';
 import { loggingOnError, tokenEventSink } from './events/token-events.js';
@@ -77,6 +78,13 @@ export interface TokenOptions {
   onError?: (err: unknown, req?: Request) => void;
   /** Realm of the `WWW-Authenticate: Basic` challenge on bad credentials. Defaults to the issuer. */
   basicRealm?: string;
+  /**
+   * The token endpoint's public URL, as clients must reach it: the `realm` of the challenges of
+   * `requireBearer(scope)` in the same app. Give it behind a proxy that rewrites paths or hosts.
+   * Defaults to the token route as mounted, on the request's protocol and Host
+   * (`'trust proxy'` decides whether X-Forwarded-Proto/Host count).
+   */
+  realm?: string | URL;
   /** Path of the token endpoint inside the router. Defaults to `/token`. */
   tokenPath?: string;
   /** Path of the JWKS document inside the router. Defaults to `/jwks`. */
@@ -104,6 +112,8 @@ export interface ResolvedTokenOptions {
   onError: (err: unknown, req?: Request) => void;
   /** `Basic realm="…"`, built once from `basicRealm`. */
   basicChallenge: string;
+  /** The `realm` option, validated; undefined when the realm is taken from each request. */
+  realm?: string;
   tokenPath: string;
   jwksPath: string;
   revokePath: string;
@@ -118,11 +128,6 @@ function defaultOnError(err: unknown): void {
   console.error(`[dockgate] token service error: ${e?.name ?? 'Error'}${e?.code ? ` (${e.code})` : ''}: ${e?.message ?? String(err)}`);
 }
 
-function nonEmptyString(value: unknown, name: string): string {
-  if (typeof value !== 'string' || value.length === 0) throw new TypeError(`"${name}" must be a non-empty string`);
-  return value;
-}
-
 /** A value that goes into a response header: no control or non-Latin-1 characters. */
 function headerSafe(value: unknown, name: string): string {
   const text = nonEmptyString(value, name);
@@ -131,10 +136,7 @@ function headerSafe(value: unknown, name: string): string {
 }
 
 function seconds(value: unknown, name: string, min: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
-    throw new TypeError(`"${name}" must be an integer number of seconds, at least ${min}`);
-  }
-  return value;
+  return integerOption(value, name, min, undefined, 'seconds');
 }
 
 function routePath(value: unknown, name: string): string {
@@ -143,10 +145,7 @@ function routePath(value: unknown, name: string): string {
   return path;
 }
 
-function hook<T>(value: T | undefined, name: string): T | undefined {
-  if (value !== undefined && typeof value !== 'function') throw new TypeError(`"${name}" must be a function`);
-  return value;
-}
+const hook = optionalFunction;
 
 /**
  * Applies defaults and validates every option once, at construction: a misconfiguration is a
@@ -163,8 +162,7 @@ export function resolveTokenOptions(options: TokenOptions): ResolvedTokenOptions
   const keyInputs = (Array.isArray(options.keys) ? options.keys : [options.keys]) as SigningKeyInput[];
   const keyRing = loadKeyRing(keyInputs);
   const authenticate = hook(options.authenticate, 'authenticate');
-  const allowAnonymous = options.allowAnonymous ?? false;
-  if (typeof allowAnonymous !== 'boolean') throw new TypeError('"allowAnonymous" must be a boolean');
+  const allowAnonymous = booleanOption(options.allowAnonymous ?? false, 'allowAnonymous');
   if (!authenticate && !allowAnonymous) throw new TypeError('"authenticate" is required unless "allowAnonymous" is true');
   const refresh = options.refreshTokens ?? {};
   const idleTtl = seconds(refresh.idleTtl ?? 30 * 86400, 'refreshTokens.idleTtl', 60);
@@ -176,8 +174,7 @@ export function resolveTokenOptions(options: TokenOptions): ResolvedTokenOptions
   for (const method of ['save', 'use', 'revoke', 'revokeSubject'] as const) {
     if (typeof store[method] !== 'function') throw new TypeError(`"refreshTokens.store" must implement ${method}()`);
   }
-  const maxBodyBytes = options.maxBodyBytes ?? 16384;
-  if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1024) throw new TypeError('"maxBodyBytes" must be an integer of at least 1024');
+  const maxBodyBytes = integerOption(options.maxBodyBytes ?? 16384, 'maxBodyBytes', 1024);
   const logger = resolveLogger(options.logger, 'tokenRouter');
   const metrics = resolveMetrics(options.metrics, 'tokenRouter');
   const resolved: ResolvedTokenOptions = {
@@ -195,6 +192,7 @@ export function resolveTokenOptions(options: TokenOptions): ResolvedTokenOptions
     revokePath: routePath(options.revokePath ?? '/revoke', 'revokePath'),
     maxBodyBytes,
   };
+  if (options.realm !== undefined) resolved.realm = headerSafe(httpUrl(options.realm, 'realm').href, 'realm');
   if (authenticate) resolved.authenticate = authenticate;
   if (metrics) resolved.metrics = metrics;
   if (options.throttle !== false) {

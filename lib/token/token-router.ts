@@ -1,5 +1,4 @@
 import express, { type RequestHandler, type Router } from 'express';
-import type { KeyRing } from '../keys/index.js';
 import { getTokenHandler } from './endpoints/get-token.js';
 import { jwksHandler } from './endpoints/jwks.js';
 import { postTokenHandler } from './endpoints/post-token.js';
@@ -11,21 +10,11 @@ import { validateGetParams, validatePostParams, validateRevokeParams } from './m
 import { refusalRecorder } from './events/refusal-event.js';
 import { OAuthError } from './oauth-error.js';
 import { refreshTokenId } from './refresh/index.js';
+import { linkTokenRouter } from './token-router-link.js';
+import type { TokenService } from './token-service.js';
 import { resolveTokenOptions, type ResolvedTokenOptions, type TokenOptions } from './token-options.js';
 
-/** What a running token service offers the host besides its routes. */
-export interface TokenService {
-  /** The `iss` of every token. */
-  readonly issuer: string;
-  /** The services (audiences) tokens are issued for. */
-  readonly services: readonly string[];
-  /** The imported keys: `requireBearer` in the same process verifies with them, no configuration repeated. */
-  readonly keyRing: KeyRing;
-  /** Revokes one refresh token; resolves to whether it existed. */
-  revokeRefreshToken(token: string): Promise<boolean>;
-  /** Revokes every refresh token of an account (password change, removal); resolves to how many. */
-  revokeSubject(subject: string): Promise<number>;
-}
+export type { TokenService } from './token-service.js';
 
 /** An Express router serving the token endpoint, with its {@link TokenService}. */
 export type TokenRouter = Router & { readonly tokenService: TokenService };
@@ -79,5 +68,10 @@ export function tokenRouter(options: TokenOptions): TokenRouter {
       return count;
     },
   };
+  // requireBearer(scope) in the same app finds this router through the app's router stack.
+  linkTokenRouter(router, {
+    tokenService, tokenPath: resolved.tokenPath, onError: resolved.onError,
+    ...(resolved.realm !== undefined ? { realm: resolved.realm } : {}), ...(resolved.metrics ? { metrics: resolved.metrics } : {}),
+  });
   return Object.assign(router, { tokenService });
 }

@@ -1,5 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
-import { accessRecords, bearerTokenFrom, missingAccess } from '../../lib/bearer/index.js';
+import { accessRecords, missingAccess } from '../../lib/bearer/access/missing-access.js';
+import { bearerTokenFrom } from '../../lib/bearer/http/bearer-token-from.js';
 import { parseRequiredScopes } from '../../lib/bearer/access/required-scopes.js';
 import { grantsAll } from '../../lib/bearer/access/missing-access.js';
 import { ScopeSyntaxError } from '../../lib/scope/index.js';

@@ -1,5 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
-import { formatBearerChallenge, quotedString } from '../../lib/bearer/index.js';
+import { formatBearerChallenge } from '../../lib/bearer/index.js';
+import { quotedString } from '../../lib/http/quoted-string.js';
 import { parseChallenge } from '../../lib/client/registry/index.js';
 
 const scopes = [{ type: 'repository', name: 'samalba/my-app', actions: ['pull', 'push'] }];

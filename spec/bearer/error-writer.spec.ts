@@ -1,7 +1,9 @@
 import { describe, expect, test } from '@jest/globals';
 import express from 'express';
 import request from 'supertest';
-import { bearerGuard, engineRouter, scriptedRuntime, writeEngineAuthError } from '../../lib/index.js';
+import { bearerGuard } from '../../lib/index.js';
+import { engineRouter, writeEngineAuthError } from '../../lib/engine/index.js';
+import { scriptedRuntime } from '../../lib/engine/runtime/scripted/index.js';
 import { REALM, sign, tokens } from './support.js';
 
 function engineApp() {

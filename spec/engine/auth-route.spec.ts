@@ -2,7 +2,7 @@ import { describe, test, expect } from '@jest/globals';
 import request from 'supertest';
 import { testApp, testRuntime } from './helpers.js';
 import { registryHost } from '../../lib/engine/images/registry/registry-login.js';
-import { dockerRuntime } from '../../lib/engine/index.js';
+import { dockerRuntime } from '../../lib/engine/runtime/docker/index.js';
 import { describeWithPeers, dockerd } from '../support/peers.js';
 
 describe('POST /auth (docker login with DOCKER_HOST set)', () => {

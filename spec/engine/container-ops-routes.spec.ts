@@ -1,6 +1,7 @@
 import { describe, test, expect, afterAll } from '@jest/globals';
 import request from 'supertest';
-import { scriptedRuntime, type ContainerRuntime } from '../../lib/engine/index.js';
+import { type ContainerRuntime } from '../../lib/engine/index.js';
+import { scriptedRuntime } from '../../lib/engine/runtime/scripted/index.js';
 import { testApp } from './helpers.js';
 
 /** `busybox` runs until killed (`sleep`) or exits at once (anything else). */

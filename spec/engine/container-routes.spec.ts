@@ -205,7 +205,7 @@ describe('start, wait, logs, list, remove', () => {
 
 describe('local runtimes keep at most maxContainers: a create beyond it is 409 until some are removed', () => {
   test('the limit holds and frees up on remove', async () => {
-    const { scriptedRuntime } = await import('../../lib/engine/index.js');
+    const { scriptedRuntime } = await import('../../lib/engine/runtime/scripted/index.js');
     const app = testApp(scriptedRuntime({ images: { 'busybox:latest': () => ({}) }, maxContainers: 2 }));
     const first = await request(app).post('/v1.28/containers/create').send({ Image: 'busybox', Cmd: ['x'] });
     expect((await request(app).post('/v1.28/containers/create').send({ Image: 'busybox', Cmd: ['x'] })).status).toBe(201);
@@ -217,7 +217,8 @@ describe('local runtimes keep at most maxContainers: a create beyond it is 409 u
     expect((await request(app).post('/v1.28/containers/create').send({ Image: 'busybox', Cmd: ['x'] })).status).toBe(201);
   });
   test('limits are validated at construction, for both local runtimes', async () => {
-    const { processRuntime, scriptedRuntime } = await import('../../lib/engine/index.js');
+    const { scriptedRuntime } = await import('../../lib/engine/runtime/scripted/index.js');
+    const { processRuntime } = await import('../../lib/engine/runtime/process/index.js');
     expect(() => scriptedRuntime({ images: { a: () => ({}) }, maxContainers: 0 })).toThrow(/scriptedRuntime option "maxContainers"/);
     expect(() => scriptedRuntime({ images: { a: () => ({}) }, maxLogBytes: 10 })).toThrow(/scriptedRuntime option "maxLogBytes"/);
     expect(() => processRuntime({ images: { a: { program: '/bin/true' } }, maxContainers: 1.5 })).toThrow(/processRuntime option "maxContainers"/);

@@ -2,7 +2,8 @@ import { test, expect, afterAll } from '@jest/globals';
 import { connect } from 'node:net';
 import request from 'supertest';
 import { pack } from 'tar-stream';
-import { dockerRuntime, FrameDecoder } from '../../lib/engine/index.js';
+import { FrameDecoder } from '../../lib/engine/index.js';
+import { dockerRuntime } from '../../lib/engine/runtime/docker/index.js';
 import { describeWithPeers, dockerd, dockerImage } from '../support/peers.js';
 import { listenOnSocket, testApp } from './helpers.js';
 

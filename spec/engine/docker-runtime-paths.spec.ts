@@ -1,6 +1,6 @@
 import { describe, test, expect, afterAll } from '@jest/globals';
 import request from 'supertest';
-import { dockerRuntime } from '../../lib/engine/index.js';
+import { dockerRuntime } from '../../lib/engine/runtime/docker/index.js';
 import { pathSegment } from '../../lib/engine/runtime/docker/path-segment.js';
 import { describeWithPeers, dockerd, dockerImage } from '../support/peers.js';
 import { socketRequest, testApp } from './helpers.js';

@@ -1,5 +1,5 @@
 import { describe, test, expect, afterAll } from '@jest/globals';
-import { EngineClient, EngineClientError, ENGINE_CLIENT_API_VERSION } from '../../lib/client/index-engine.js';
+import { EngineClient, EngineClientError, ENGINE_CLIENT_API_VERSION } from '../../lib/client/engine-client/index.js';
 import { listenOnSocket, testRuntime } from './helpers.js';
 
 const servers = [listenOnSocket(testRuntime().runtime, '1.12-1.28'), listenOnSocket(testRuntime().runtime, '1.12-1.43'), listenOnSocket(testRuntime().runtime, '1.42-1.43')];

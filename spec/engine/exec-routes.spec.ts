@@ -1,7 +1,8 @@
 import { describe, test, expect, afterAll } from '@jest/globals';
 import { connect } from 'node:net';
 import request from 'supertest';
-import { FrameDecoder, scriptedRuntime, type ContainerRuntime } from '../../lib/engine/index.js';
+import { FrameDecoder, type ContainerRuntime } from '../../lib/engine/index.js';
+import { scriptedRuntime } from '../../lib/engine/runtime/scripted/index.js';
 import { listenOnSocket, socketRequest, testApp } from './helpers.js';
 
 /** `busybox` answers exec commands: echo, env, fail (exit 3 with stderr), cat (echoes stdin), sleep (until killed). */

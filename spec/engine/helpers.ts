@@ -3,7 +3,8 @@ import { request as httpRequest } from 'node:http';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { engineRouter, listenEngine, scriptedRuntime, type ContainerRuntime, type EngineListener } from '../../lib/engine/index.js';
+import { engineRouter, listenEngine, type ContainerRuntime, type EngineListener } from '../../lib/engine/index.js';
+import { scriptedRuntime } from '../../lib/engine/runtime/scripted/index.js';
 import type { VersionRangeInput } from '../../lib/engine/version/version-range.js';
 
 /** A scripted runtime whose image `busybox` echoes its arguments, `fail` exits 3 with stderr, `slow` waits for a release. */

@@ -1,7 +1,8 @@
 import { describe, test, expect, afterAll } from '@jest/globals';
 import { existsSync } from 'node:fs';
 import request from 'supertest';
-import { FrameDecoder, processRuntime } from '../../lib/engine/index.js';
+import { FrameDecoder } from '../../lib/engine/index.js';
+import { processRuntime } from '../../lib/engine/runtime/process/index.js';
 import { listenOnSocket, socketRequest, testApp } from './helpers.js';
 
 const runtime = processRuntime({ images: { 'busybox:latest': { program: '/bin/busybox' } } });

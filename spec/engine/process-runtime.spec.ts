@@ -3,7 +3,8 @@ import { existsSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { request as httpRequest } from 'node:http';
-import { FrameDecoder, processRuntime } from '../../lib/engine/index.js';
+import { FrameDecoder } from '../../lib/engine/index.js';
+import { processRuntime } from '../../lib/engine/runtime/process/index.js';
 import { listenOnSocket, socketRequest } from './helpers.js';
 import { describeWithPeers, type PeerCheck } from '../support/peers.js';
 

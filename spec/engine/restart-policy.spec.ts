@@ -1,6 +1,6 @@
 import { describe, test, expect, afterAll } from '@jest/globals';
 import request from 'supertest';
-import { scriptedRuntime } from '../../lib/engine/index.js';
+import { scriptedRuntime } from '../../lib/engine/runtime/scripted/index.js';
 import { nextDelay, shouldRestart } from '../../lib/engine/runtime/local/restart-supervisor.js';
 import { testApp } from './helpers.js';
 

@@ -2,7 +2,7 @@ import { test, expect, afterAll } from '@jest/globals';
 import { existsSync, readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import request from 'supertest';
-import { sandboxRuntime } from '../../lib/engine/index.js';
+import { sandboxRuntime } from '../../lib/engine/runtime/sandbox/index.js';
 import { Cgroups } from '../../lib/engine/runtime/sandbox/cgroups.js';
 import { describeWithPeers, type PeerCheck } from '../support/peers.js';
 import { socketRequest, listenOnSocket, testApp } from './helpers.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import request from 'supertest';
 import { pack } from 'tar-stream';
-import { sandboxRuntime } from '../../lib/engine/index.js';
+import { sandboxRuntime } from '../../lib/engine/runtime/sandbox/index.js';
 import { withoutMountedPaths } from '../../lib/engine/runtime/local/mounted-paths.js';
 import { cgroupInfo } from '../../lib/engine/runtime/sandbox/cgroup-info.js';
 import { Cgroups } from '../../lib/engine/runtime/sandbox/cgroups.js';

@@ -4,7 +4,8 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { FrameDecoder, sandboxRuntime, type ContainerRuntime } from '../../lib/engine/index.js';
+import { FrameDecoder, type ContainerRuntime } from '../../lib/engine/index.js';
+import { sandboxRuntime } from '../../lib/engine/runtime/sandbox/index.js';
 import { listenOnSocket, socketRequest } from './helpers.js';
 import { describeWithPeers, type PeerCheck } from '../support/peers.js';
 

@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { FrameDecoder, sandboxRuntime } from '../../lib/engine/index.js';
+import { FrameDecoder } from '../../lib/engine/index.js';
+import { sandboxRuntime } from '../../lib/engine/runtime/sandbox/index.js';
 import { listenOnSocket, socketRequest } from './helpers.js';
 import { describeWithPeers, type PeerCheck } from '../support/peers.js';
 

@@ -1,7 +1,8 @@
 import { describe, test, expect, afterAll } from '@jest/globals';
 import { existsSync } from 'node:fs';
 import request from 'supertest';
-import { EngineError, processRuntime } from '../../lib/engine/index.js';
+import { EngineError } from '../../lib/engine/index.js';
+import { processRuntime } from '../../lib/engine/runtime/process/index.js';
 import { parseSignal } from '../../lib/engine/http/signal.js';
 import { listenOnSocket, socketRequest, testApp, testRuntime } from './helpers.js';
 import { describeWithPeers, type PeerCheck } from '../support/peers.js';

@@ -4,7 +4,7 @@
  */
 import { test, expect, afterAll } from '@jest/globals';
 import { dockerd, describeWithPeers } from '../support/peers.js';
-import { scriptedRuntime } from '../../lib/engine/index.js';
+import { scriptedRuntime } from '../../lib/engine/runtime/scripted/index.js';
 import { listenOnSocket, socketRequest } from '../engine/helpers.js';
 
 const DOCKERD = '/var/run/docker.sock';

@@ -6,7 +6,8 @@
 import { describe, test, expect } from '@jest/globals';
 import express from 'express';
 import request from 'supertest';
-import { engineRouter, scriptedRuntime, type ContainerRuntime } from '../../lib/engine/index.js';
+import { engineRouter, type ContainerRuntime } from '../../lib/engine/index.js';
+import { scriptedRuntime } from '../../lib/engine/runtime/scripted/index.js';
 import { expectEngineError } from './support.js';
 
 interface Harness {

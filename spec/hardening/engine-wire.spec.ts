@@ -9,7 +9,8 @@ import { describe, test, expect, beforeAll, afterAll } from '@jest/globals';
 import express from 'express';
 import { connect } from 'node:net';
 import { Readable } from 'node:stream';
-import { engineRouter, listenEngine, scriptedRuntime, type ContainerRuntime, type EngineListener } from '../../lib/engine/index.js';
+import { engineRouter, listenEngine, type ContainerRuntime, type EngineListener } from '../../lib/engine/index.js';
+import { scriptedRuntime } from '../../lib/engine/runtime/scripted/index.js';
 import { tempSocket } from '../engine/helpers.js';
 import { rawBody, rawHeader, rawRequest } from './support.js';
 

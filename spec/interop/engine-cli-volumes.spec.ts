@@ -8,7 +8,9 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeWithPeers, dockerd, dockerImage, program, type PeerCheck } from '../support/peers.js';
-import { dockerRuntime, sandboxRuntime, type ContainerRuntime } from '../../lib/engine/index.js';
+import { type ContainerRuntime } from '../../lib/engine/index.js';
+import { sandboxRuntime } from '../../lib/engine/runtime/sandbox/index.js';
+import { dockerRuntime } from '../../lib/engine/runtime/docker/index.js';
 import { listenOnSocket } from '../engine/helpers.js';
 
 const CLI = '/usr/local/bin/docker';

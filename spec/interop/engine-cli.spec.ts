@@ -4,7 +4,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeWithPeers, dockerd, dockerImage, program } from '../support/peers.js';
-import { dockerRuntime, processRuntime, type ContainerRuntime } from '../../lib/engine/index.js';
+import { type ContainerRuntime } from '../../lib/engine/index.js';
+import { dockerRuntime } from '../../lib/engine/runtime/docker/index.js';
+import { processRuntime } from '../../lib/engine/runtime/process/index.js';
 import { listenOnSocket } from '../engine/helpers.js';
 
 const CLI = '/usr/local/bin/docker';

@@ -2,7 +2,8 @@ import { test, expect, afterAll } from '@jest/globals';
 import Docker from 'dockerode';
 import { existsSync } from 'node:fs';
 import { describeWithPeers, type PeerCheck } from '../support/peers.js';
-import { FrameDecoder, processRuntime } from '../../lib/engine/index.js';
+import { FrameDecoder } from '../../lib/engine/index.js';
+import { processRuntime } from '../../lib/engine/runtime/process/index.js';
 import { listenOnSocket } from '../engine/helpers.js';
 
 const busybox: PeerCheck = { name: '/bin/busybox (busybox-static)', available: () => existsSync('/bin/busybox') };

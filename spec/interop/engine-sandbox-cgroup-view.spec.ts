@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeWithPeers, program, type PeerCheck } from '../support/peers.js';
-import { sandboxRuntime } from '../../lib/engine/index.js';
+import { sandboxRuntime } from '../../lib/engine/runtime/sandbox/index.js';
 import { listenOnSocket } from '../engine/helpers.js';
 
 const CLI = '/usr/local/bin/docker';

@@ -4,7 +4,9 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { describeWithPeers, dockerd, dockerImage, type PeerCheck } from '../support/peers.js';
-import { dockerRuntime, sandboxRuntime, type ContainerRuntime } from '../../lib/engine/index.js';
+import { type ContainerRuntime } from '../../lib/engine/index.js';
+import { dockerRuntime } from '../../lib/engine/runtime/docker/index.js';
+import { sandboxRuntime } from '../../lib/engine/runtime/sandbox/index.js';
 import { listenOnSocket, socketRequest } from '../engine/helpers.js';
 
 const here = dirname(fileURLToPath(import.meta.url));

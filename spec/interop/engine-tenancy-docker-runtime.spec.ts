@@ -4,7 +4,8 @@
  */
 import { afterAll, expect, test } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
-import { dockerRuntime, OWNER_LABEL, tenancyPolicy } from '../../lib/engine/index.js';
+import { OWNER_LABEL, tenancyPolicy } from '../../lib/engine/index.js';
+import { dockerRuntime } from '../../lib/engine/runtime/docker/index.js';
 import { dockerd, dockerImage, describeWithPeers } from '../support/peers.js';
 import { admin, as, policyApp } from '../engine/policy/support.js';
 

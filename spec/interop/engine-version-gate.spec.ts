@@ -1,7 +1,7 @@
 import { test, expect, afterAll } from '@jest/globals';
 import { dockerd } from '../support/peers.js';
 import { describeWithPeers } from '../support/peers.js';
-import { dockerRuntime } from '../../lib/engine/index.js';
+import { dockerRuntime } from '../../lib/engine/runtime/docker/index.js';
 import { listenOnSocket, socketRequest } from '../engine/helpers.js';
 
 const DOCKERD = '/var/run/docker.sock';

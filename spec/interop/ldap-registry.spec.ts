@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { dockerd, dockerImage, describeWithPeers, program } from '../support/peers.js';
-import { aclAuthorizer, generateSigningKey, ldapAuthenticator, ownNamespaceAcl } from '../../lib/index.js';
+import { aclAuthorizer, generateSigningKey, ownNamespaceAcl } from '../../lib/index.js';
+import { ldapAuthenticator } from '../../lib/token/authn/ldap/index.js';
 import {
   dockerCli, LDAP_SERVICE, startRegistry, startSlapd, startTokenServer,
   type DockerCli, type ProgramResult, type RunningRegistry, type RunningSlapd, type RunningTokenServer,

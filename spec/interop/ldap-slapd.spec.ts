@@ -9,7 +9,8 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeWithPeers, program } from '../support/peers.js';
-import { AuthenticatorUnavailableError, ldapAuthenticator, type LdapAuthenticatorOptions } from '../../lib/index.js';
+import { AuthenticatorUnavailableError } from '../../lib/index.js';
+import { ldapAuthenticator, type LdapAuthenticatorOptions } from '../../lib/token/authn/ldap/index.js';
 import { LDAP_SERVICE, makeTlsFiles, startSlapd, type RunningSlapd } from './support/index.js';
 import { directoryLdif, GROUPS, LDAP_USERS, PEOPLE } from './fixtures/ldap-directory.js';
 

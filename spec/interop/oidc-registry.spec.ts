@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { decodeJwt } from 'jose';
 import { dockerd, dockerImage, describeWithPeers, program } from '../support/peers.js';
-import { aclAuthorizer, generateSigningKey, oidcAuthenticator } from '../../lib/index.js';
+import { aclAuthorizer, generateSigningKey } from '../../lib/index.js';
+import { oidcAuthenticator } from '../../lib/token/authn/oidc/index.js';
 import {
   dockerCli, startOidcIssuer, startRegistry, startTokenServer,
   type DockerCli, type ProgramResult, type RunningOidcIssuer, type RunningRegistry, type RunningTokenServer,

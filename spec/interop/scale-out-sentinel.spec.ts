@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { failFastRedisOptions, generateSigningKey, RedisRefreshTokenStore } from '../../lib/index.js';
+import { generateSigningKey } from '../../lib/index.js';
+import { failFastRedisOptions, RedisRefreshTokenStore } from '../../lib/redis/index.js';
 import { describeWithPeers, program } from '../support/peers.js';
 import { until } from '../support/until.js';
 import { startRedisSentinel, type RedisSentinelSetup } from './fixtures/redis-topologies.js';

@@ -9,7 +9,9 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { register as globalRegistry, Registry } from 'prom-client';
 import request from 'supertest';
-import { bearerGuard, engineRouter, scriptedRuntime, tokenRouter, type AuditEvent } from '../../lib/index.js';
+import { bearerGuard, tokenRouter, type AuditEvent } from '../../lib/index.js';
+import { engineRouter } from '../../lib/engine/index.js';
+import { scriptedRuntime } from '../../lib/engine/runtime/scripted/index.js';
 import { basic, ecKey, ISSUER, passwordGrant, SERVICE, tokenApp } from '../support/token-fixture.js';
 
 const keys = { privateKey: ecKey.privateKeyPem, certificateChain: ecKey.certificatePem };

@@ -12,28 +12,40 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
   type: string; exports: Record<string, { types: string; default: string }>; bin: Record<string, string>; engines: { node: string }; files: string[];
 };
 
-const PUBLIC_API = [
-  // token service
-  'tokenRouter', 'OAuthError', 'signAccessToken', 'MemoryRefreshTokenStore', 'RedisRefreshTokenStore', 'redisRefreshTokenStore',
-  'generateRefreshToken', 'refreshTokenId', 'htpasswdAuthenticator', 'htpasswdLine', 'hashPassword', 'HtpasswdFormatError',
-  'ldapAuthenticator', 'escapeLdapFilterValue', 'oidcAuthenticator', 'chainAuthenticators', 'AuthenticatorUnavailableError',
-  'aclAuthorizer', 'ownNamespaceAcl', 'registryTokenConfig', 'MemoryThrottleStore', 'RedisThrottleStore', 'redisThrottleStore',
-  'failFastRedisOptions', 'failFastClusterOptions',
-  // keys and scopes
-  'loadSigningKey', 'loadKeyRing', 'generateSigningKey', 'createSelfSignedCertificate', 'splitCertificates', 'libtrustKeyId',
-  'jwkThumbprint', 'KeyConfigurationError', 'parseScope', 'parseScopeList', 'formatScope', 'formatGrantedScope', 'mergeScopes',
-  'ScopeSyntaxError', 'DockgateError',
-  // bearer protection and the registry client side
-  'bearerGuard', 'requireBearer', 'bearerOf', 'RegistryError', 'writeRegistryError', 'formatBearerChallenge', 'quotedString',
-  'bearerTokenFrom', 'missingAccess', 'accessRecords', 'parseChallenge', 'parseChallenges', 'fetchToken', 'RegistryTokenClient',
-  'TokenFetchError',
-  // engine API
-  'engineRouter', 'listenEngine', 'handleEngineUpgrades', 'processRuntime', 'dockerRuntime', 'scriptedRuntime', 'EngineError',
-  'writeEngineError', 'writeEngineJson', 'writeEngineAuthError', 'EngineClient', 'EngineClientError', 'gateApiVersion',
-  'resolveVersionRange', 'compareApiVersions', 'encodeFrame', 'FrameDecoder', 'demultiplex', 'boolValue', 'loadedImageLines',
-  // image store
-  'ImageStore', 'decodeRegistryAuth',
-];
+/** The documented values of each entry (README "API"), by the name a host imports. */
+const PUBLIC_API: Record<string, readonly string[]> = {
+  'dockgate': [
+    'tokenRouter', 'OAuthError', 'signAccessToken', 'MemoryRefreshTokenStore', 'MemoryThrottleStore',
+    'htpasswdAuthenticator', 'htpasswdLine', 'hashPassword', 'HtpasswdFormatError', 'chainAuthenticators', 'AuthenticatorUnavailableError',
+    'aclAuthorizer', 'ownNamespaceAcl', 'registryTokenConfig',
+    'loadSigningKey', 'loadKeyRing', 'generateSigningKey', 'createSelfSignedCertificate', 'splitCertificates', 'libtrustKeyId',
+    'jwkThumbprint', 'KeyConfigurationError', 'parseScope', 'parseScopeList', 'formatScope', 'formatGrantedScope', 'mergeScopes',
+    'ScopeSyntaxError', 'DockgateError', 'MissingPeerError',
+    'bearerGuard', 'requireBearer', 'bearerOf', 'RegistryError', 'writeRegistryError', 'formatBearerChallenge', 'BearerSetupError',
+    'AuthenticatorResultError',
+  ],
+  'dockgate/redis': ['RedisRefreshTokenStore', 'redisRefreshTokenStore', 'RedisThrottleStore', 'redisThrottleStore', 'failFastRedisOptions', 'failFastClusterOptions'],
+  'dockgate/ldap': ['ldapAuthenticator', 'escapeLdapFilterValue'],
+  'dockgate/oidc': ['oidcAuthenticator'],
+  'dockgate/engine': [
+    'engineRouter', 'listenEngine', 'handleEngineUpgrades', 'EngineError', 'ENGINE_ERROR_STATUS', 'writeEngineError', 'writeEngineAuthError',
+    'gateApiVersion', 'resolveVersionRange', 'DEFAULT_VERSION_RANGE', 'ENGINE_RELEASES', 'compareApiVersions', 'apiVersionLessThan',
+    'apiVersionAtLeast', 'isApiVersion', 'minApiVersion', 'encodeFrame', 'FrameDecoder', 'demultiplex', 'familiarImageRef',
+    'decodeRegistryAuth', 'loadedImageLines', 'StdcopyFramingError', 'EngineListenError', 'SlowEventsSubscriberError',
+    // The policy checkpoint's vocabulary and built-in policies (README "Running the engine for several users").
+    'ENGINE_ACTIONS', 'ENGINE_ACTION_NAMES', 'isCollectionAction', 'allow', 'refuse', 'hide', 'callerFromBearer', 'ANONYMOUS_CALLER',
+    'composePolicies', 'ownershipPolicy', 'tenantPolicy', 'imageNamePolicy', 'ownerCapsPolicy', 'tenancyPolicy', 'adminPredicate',
+    'defaultAdmin', 'DEFAULT_ADMIN_ACCESS', 'OWNER_LABEL', 'DEFAULT_CAPABILITIES', 'DEFAULT_MAX_CONTAINERS_PER_OWNER',
+    'DEFAULT_MAX_IMAGE_BYTES_PER_OWNER',
+  ],
+  'dockgate/engine/sandbox': ['sandboxRuntime'],
+  'dockgate/engine/process': ['processRuntime'],
+  'dockgate/engine/scripted': ['scriptedRuntime'],
+  'dockgate/engine/docker': ['dockerRuntime'],
+  'dockgate/engine/images': ['ImageStore'],
+  'dockgate/client/registry': ['parseChallenge', 'parseChallenges', 'fetchToken', 'RegistryTokenClient', 'TokenFetchError'],
+  'dockgate/client/engine': ['EngineClient', 'ENGINE_CLIENT_API_VERSION', 'EngineClientError'],
+};
 
 describe('the package entry point is ESM with types, for Node 20.19+', () => {
   test('package.json: type module, an exports map with types, the dockgate bin', () => {
@@ -47,10 +59,25 @@ describe('the package entry point is ESM with types, for Node 20.19+', () => {
     expect(existsSync(join(root, 'dist/index.js'))).toBe(true);
     expect(existsSync(join(root, 'dist/index.d.ts'))).toBe(true);
   });
-  test('importing "dockgate" by name (self-reference through exports) gives every documented export', () => {
+  test('the exports map has one entry per documented import path, each with its types, and the package has no side effects', () => {
+    expect(Object.keys(pkg.exports).filter((k) => k !== './package.json').map((k) => (k === '.' ? 'dockgate' : `dockgate/${k.slice(2)}`)).sort())
+      .toEqual(Object.keys(PUBLIC_API).sort());
+    for (const [key, entry] of Object.entries(pkg.exports)) {
+      if (key === './package.json') continue;
+      expect(entry.types).toBe(entry.default.replace(/\.js$/, '.d.ts'));
+      expect(existsSync(join(root, entry.default))).toBe(true);
+    }
+    expect((pkg as unknown as { sideEffects: unknown }).sideEffects).toBe(false);
+  });
+  test.each(Object.entries(PUBLIC_API))('importing %s by name (self-reference through exports) gives exactly its documented values', (entry, expected) => {
     const names = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e',
-      "const m = await import('dockgate'); process.stdout.write(JSON.stringify(Object.keys(m)))"], { cwd: root, encoding: 'utf8' })) as string[];
-    for (const name of PUBLIC_API) expect(names).toContain(name);
+      `const m = await import(${JSON.stringify(entry)}); process.stdout.write(JSON.stringify(Object.keys(m)))`], { cwd: root, encoding: 'utf8' })) as string[];
+    expect([...names].sort()).toEqual([...expected].sort());
+  });
+  test('every exported value is documented in the README (named in backquotes)', () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const undocumented = Object.values(PUBLIC_API).flat().filter((name) => !new RegExp(`\x60[^\x60\\n]*\\b${name}\\b[^\x60\\n]*\x60`).test(readme));
+    expect(undocumented).toEqual([]);
   });
   test('the CLI runs from the build', () => {
     const out = execFileSync(process.execPath, [join(root, pkg.bin.dockgate as string), '--help'], { encoding: 'utf8' });

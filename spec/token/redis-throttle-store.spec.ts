@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import keySlot from 'cluster-key-slot';
 import { Redis } from 'ioredis';
-import { RedisThrottleStore } from '../../lib/token/index.js';
+import { RedisThrottleStore } from '../../lib/redis/index.js';
 import { LoginThrottle } from '../../lib/token/throttle/login-throttle.js';
 import { describeWithPeers, redis } from '../support/peers.js';
 

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
-import { RedisRefreshTokenStore } from '../../lib/index.js';
+import { RedisRefreshTokenStore } from '../../lib/redis/index.js';
 import { describeWithPeers, redis } from '../support/peers.js';
 import { passwordGrant, SERVICE, tokenApp, type TokenApp } from '../support/token-fixture.js';
 

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import request from 'supertest';
-import { RedisRefreshTokenStore } from '../../lib/index.js';
+import { RedisRefreshTokenStore } from '../../lib/redis/index.js';
 import { startRedisProcess, type RedisProcess } from '../interop/fixtures/redis-process.js';
 import { describeWithPeers, program } from '../support/peers.js';
 import { basic, passwordGrant, SERVICE, tokenApp, type TokenApp } from '../support/token-fixture.js';

@@ -1,7 +1,8 @@
 import { describe, expect, test } from '@jest/globals';
 import { createServer } from 'node:net';
 import request from 'supertest';
-import { LoginThrottle, RedisThrottleStore } from '../../lib/token/throttle/index.js';
+import { LoginThrottle } from '../../lib/token/throttle/index.js';
+import { RedisThrottleStore } from '../../lib/redis/index.js';
 import { basic, passwordGrant, SERVICE, tokenApp } from '../support/token-fixture.js';
 
 describe('a third, slower and bigger window counts an account\'s failures across all addresses', () => {

@@ -3,6 +3,7 @@ import type { TokenService } from '../../token/index.js';
 import type { BearerKeys } from '../bearer-options.js';
 import { pemToJwks } from './pem-jwks.js';
 import { DockgateError } from '../../errors/dockgate-error.js';
+import { httpUrl, numberOption } from '../../options/option-checks.js';
 
 /** The verification keys, resolved once, and what the source says about issuer and service. */
 export interface KeySource {
@@ -29,19 +30,11 @@ function tokenServiceOf(keys: object): TokenService | undefined {
 }
 
 function milliseconds(value: unknown, name: string): number | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new TypeError(`"${name}" must be a non-negative number of milliseconds`);
-  return value;
+  return value === undefined ? undefined : numberOption(value, name, 0, 'milliseconds');
 }
 
 function remoteSource(keys: Extract<BearerKeys, { jwksUrl: unknown }>): KeySource {
-  let url: URL;
-  try {
-    url = new URL(keys.jwksUrl);
-  } catch {
-    throw new TypeError('"keys.jwksUrl" must be an absolute URL');
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new TypeError('"keys.jwksUrl" must be an http(s) URL');
+  const url = httpUrl(keys.jwksUrl, 'keys.jwksUrl');
   const timeoutDuration = milliseconds(keys.timeoutDuration, 'keys.timeoutDuration');
   const cooldownDuration = milliseconds(keys.cooldownDuration, 'keys.cooldownDuration');
   const cacheMaxAge = milliseconds(keys.cacheMaxAge, 'keys.cacheMaxAge');

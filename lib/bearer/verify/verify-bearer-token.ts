@@ -1,6 +1,6 @@
 import { jwtVerify, type CryptoKey, type JWTPayload, type JWTVerifyOptions } from 'jose';
 import type { AccessEntry } from '../../scope/index.js';
-import type { ResolvedBearerOptions } from '../resolve-bearer-options.js';
+import type { ResolvedBearerVerification } from '../resolve-bearer-options.js';
 import { KeySourceUnavailable } from '../keys/key-source.js';
 import { TokenCache } from './token-cache.js';
 import type { VerifiedBearer } from './verified-bearer.js';
@@ -47,7 +47,7 @@ export interface BearerTokenVerifier {
  * @throws {InvalidBearerToken} for any token that does not verify.
  * @throws {KeySourceUnavailable} when a remote JWKS cannot be fetched.
  */
-export function createBearerTokenVerifier(options: ResolvedBearerOptions): BearerTokenVerifier {
+export function createBearerTokenVerifier(options: ResolvedBearerVerification): BearerTokenVerifier {
   const cache = options.cacheMaxEntries > 0 ? new TokenCache(options.cacheMaxEntries) : undefined;
   const base: JWTVerifyOptions = {
     issuer: options.issuer,

@@ -1,3 +1,4 @@
+/** `dockgate/client/registry`: the client side of the token protocol (challenge, token fetch, a fetch that answers 401s). */
 export { parseChallenge, parseChallenges } from './parse-challenge.js';
 export type { AuthChallenge, BearerChallenge } from './parse-challenge.js';
 export { fetchToken } from './fetch-token.js';

@@ -2,6 +2,7 @@ import { Agent, request, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import { EngineError } from '../errors/engine-error.js';
+import { httpUrl } from '../../options/option-checks.js';
 
 /** One request to a real engine. */
 export interface EngineRequest {
@@ -37,7 +38,7 @@ export class EngineHttp {
       this.target = { socketPath: endpoint.socketPath };
       this.where = endpoint.socketPath;
     } else {
-      const url = new URL(endpoint.baseUrl);
+      const url = httpUrl(endpoint.baseUrl, 'baseUrl');
       if (url.protocol !== 'http:') throw new TypeError('"baseUrl" must be an http:// URL');
       this.target = { host: url.hostname, port: Number(url.port || 80) };
       this.where = url.origin;

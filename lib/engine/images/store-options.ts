@@ -1,6 +1,7 @@
 import { isDomain } from '../../reference/repository-name.js';
 import type { ImageStoreOptions, ImageUsage } from './image-store-types.js';
 import { serverPlatform } from './registry/platform.js';
+import { optionalFunction } from '../../options/option-checks.js';
 
 /** {@link ImageStoreOptions} with defaults applied. */
 export interface ResolvedStoreOptions {
@@ -16,8 +17,8 @@ export function resolveStoreOptions(options: ImageStoreOptions): ResolvedStoreOp
   if (!Array.isArray(insecure) || !insecure.every((h) => typeof h === 'string' && isDomain(h))) {
     throw new TypeError('"insecureRegistries" must be a list of registry hosts (host[:port])');
   }
-  if (options.usage !== undefined && typeof options.usage !== 'function') throw new TypeError('"usage" must be a function');
-  if (options.fetch !== undefined && typeof options.fetch !== 'function') throw new TypeError('"fetch" must be a function');
+  optionalFunction(options.usage, 'usage');
+  optionalFunction(options.fetch, 'fetch');
   const platform = options.platform ?? serverPlatform();
   if (typeof platform !== 'string' || !/^[a-z0-9]+\/[a-z0-9]+(?:\/[a-z0-9]+)?$/.test(platform)) throw new TypeError('"platform" must be os/arch[/variant]');
   return {

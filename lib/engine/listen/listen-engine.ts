@@ -4,6 +4,7 @@ import { chmod, link, lstat, mkdtemp, rmdir, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { handleEngineUpgrades } from './handle-upgrades.js';
 import { checkTcpCallerPolicy, guardTcpApp, type TcpCallerPolicy } from './tcp-caller-policy.js';
+import { EngineListenError } from './listen-error.js';
 
 /**
  * Where {@link listenEngine} serves. Give `socket`, or `port` (with `host`) and one caller
@@ -154,7 +155,7 @@ async function publishSocket(server: Server, bound: { name: string; remove(): Pr
 async function clearStaleSocket(path: string): Promise<void> {
   const stat = await lstat(path).catch(() => undefined);
   if (!stat) return;
-  if (!stat.isSocket()) throw new Error(`listenEngine: ${path} exists and is not a socket; refusing to replace it`);
+  if (!stat.isSocket()) throw new EngineListenError(`listenEngine: ${path} exists and is not a socket; refusing to replace it`);
   const alive = await new Promise<boolean>((resolve) => {
     const probe = connect(path);
     probe.once('connect', () => {
@@ -163,6 +164,6 @@ async function clearStaleSocket(path: string): Promise<void> {
     });
     probe.once('error', () => resolve(false));
   });
-  if (alive) throw new Error(`listenEngine: ${path} is in use by a running server`);
+  if (alive) throw new EngineListenError(`listenEngine: ${path} is in use by a running server`);
   await unlink(path);
 }

@@ -3,6 +3,7 @@ import { resolveLogger, type DockgateLogger } from '../../logging/index.js';
 import { resolveMetrics, type DockgateMetrics, type MetricsOptions } from '../../metrics/index.js';
 import type { EnginePolicy } from '../policy/policy-types.js';
 import type { CallerResolver } from '../policy/engine-caller.js';
+import { optionChecks } from '../../options/option-checks.js';
 
 /** Options of {@link engineRouter}; each is validated once, at construction. */
 export interface EngineRouterOptions {
@@ -56,6 +57,8 @@ export interface EngineSettings {
 export const DEFAULT_ENGINE_VERSION = '0.1.0';
 
 /** Applies defaults and validates; a bad option throws a TypeError naming it. */
+const check = optionChecks('engineRouter');
+
 export function resolveEngineOptions(options: EngineRouterOptions = {}): EngineSettings {
   if (typeof options !== 'object' || options === null) throw new TypeError('engineRouter options must be an object');
   const engineVersion = options.engineVersion ?? DEFAULT_ENGINE_VERSION;
@@ -64,13 +67,11 @@ export function resolveEngineOptions(options: EngineRouterOptions = {}): EngineS
   }
   const os = options.os ?? (process.platform === 'win32' ? 'windows' : 'linux');
   if (typeof os !== 'string' || !/^[a-z0-9]{1,32}$/.test(os)) throw new TypeError('engineRouter option "os" must be a lower-case OS name such as "linux"');
-  const experimental = options.experimental ?? false;
-  if (typeof experimental !== 'boolean') throw new TypeError('engineRouter option "experimental" must be a boolean');
-  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
-  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 1024) throw new TypeError('engineRouter option "maxBodyBytes" must be an integer >= 1024');
-  if (options.onError !== undefined && typeof options.onError !== 'function') throw new TypeError('engineRouter option "onError" must be a function');
-  if (options.policy !== undefined && typeof options.policy !== 'function') throw new TypeError('engineRouter option "policy" must be a function (an EnginePolicy such as tenancyPolicy())');
-  if (options.caller !== undefined && typeof options.caller !== 'function') throw new TypeError('engineRouter option "caller" must be a function of the request');
+  const experimental = check.booleanOption(options.experimental ?? false, 'experimental');
+  const maxBodyBytes = check.integerOption(options.maxBodyBytes ?? 1024 * 1024, 'maxBodyBytes', 1024);
+  check.optionalFunction(options.onError, 'onError');
+  check.optionalFunction(options.policy, 'policy');
+  check.optionalFunction(options.caller, 'caller');
   const metrics = resolveMetrics(options.metrics, 'engineRouter');
   const logger = resolveLogger(options.logger, 'engineRouter');
   return {

@@ -1,5 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
 import { drainOrClose } from './drain-or-close.js';
+import { StdcopyFramingError } from './stdcopy-error.js';
 
 /**
  * Docker's stdcopy framing (moby pkg/stdcopy): without a TTY each chunk of output travels as
@@ -68,7 +69,7 @@ export class FrameDecoder {
     let offset = 0;
     while (this.pending.length - offset >= HEADER) {
       const stream = this.pending[offset]!;
-      if (stream > STREAM_SYSTEMERR) throw new Error(`Unrecognized input header: ${stream}`);
+      if (stream > STREAM_SYSTEMERR) throw new StdcopyFramingError(`Unrecognized input header: ${stream}`);
       const size = this.pending.readUInt32BE(offset + 4);
       if (this.pending.length - offset - HEADER < size) break;
       frames.push({ stream: stream as StreamType, payload: this.pending.subarray(offset + HEADER, offset + HEADER + size) });
@@ -104,5 +105,5 @@ export async function demultiplex(source: Readable, stdout: Writable, stderr: Wr
       }
     }
   }
-  if (decoder.buffered > 0) throw new Error('multiplexed stream ended inside a frame');
+  if (decoder.buffered > 0) throw new StdcopyFramingError('multiplexed stream ended inside a frame');
 }

@@ -3,6 +3,7 @@ import { readFileSync, statSync, type Stats } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { parseHtpasswd, type HtpasswdTable } from './parse-htpasswd.js';
 import type { AccountStatus, Authenticator } from './types.js';
+import { functionOption } from '../../options/option-checks.js';
 
 /** Where the htpasswd table comes from: a file (re-read when it changes) or fixed text. */
 export type HtpasswdSource = { file: string } | { content: string };
@@ -77,8 +78,7 @@ function checkSource(source: unknown): HtpasswdSource {
 export function htpasswdAuthenticator(source: HtpasswdSource, options: HtpasswdOptions = {}): Authenticator {
   const checked = checkSource(source);
   if (typeof options !== 'object' || options === null) throw new TypeError('htpasswd options must be an object');
-  const onError = options.onError ?? ((error: Error) => process.emitWarning(error));
-  if (typeof onError !== 'function') throw new TypeError('"onError" must be a function');
+  const onError = functionOption(options.onError ?? ((error: Error) => process.emitWarning(error)), 'onError');
 
   if ('content' in checked) {
     const table = withDummy(parseHtpasswd(checked.content, 'htpasswd'));

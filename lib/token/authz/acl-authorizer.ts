@@ -3,6 +3,7 @@ import type { ResourceScope } from '../../scope/index.js';
 import type { AclRule } from './acl-rule.js';
 import { compileAclRule, type CompiledAclRule } from './compile-acl-rule.js';
 import type { Authorizer } from './types.js';
+import { optionalFunction } from '../../options/option-checks.js';
 
 /** What decided one requested resource; see {@link AclAuthorizerOptions.onDecision}. */
 export interface AclDecision {
@@ -81,7 +82,7 @@ export function aclAuthorizer(rules: AclSource, options: AclAuthorizerOptions = 
   const compiled = loadRules(rules).map((rule, index) => compileAclRule(rule, index));
   if (typeof options !== 'object' || options === null) throw new TypeError('acl options must be an object');
   const { onDecision } = options;
-  if (onDecision !== undefined && typeof onDecision !== 'function') throw new TypeError('"onDecision" must be a function');
+  optionalFunction(onDecision, 'onDecision');
 
   return (request) => {
     const granted: ResourceScope[] = [];

@@ -8,6 +8,7 @@ import type { ResolvedTokenOptions } from '../token-options.js';
 import { sendToken } from './send-token.js';
 import { timedGrant } from './timed-grant.js';
 import { checkService, requestedScopes } from './token-params.js';
+import { getTokenParams } from '../middleware/validate-params.js';
 
 /**
  * `GET /token`, the Docker token protocol (distribution docs/spec/auth/token.md), what
@@ -18,9 +19,9 @@ export function getTokenHandler(options: ResolvedTokenOptions): RequestHandler {
   return timedGrant(options, grantLabel, grant);
 
   async function grant(req: Request, res: Response): Promise<void> {
-    const query = req.query as Record<string, string | string[] | undefined>;
-    const service = query.service as string;
-    const clientId = (query.client_id as string | undefined) ?? '';
+    const query = getTokenParams(req);
+    const service = query.service;
+    const clientId = query.client_id ?? '';
     const ip = req.ip ?? '';
     checkService(options, service);
     const requested = requestedScopes(query.scope);
@@ -34,7 +35,7 @@ export function getTokenHandler(options: ResolvedTokenOptions): RequestHandler {
     } else {
       // `account` is what the client says it acts as (docker sends the login name): it must be
       // the authenticated user, or one account's credentials could be passed off as another's.
-      const account = query.account as string | undefined;
+      const account = query.account;
       if (account !== undefined && account !== '' && account !== credentials.username) {
         throw new OAuthError('invalid_request', '"account" does not match the authenticated user');
       }

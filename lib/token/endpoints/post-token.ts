@@ -7,6 +7,7 @@ import type { ResolvedTokenOptions } from '../token-options.js';
 import { sendToken } from './send-token.js';
 import { timedGrant } from './timed-grant.js';
 import { checkService, requestedScopes } from './token-params.js';
+import { postTokenParams } from '../middleware/validate-params.js';
 
 function send(res: Response, tokens: IssuedTokens): void {
   sendToken(res, {
@@ -28,9 +29,9 @@ export function postTokenHandler(options: ResolvedTokenOptions): RequestHandler 
   return timedGrant(options, grantLabel, grant);
 
   async function grant(req: Request, res: Response): Promise<void> {
-    const body = req.body as Record<string, string | undefined>;
-    const service = body.service as string;
-    const clientId = body.client_id as string;
+    const body = postTokenParams(req);
+    const service = body.service;
+    const clientId = body.client_id;
     const offline = body.access_type === 'offline';
     const ip = req.ip ?? '';
     const grantType = body.grant_type;
@@ -63,6 +64,6 @@ export function postTokenHandler(options: ResolvedTokenOptions): RequestHandler 
 
 /** The grant type as a metric label: one of the two served, or `unsupported` (bounded, whatever was sent). */
 function grantLabel(req: Request): string {
-  const grantType = (req.body as Record<string, unknown>).grant_type;
+  const grantType = postTokenParams(req).grant_type;
   return grantType === 'password' || grantType === 'refresh_token' ? grantType : 'unsupported';
 }

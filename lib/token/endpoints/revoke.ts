@@ -3,6 +3,7 @@ import { setNoStore } from '../middleware/no-store.js';
 import { OAuthError } from '../oauth-error.js';
 import { refreshTokenId } from '../refresh/index.js';
 import { callStore } from '../store-call.js';
+import { revokeParams } from '../middleware/validate-params.js';
 import type { ResolvedTokenOptions } from '../token-options.js';
 
 /**
@@ -13,9 +14,9 @@ import type { ResolvedTokenOptions } from '../token-options.js';
  */
 export function revokeHandler(options: ResolvedTokenOptions): RequestHandler {
   return async (req: Request, res: Response) => {
-    const body = req.body as Record<string, string | undefined>;
+    const body = revokeParams(req);
     setNoStore(res);
-    const token = body.token as string;
+    const token = body.token;
     const revoked = await callStore(() => options.refresh.store.revoke(refreshTokenId(token)), options.metrics);
     if (revoked) {
       options.audit?.({ type: 'refresh_token.revoked', account: '', ...(req.ip ? { ip: req.ip } : {}) }, req);

@@ -23,11 +23,11 @@ function countScopes(value: unknown): number {
  * Parses a scope parameter; more than {@link MAX_SCOPES} entries is RFC 6749 `invalid_request`
  * (the request is malformed, not a scope refused), a grammar error `invalid_scope`.
  */
-export function requestedScopes(value: unknown): ResourceScope[] {
+export function requestedScopes(value: string | string[] | undefined): ResourceScope[] {
   const count = countScopes(value);
   if (count > MAX_SCOPES) throw new OAuthError('invalid_request', `"scope" names ${count} resource scopes; at most ${MAX_SCOPES} are accepted in one request`);
   try {
-    return parseScopeList(value as string | string[] | undefined);
+    return parseScopeList(value);
   } catch (err) {
     if (err instanceof ScopeSyntaxError) throw new OAuthError('invalid_scope', `the requested scope is malformed: ${err.message}`);
     throw err;

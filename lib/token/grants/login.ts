@@ -4,6 +4,7 @@ import type { AuditEvent } from '../audit.js';
 import { OAuthError } from '../oauth-error.js';
 import { callAuthenticator } from './authenticate-call.js';
 import type { ResolvedTokenOptions } from '../token-options.js';
+import { AuthenticatorResultError } from '../authn/authenticator-result-error.js';
 
 /** One password login attempt, from the POST password grant or GET with Basic credentials. */
 export interface LoginAttempt {
@@ -70,7 +71,8 @@ export async function login(options: ResolvedTokenOptions, attempt: LoginAttempt
     throw new OAuthError('invalid_grant', BAD_CREDENTIALS);
   }
   if (typeof identity.subject !== 'string' || identity.subject.length === 0) {
-    throw new TypeError('authenticate() resolved to an identity without a subject');
+    const cause = new AuthenticatorResultError('authenticate() resolved to an identity without a subject (a non-empty string)');
+    throw new OAuthError('server_error', 'the token service failed; retry later', { cause });
   }
   const late = (await options.throttle?.succeeded(account, attempt.ip)) ?? 0;
   if (late > 0) throw throttled(late);

@@ -5,7 +5,7 @@ const NO_CONTROL = /^[^\x00-\x1F\x7F]*$/;
 const MAX = 4096;
 
 /** One parameter's rule. */
-interface ParamRule {
+export interface ParamRule {
   name: string;
   required?: boolean;
   oneOf?: readonly string[];
@@ -13,7 +13,7 @@ interface ParamRule {
 }
 
 /** Fields of `POST /token` (distribution docs/spec/auth/oauth.md). */
-const POST_RULES: readonly ParamRule[] = [
+export const POST_RULES: readonly ParamRule[] = [
   { name: 'grant_type', required: true },
   { name: 'service', required: true, pattern: [NO_CONTROL, 'holds a control character'] },
   { name: 'client_id', required: true, pattern: [VSCHAR, 'must be printable ASCII (RFC 6749 A.1)'] },
@@ -24,7 +24,7 @@ const POST_RULES: readonly ParamRule[] = [
 ];
 
 /** Query of `GET /token` (distribution docs/spec/auth/token.md); `scope` repeats and is checked by the scope parser. */
-const GET_RULES: readonly ParamRule[] = [
+export const GET_RULES: readonly ParamRule[] = [
   { name: 'service', required: true, pattern: [NO_CONTROL, 'holds a control character'] },
   { name: 'client_id', pattern: [VSCHAR, 'must be printable ASCII (RFC 6749 A.1)'] },
   { name: 'offline_token', oneOf: ['true', 'false'] },
@@ -32,24 +32,27 @@ const GET_RULES: readonly ParamRule[] = [
 ];
 
 /** Form of `POST /revoke` (RFC 7009 §2.1); an unknown `token_type_hint` is ignored, as §2.1 allows. */
-const REVOKE_RULES: readonly ParamRule[] = [
+export const REVOKE_RULES: readonly ParamRule[] = [
   { name: 'token', required: true },
   { name: 'token_type_hint' },
 ];
 
+/** Checks one field's value against its rule; returns what is wrong, naming the field, or undefined. */
+export function checkField(rule: ParamRule, value: unknown): string | undefined {
+  if (value === undefined) return rule.required ? `"${rule.name}" is required` : undefined;
+  // Names and rules only in messages: the value may be a password.
+  if (typeof value !== 'string') return `"${rule.name}" must be a string`;
+  if (value.length > MAX) return `"${rule.name}" must be at most ${MAX} characters`;
+  if (rule.required && value.length === 0) return `"${rule.name}" is required`;
+  if (rule.oneOf && !rule.oneOf.includes(value)) return `"${rule.name}" must be ${rule.oneOf.map((v) => `"${v}"`).join(' or ')}`;
+  if (rule.pattern && !rule.pattern[0].test(value)) return `"${rule.name}" ${rule.pattern[1]}`;
+  return undefined;
+}
+
 function check(rules: readonly ParamRule[], params: Record<string, unknown>): string | undefined {
   for (const rule of rules) {
-    const value = params[rule.name];
-    if (value === undefined) {
-      if (rule.required) return `"${rule.name}" is required`;
-      continue;
-    }
-    // Names and rules only in messages: the value may be a password.
-    if (typeof value !== 'string') return `"${rule.name}" must be a string`;
-    if (value.length > MAX) return `"${rule.name}" must be at most ${MAX} characters`;
-    if (rule.required && value.length === 0) return `"${rule.name}" is required`;
-    if (rule.oneOf && !rule.oneOf.includes(value)) return `"${rule.name}" must be ${rule.oneOf.map((v) => `"${v}"`).join(' or ')}`;
-    if (rule.pattern && !rule.pattern[0].test(value)) return `"${rule.name}" ${rule.pattern[1]}`;
+    const problem = checkField(rule, params[rule.name]);
+    if (problem) return problem;
   }
   return undefined;
 }

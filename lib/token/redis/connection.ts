@@ -1,4 +1,5 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { integerOption, optionalFunction } from '../../options/option-checks.js';
 
 /** A Redis the stores can use: one server (plain or found through Sentinel) or a Redis Cluster. */
 export type RedisClient = Redis | Cluster;
@@ -131,11 +132,8 @@ export function validateConnectionOptions(options: RedisConnectionOptions, what:
       throw new TypeError('"client" must not have a keyPrefix: use the store\'s "keyPrefix" option');
     }
   }
-  const timeout = options.commandTimeout ?? 1000;
-  if (!Number.isInteger(timeout) || timeout < 1) throw new TypeError('"commandTimeout" must be a positive integer of milliseconds');
-  if (options.onConnectionError !== undefined && typeof options.onConnectionError !== 'function') {
-    throw new TypeError('"onConnectionError" must be a function');
-  }
+  integerOption(options.commandTimeout ?? 1000, 'commandTimeout', 1, undefined, 'milliseconds');
+  optionalFunction(options.onConnectionError, 'onConnectionError');
 }
 
 /**

@@ -2,5 +2,3 @@ export type { RefreshTokenRecord, RefreshTokenStore } from './refresh-token-stor
 export { MemoryRefreshTokenStore } from './memory-refresh-token-store.js';
 export type { MemoryRefreshTokenStoreOptions } from './memory-refresh-token-store.js';
 export { generateRefreshToken, refreshTokenId } from './refresh-token.js';
-export { RedisRefreshTokenStore, redisRefreshTokenStore } from './redis-refresh-token-store.js';
-export type { RedisRefreshTokenStoreOptions } from './redis-refresh-token-store.js';

@@ -1,4 +1,5 @@
 import type { RefreshTokenRecord, RefreshTokenStore } from './refresh-token-store.js';
+import { integerOption } from '../../options/option-checks.js';
 
 /** Options of {@link MemoryRefreshTokenStore}. */
 export interface MemoryRefreshTokenStoreOptions {
@@ -23,8 +24,7 @@ export class MemoryRefreshTokenStore implements RefreshTokenStore {
   #savesSinceSweep = 0;
 
   constructor(options: MemoryRefreshTokenStoreOptions = {}) {
-    const max = options.maxRecords ?? 100_000;
-    if (!Number.isInteger(max) || max < 1) throw new TypeError('"maxRecords" must be a positive integer');
+    const max = integerOption(options.maxRecords ?? 100_000, 'maxRecords', 1);
     this.#max = max;
   }
 

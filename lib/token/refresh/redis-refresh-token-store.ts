@@ -4,6 +4,7 @@ import {
 import { BUCKETS, bucketOf, RedisKeyLayout } from './redis-key-layout.js';
 import { CAP_SCRIPT, REVOKE_SCRIPT, REVOKE_SUBJECT_SCRIPT, SAVE_SCRIPT, UNCOUNT_SCRIPT, USE_SCRIPT } from './redis-scripts.js';
 import type { RefreshTokenRecord, RefreshTokenStore } from './refresh-token-store.js';
+import { booleanOption, nonEmptyString } from '../../options/option-checks.js';
 
 /**
  * Options of {@link RedisRefreshTokenStore}: give exactly one of `url` (one Redis), `cluster`
@@ -37,10 +38,9 @@ interface StoreCommands {
 
 function validate(options: RedisRefreshTokenStoreOptions): void {
   validateConnectionOptions(options, 'RedisRefreshTokenStore');
-  const prefix = options.keyPrefix ?? 'dockgate:rt:';
-  if (typeof prefix !== 'string' || prefix.length === 0) throw new TypeError('"keyPrefix" must be a non-empty string');
+  const prefix = nonEmptyString(options.keyPrefix ?? 'dockgate:rt:', 'keyPrefix');
   if (/[{}]/.test(prefix)) throw new TypeError('"keyPrefix" must not hold "{" or "}": the store adds its own hash tags to spread keys over a cluster');
-  if (options.legacyKeys !== undefined && typeof options.legacyKeys !== 'boolean') throw new TypeError('"legacyKeys" must be a boolean');
+  if (options.legacyKeys !== undefined) booleanOption(options.legacyKeys, 'legacyKeys');
 }
 
 function toRecord(id: string, flat: string[]): RefreshTokenRecord {

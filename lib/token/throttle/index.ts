@@ -3,5 +3,3 @@ export type { ThrottleOptions } from './login-throttle.js';
 export type { ThrottleLimits, ThrottleStore } from './throttle-store.js';
 export { MemoryThrottleStore } from './memory-throttle-store.js';
 export type { MemoryThrottleStoreOptions } from './memory-throttle-store.js';
-export { RedisThrottleStore, redisThrottleStore } from './redis-throttle-store.js';
-export type { RedisThrottleStoreOptions } from './redis-throttle-store.js';

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { MemoryThrottleStore } from './memory-throttle-store.js';
 import type { ThrottleLimits, ThrottleStore } from './throttle-store.js';
+import { integerOption } from '../../options/option-checks.js';
 
 /** Options of the password brute-force throttle (RFC 6749 §4.3.2). */
 export interface ThrottleOptions {
@@ -124,6 +125,5 @@ export class LoginThrottle {
 const short = (value: string): string => (value.length > 128 ? createHash('sha256').update(value).digest('base64url') : value);
 
 function positiveInteger(value: number, name: string): number {
-  if (!Number.isInteger(value) || value < 1) throw new TypeError(`"${name}" must be a positive integer`);
-  return value;
+  return integerOption(value, name, 1);
 }

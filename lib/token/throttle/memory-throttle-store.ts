@@ -1,4 +1,5 @@
 import type { ThrottleLimits, ThrottleStore } from './throttle-store.js';
+import { integerOption } from '../../options/option-checks.js';
 
 /** Options of {@link MemoryThrottleStore}. */
 export interface MemoryThrottleStoreOptions {
@@ -20,8 +21,7 @@ export class MemoryThrottleStore implements ThrottleStore {
   readonly #maxKeys: number;
 
   constructor(options: MemoryThrottleStoreOptions = {}) {
-    const max = options.maxKeys ?? 100_000;
-    if (!Number.isInteger(max) || max < 1) throw new TypeError('"maxKeys" must be a positive integer');
+    const max = integerOption(options.maxKeys ?? 100_000, 'maxKeys', 1);
     this.#maxKeys = max;
   }
 

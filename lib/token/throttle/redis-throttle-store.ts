@@ -2,6 +2,7 @@ import {
   closeConnection, firstReady, openConnection, validateConnectionOptions, type RedisClient, type RedisConnectionOptions,
 } from '../redis/connection.js';
 import type { ThrottleLimits, ThrottleStore } from './throttle-store.js';
+import { nonEmptyString } from '../../options/option-checks.js';
 
 /** Options of {@link RedisThrottleStore}: give exactly one of `url`, `cluster` and `client`. */
 export interface RedisThrottleStoreOptions extends RedisConnectionOptions {
@@ -62,8 +63,7 @@ export class RedisThrottleStore implements ThrottleStore {
 
   constructor(options: RedisThrottleStoreOptions) {
     validateConnectionOptions(options, 'RedisThrottleStore');
-    const prefix = options.keyPrefix ?? 'dockgate:throttle:';
-    if (typeof prefix !== 'string' || prefix.length === 0) throw new TypeError('"keyPrefix" must be a non-empty string');
+    const prefix = nonEmptyString(options.keyPrefix ?? 'dockgate:throttle:', 'keyPrefix');
     if (/[{}]/.test(prefix)) throw new TypeError('"keyPrefix" must not hold "{" or "}": the store adds its own hash tags to spread keys over a cluster');
     this.#prefix = prefix;
     this.#firstConnectWait = options.commandTimeout ?? 1000;

@@ -3,9 +3,8 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Express } from 'express';
-import {
-  composePolicies, imageNamePolicy, OWNER_LABEL, ownerCapsPolicy, ownershipPolicy, sandboxRuntime, tenancyPolicy, type ContainerRuntime,
-} from '../../../lib/engine/index.js';
+import { composePolicies, imageNamePolicy, OWNER_LABEL, ownerCapsPolicy, ownershipPolicy, tenancyPolicy, type ContainerRuntime } from '../../../lib/engine/index.js';
+import { sandboxRuntime } from '../../../lib/engine/runtime/sandbox/index.js';
 import { admin, as, policyApp } from './support.js';
 
 // The sandbox runtime's image store seeds busybox from /bin/busybox (busybox-static).

@@ -2,9 +2,8 @@ import express, { type Express } from 'express';
 import type { Request } from 'express';
 import request from 'supertest';
 import { expect } from '@jest/globals';
-import {
-  adminPredicate, engineRouter, scriptedRuntime, type ContainerRuntime, type EngineCaller, type EnginePolicy,
-} from '../../../lib/engine/index.js';
+import { adminPredicate, engineRouter, type ContainerRuntime, type EngineCaller, type EnginePolicy } from '../../../lib/engine/index.js';
+import { scriptedRuntime } from '../../../lib/engine/runtime/scripted/index.js';
 
 /** A scripted runtime: `busybox` echoes its arguments, or sleeps until killed for `sleep`. */
 export function policyRuntime(): ContainerRuntime {

@@ -2,7 +2,8 @@ import { afterAll, describe, expect, test } from '@jest/globals';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_CAPABILITIES, processRuntime, tenantPolicy } from '../../../lib/engine/index.js';
+import { DEFAULT_CAPABILITIES, tenantPolicy } from '../../../lib/engine/index.js';
+import { processRuntime } from '../../../lib/engine/runtime/process/index.js';
 import { admin, as, policyApp, policyRuntime } from './support.js';
 
 const runtime = policyRuntime();

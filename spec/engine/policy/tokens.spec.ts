@@ -6,7 +6,8 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
 import type { Request } from 'express';
 import request from 'supertest';
-import { aclAuthorizer, bearerGuard, writeEngineAuthError } from '../../../lib/index.js';
+import { aclAuthorizer, bearerGuard } from '../../../lib/index.js';
+import { writeEngineAuthError } from '../../../lib/engine/index.js';
 import { engineRouter, OWNER_LABEL, tenancyPolicy } from '../../../lib/engine/index.js';
 import { SERVICE, basic, claimsOf, tokenApp } from '../../support/token-fixture.js';
 import { policyRuntime } from './support.js';

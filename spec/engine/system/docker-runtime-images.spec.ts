@@ -2,7 +2,7 @@ import { test, expect, afterAll } from '@jest/globals';
 import request from 'supertest';
 import { testApp } from '../helpers.js';
 import { describeWithPeers, dockerd, dockerImage } from '../../support/peers.js';
-import { dockerRuntime } from '../../../lib/engine/index.js';
+import { dockerRuntime } from '../../../lib/engine/runtime/docker/index.js';
 
 const IMAGE = 'busybox:local';
 

@@ -2,7 +2,8 @@ import { describe, test, expect } from '@jest/globals';
 import request from 'supertest';
 import { testApp, testRuntime } from '../helpers.js';
 import { describeWithPeers, dockerd } from '../../support/peers.js';
-import { dockerRuntime, type ContainerRuntime } from '../../../lib/engine/index.js';
+import { type ContainerRuntime } from '../../../lib/engine/index.js';
+import { dockerRuntime } from '../../../lib/engine/runtime/docker/index.js';
 
 async function run(app: ReturnType<typeof testApp>, cmd: string[], start = true): Promise<string> {
   const created = await request(app).post('/v1.41/containers/create').send({ Image: 'busybox', Cmd: cmd });

@@ -2,7 +2,7 @@ import { describe, test, expect, afterAll } from '@jest/globals';
 import request from 'supertest';
 import { statSync, existsSync } from 'node:fs';
 import { testApp } from '../helpers.js';
-import { processRuntime } from '../../../lib/engine/index.js';
+import { processRuntime } from '../../../lib/engine/runtime/process/index.js';
 
 const BUSYBOX = '/bin/busybox';
 const runtime = processRuntime({ images: { 'busybox:local': { program: BUSYBOX }, 'alpine:*': { program: BUSYBOX } } });

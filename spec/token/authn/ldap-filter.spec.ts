@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { escapeLdapFilterValue, ldapAuthenticator } from '../../../lib/index.js';
+import { escapeLdapFilterValue, ldapAuthenticator } from '../../../lib/token/authn/ldap/index.js';
 import { ldapFilter } from '../../../lib/token/authn/ldap/ldap-filter.js';
 import { firstRdnValue } from '../../../lib/token/authn/ldap/ldap-dn.js';
 

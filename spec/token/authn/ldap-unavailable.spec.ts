@@ -1,7 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { createServer, type Socket } from 'node:net';
 import request from 'supertest';
-import { ldapAuthenticator } from '../../../lib/index.js';
+import { ldapAuthenticator } from '../../../lib/token/authn/ldap/index.js';
 import { basic, passwordGrant, SERVICE, tokenApp } from '../../support/token-fixture.js';
 
 /** A TCP port on which nothing listens any more. */

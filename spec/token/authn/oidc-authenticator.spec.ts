@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { chainAuthenticators, htpasswdAuthenticator, htpasswdLine, oidcAuthenticator, type OidcAuthenticatorOptions } from '../../../lib/index.js';
+import { chainAuthenticators, htpasswdAuthenticator, htpasswdLine } from '../../../lib/index.js';
+import { oidcAuthenticator, type OidcAuthenticatorOptions } from '../../../lib/token/authn/oidc/index.js';
 import { startOidcIssuer, type RunningOidcIssuer } from '../../interop/support/oidc-issuer.js';
 import { basic, claimsOf, form, SERVICE, tokenApp } from '../../support/token-fixture.js';
 

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import request from 'supertest';
-import { oidcAuthenticator } from '../../../lib/index.js';
+import { oidcAuthenticator } from '../../../lib/token/authn/oidc/index.js';
 import { startOidcIssuer, type RunningOidcIssuer } from '../../interop/support/oidc-issuer.js';
 import { basic, SERVICE, tokenApp } from '../../support/token-fixture.js';
 

@@ -16,6 +16,7 @@ import type { DiskUsageOptions } from '../operations/system-operations.js';
 import { DockerContainerOps, refuseOldSignal } from './docker-container-ops.js';
 import type { ExecOperations } from '../operations/exec-operations.js';
 import type { ContainerOperations } from '../operations/container-operations.js';
+import { optionChecks } from '../../../options/option-checks.js';
 
 /** Options of {@link dockerRuntime}. */
 export interface DockerRuntimeOptions {
@@ -39,8 +40,7 @@ export interface DockerRuntimeOptions {
  * app.use(engineRouter(dockerRuntime({ socketPath: '/var/run/docker.sock' }), '1.12-1.41'));
  */
 export function dockerRuntime(options: DockerRuntimeOptions = {}): ContainerRuntime {
-  const socketPath = options.socketPath ?? '/var/run/docker.sock';
-  if (typeof socketPath !== 'string' || socketPath === '') throw new TypeError('dockerRuntime option "socketPath" must be a path');
+  const socketPath = optionChecks('dockerRuntime').nonEmptyString(options.socketPath ?? '/var/run/docker.sock', 'socketPath');
   if (options.apiVersion !== undefined && !isApiVersion(options.apiVersion)) throw new TypeError('dockerRuntime option "apiVersion" must look like "1.41"');
   return new DockerRuntime(new EngineHttp({ socketPath }), options.apiVersion);
 }

@@ -3,6 +3,7 @@ import type { EngineEvent, EventsOptions } from '../types.js';
 import type { EngineFilters } from '../../http/query.js';
 import { nowMs } from './output-log.js';
 import { labelMatches } from './label-filter.js';
+import { SlowEventsSubscriberError } from './events-error.js';
 
 /** The longest delay setTimeout holds (about 24.8 days); longer ones fire at once. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -72,7 +73,7 @@ export class EventBus {
       if (stream.readableLength >= MAX_PENDING_EVENTS) {
         this.subscribers.delete(deliver);
         clearTimeout(timer);
-        stream.destroy(new Error('events subscriber too slow: dropped'));
+        stream.destroy(new SlowEventsSubscriberError('events subscriber too slow: dropped'));
         return;
       }
       stream.push(e);

@@ -1,3 +1,5 @@
+import { optionChecks } from '../../../options/option-checks.js';
+
 /** Resource limits shared by the local (process and scripted) runtimes. */
 export interface LocalLimits {
   /** Bytes of output kept per container. */
@@ -14,13 +16,8 @@ export interface LocalLimits {
  * localLimits({ maxContainers: 50 }, 'processRuntime') // { maxLogBytes: 1048576, maxContainers: 50 }
  */
 export function localLimits(options: { maxLogBytes?: number; maxContainers?: number }, runtime: string): LocalLimits {
-  const maxLogBytes = options.maxLogBytes ?? 1024 * 1024;
-  if (!Number.isSafeInteger(maxLogBytes) || maxLogBytes < 1024) {
-    throw new TypeError(`${runtime} option "maxLogBytes" must be an integer >= 1024`);
-  }
-  const maxContainers = options.maxContainers ?? 1000;
-  if (!Number.isSafeInteger(maxContainers) || maxContainers < 1) {
-    throw new TypeError(`${runtime} option "maxContainers" must be a positive integer`);
-  }
+  const check = optionChecks(runtime);
+  const maxLogBytes = check.integerOption(options.maxLogBytes ?? 1024 * 1024, 'maxLogBytes', 1024);
+  const maxContainers = check.integerOption(options.maxContainers ?? 1000, 'maxContainers', 1);
   return { maxLogBytes, maxContainers };
 }

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { spawn as ptySpawn } from 'node-pty';
+import { spawnPty as ptySpawn } from './node-pty.js';
 import type { LocalExecProcess } from './local-container.js';
 import { groupKiller, pipedProcess } from './piped-process.js';
 import { ptyProcess } from './pty-process.js';

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { spawn as spawnPty } from 'node-pty';
+import { spawnPty } from '../local/node-pty.js';
 import type { LocalProcess } from '../local/local-container.js';
 import { descendants } from '../local/proc-stats.js';
 import { pipedProcess } from '../local/piped-process.js';

@@ -1,4 +1,5 @@
 import { checkFilterTemplate } from './ldap-filter.js';
+import { booleanOption, functionOption, integerOption, ldapUrl, nonBlankString } from '../../../options/option-checks.js';
 
 /** TLS for the directory connection: `ldaps://` URLs, or StartTLS on `ldap://`. */
 export interface LdapTlsOptions {
@@ -96,10 +97,6 @@ export interface ResolvedLdapOptions {
   onError: (error: Error) => void;
 }
 
-function text(value: unknown, name: string): string {
-  if (typeof value !== 'string' || value.trim().length === 0) throw new TypeError(`"${name}" must be a non-empty string`);
-  return value;
-}
 
 function attribute(value: unknown, name: string): string {
   // RFC 4512 §2.5: an attribute description is a name (letters, digits, hyphens) or an OID.
@@ -109,10 +106,6 @@ function attribute(value: unknown, name: string): string {
   return value;
 }
 
-function positiveInteger(value: unknown, name: string): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) throw new TypeError(`"${name}" must be a positive integer`);
-  return value;
-}
 
 /**
  * Validates {@link LdapAuthenticatorOptions} once, at construction.
@@ -121,21 +114,11 @@ function positiveInteger(value: unknown, name: string): number {
  */
 export function resolveLdapOptions(options: LdapAuthenticatorOptions): ResolvedLdapOptions {
   if (typeof options !== 'object' || options === null) throw new TypeError('ldapAuthenticator options must be an object');
-  let url: URL;
-  try {
-    url = new URL(text(options.url, 'url'));
-  } catch (err) {
-    if (err instanceof TypeError && err.message.startsWith('"url"')) throw err;
-    throw new TypeError('"url" must be an ldap:// or ldaps:// URL');
-  }
-  if ((url.protocol !== 'ldap:' && url.protocol !== 'ldaps:') || url.hostname === '' || (url.pathname !== '' && url.pathname !== '/') || url.search !== '') {
-    throw new TypeError('"url" must be ldap://HOST[:PORT] or ldaps://HOST[:PORT], without a path or query (give "baseDN" separately)');
-  }
+  const url = ldapUrl(options.url, 'url');
   const secure = url.protocol === 'ldaps:';
   const tls = options.tls ?? {};
   if (typeof tls !== 'object' || tls === null) throw new TypeError('"tls" must be an object');
-  const startTLS = tls.startTLS ?? false;
-  if (typeof startTLS !== 'boolean') throw new TypeError('"tls.startTLS" must be a boolean');
+  const startTLS = booleanOption(tls.startTLS ?? false, 'tls.startTLS');
   if (startTLS && secure) throw new TypeError('"tls.startTLS" is for ldap:// URLs; ldaps:// is TLS already');
   let ca: Array<string | Buffer> | undefined;
   if (tls.ca !== undefined) {
@@ -144,37 +127,36 @@ export function resolveLdapOptions(options: LdapAuthenticatorOptions): ResolvedL
   }
   let bind: ResolvedLdapOptions['bind'];
   if (options.bindDN !== undefined || options.bindPassword !== undefined) {
-    const dn = text(options.bindDN, 'bindDN');
+    const dn = nonBlankString(options.bindDN, 'bindDN');
     if (typeof options.bindPassword !== 'string' || options.bindPassword.length === 0) {
       throw new TypeError('"bindPassword" must be a non-empty string with "bindDN" (an empty password would be an anonymous bind)');
     }
     bind = { dn, password: options.bindPassword };
   }
-  const timeoutMs = positiveInteger(options.timeoutMs ?? 5000, 'timeoutMs');
+  const timeoutMs = integerOption(options.timeoutMs ?? 5000, 'timeoutMs', 1);
   const labelAttributes: Array<[string, string]> = [];
   if (options.labelAttributes !== undefined) {
     if (typeof options.labelAttributes !== 'object' || options.labelAttributes === null) throw new TypeError('"labelAttributes" must be an object of label → attribute');
     for (const [label, attr] of Object.entries(options.labelAttributes)) {
-      labelAttributes.push([text(label, 'labelAttributes key'), attribute(attr, `labelAttributes.${label}`)]);
+      labelAttributes.push([nonBlankString(label, 'labelAttributes key'), attribute(attr, `labelAttributes.${label}`)]);
     }
   }
-  const groupsLabel = text(options.groupsLabel ?? 'groups', 'groupsLabel');
+  const groupsLabel = nonBlankString(options.groupsLabel ?? 'groups', 'groupsLabel');
   if (labelAttributes.some(([label]) => label === groupsLabel) && (options.groupAttribute || options.groupSearch)) {
     throw new TypeError(`"labelAttributes.${groupsLabel}" would hide the group label; choose another name or "groupsLabel"`);
   }
-  const onError = options.onError ?? ((error: Error) => process.emitWarning(error));
-  if (typeof onError !== 'function') throw new TypeError('"onError" must be a function');
+  const onError = functionOption(options.onError ?? ((error: Error) => process.emitWarning(error)), 'onError');
   const resolved: ResolvedLdapOptions = {
     url,
     secure,
-    baseDN: text(options.baseDN, 'baseDN'),
+    baseDN: nonBlankString(options.baseDN, 'baseDN'),
     userFilter: checkFilterTemplate(options.userFilter ?? '(uid=${account})', 'userFilter', ['account'], ['account']),
     groupsLabel,
     labelAttributes,
     startTLS,
     timeoutMs,
-    connectTimeoutMs: Math.min(positiveInteger(options.connectTimeoutMs ?? 3000, 'connectTimeoutMs'), timeoutMs),
-    retryAfter: positiveInteger(options.retryAfter ?? 5, 'retryAfter'),
+    connectTimeoutMs: Math.min(integerOption(options.connectTimeoutMs ?? 3000, 'connectTimeoutMs', 1), timeoutMs),
+    retryAfter: integerOption(options.retryAfter ?? 5, 'retryAfter', 1),
     onError,
   };
   if (bind) resolved.bind = bind;
@@ -185,7 +167,7 @@ export function resolveLdapOptions(options: LdapAuthenticatorOptions): ResolvedL
     const search = options.groupSearch;
     if (typeof search !== 'object' || search === null) throw new TypeError('"groupSearch" must be an object with "baseDN"');
     resolved.groupSearch = {
-      baseDN: text(search.baseDN, 'groupSearch.baseDN'),
+      baseDN: nonBlankString(search.baseDN, 'groupSearch.baseDN'),
       filter: checkFilterTemplate(search.filter ?? '(|(member=${dn})(uniqueMember=${dn}))', 'groupSearch.filter', ['dn', 'account'], []),
       nameAttribute: attribute(search.nameAttribute ?? 'cn', 'groupSearch.nameAttribute'),
     };

@@ -1,5 +1,6 @@
 import type { JWTPayload } from 'jose';
 import { isLoopbackHost } from '../../../http/loopback.js';
+import { integerOption, nonEmptyString } from '../../../options/option-checks.js';
 
 /** The verified claims of an ID token. */
 export type OidcClaims = JWTPayload & Record<string, unknown>;
@@ -80,16 +81,6 @@ export interface ResolvedOidcOptions {
   retryAfter: number;
 }
 
-function text(value: unknown, name: string): string {
-  if (typeof value !== 'string' || value.length === 0) throw new TypeError(`"${name}" must be a non-empty string`);
-  return value;
-}
-
-function wholeNumber(value: unknown, name: string, min: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) throw new TypeError(`"${name}" must be an integer of at least ${min}`);
-  return value;
-}
-
 function httpUrl(value: string, name: string): URL {
   let url: URL;
   try {
@@ -115,17 +106,17 @@ export function claimValues(value: unknown): string[] {
 
 function resolveIssuer(options: OidcIssuerOptions, at: string): ResolvedIssuer {
   if (typeof options !== 'object' || options === null) throw new TypeError(`"${at}" must be an object with "issuer" and "audience"`);
-  const issuer = text(options.issuer, `${at}.issuer`);
+  const issuer = nonEmptyString(options.issuer, `${at}.issuer`);
   httpUrl(issuer, `${at}.issuer`);
   const audience = typeof options.audience === 'string' ? [options.audience] : options.audience;
   if (!Array.isArray(audience) || audience.length === 0) throw new TypeError(`"${at}.audience" must be a non-empty string or list: the aud your CI jobs request`);
-  audience.forEach((a, i) => text(a, `${at}.audience[${i}]`));
+  audience.forEach((a, i) => nonEmptyString(a, `${at}.audience[${i}]`));
   const account = options.account ?? 'sub';
   let accountOf: ResolvedIssuer['account'];
   let subjectClaim = 'sub';
   if (typeof account === 'function') accountOf = account;
   else {
-    const claim = text(account, `${at}.account`);
+    const claim = nonEmptyString(account, `${at}.account`);
     subjectClaim = claim;
     accountOf = (claims) => (typeof claims[claim] === 'string' && claims[claim] !== '' ? (claims[claim] as string) : undefined);
   }
@@ -134,7 +125,7 @@ function resolveIssuer(options: OidcIssuerOptions, at: string): ResolvedIssuer {
   if (typeof labels === 'function') labelsOf = labels;
   else {
     if (typeof labels !== 'object' || labels === null) throw new TypeError(`"${at}.labels" must be an object of label → claim, or a function`);
-    const pairs = Object.entries(labels).map(([label, claim]) => [text(label, `${at}.labels key`), text(claim, `${at}.labels.${label}`)] as const);
+    const pairs = Object.entries(labels).map(([label, claim]) => [nonEmptyString(label, `${at}.labels key`), nonEmptyString(claim, `${at}.labels.${label}`)] as const);
     labelsOf = (claims) => Object.fromEntries(pairs.map(([label, claim]) => [label, Object.hasOwn(claims, claim) ? claimValues(claims[claim]) : []]));
   }
   const algorithms = [...(options.algorithms ?? DEFAULT_ALGORITHMS)];
@@ -146,7 +137,7 @@ function resolveIssuer(options: OidcIssuerOptions, at: string): ResolvedIssuer {
     }
   }
   const resolved: ResolvedIssuer = { issuer, audience: [...audience], account: accountOf, subjectClaim, labels: labelsOf, algorithms };
-  if (options.jwksUri !== undefined) resolved.jwksUri = httpUrl(text(options.jwksUri, `${at}.jwksUri`), `${at}.jwksUri`);
+  if (options.jwksUri !== undefined) resolved.jwksUri = httpUrl(nonEmptyString(options.jwksUri, `${at}.jwksUri`), `${at}.jwksUri`);
   return resolved;
 }
 
@@ -164,15 +155,15 @@ export function resolveOidcOptions(options: OidcAuthenticatorOptions): ResolvedO
     if (issuers.has(resolved.issuer)) throw new TypeError(`"issuers[${i}].issuer" repeats ${resolved.issuer}`);
     issuers.set(resolved.issuer, resolved);
   });
-  const username = text(options.username ?? 'oidc', 'username');
+  const username = nonEmptyString(options.username ?? 'oidc', 'username');
   if (username.includes(':')) throw new TypeError('"username" must not contain ":" (Basic credentials split there)');
   return {
     issuers,
     username,
-    clockTolerance: wholeNumber(options.clockToleranceSeconds ?? 30, 'clockToleranceSeconds', 0),
-    timeoutMs: wholeNumber(options.timeoutMs ?? 5000, 'timeoutMs', 1),
-    cacheMaxAgeMs: wholeNumber(options.jwksCacheMaxAgeSeconds ?? 600, 'jwksCacheMaxAgeSeconds', 1) * 1000,
-    cooldownMs: wholeNumber(options.jwksCooldownSeconds ?? 30, 'jwksCooldownSeconds', 0) * 1000,
-    retryAfter: wholeNumber(options.retryAfter ?? 5, 'retryAfter', 1),
+    clockTolerance: integerOption(options.clockToleranceSeconds ?? 30, 'clockToleranceSeconds', 0),
+    timeoutMs: integerOption(options.timeoutMs ?? 5000, 'timeoutMs', 1),
+    cacheMaxAgeMs: integerOption(options.jwksCacheMaxAgeSeconds ?? 600, 'jwksCacheMaxAgeSeconds', 1) * 1000,
+    cooldownMs: integerOption(options.jwksCooldownSeconds ?? 30, 'jwksCooldownSeconds', 0) * 1000,
+    retryAfter: integerOption(options.retryAfter ?? 5, 'retryAfter', 1),
   };
 }

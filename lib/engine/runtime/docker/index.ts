@@ -1,0 +1,2 @@
+/** `dockgate/engine/docker`: every call forwarded to a real dockerd. */
+export { dockerRuntime, type DockerRuntimeOptions } from './docker-runtime.js';
