@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { EngineError } from '../errors/engine-error.js';
+import { EngineError } from '../../engine-api/engine-error.js';
 import { loadArchive } from './archive/load-archive.js';
 import { saveArchive } from './archive/save-archive.js';
 import type {
@@ -22,7 +22,7 @@ import { normalizeRef } from './store/references.js';
 import { planRemoval } from './store/removal-plan.js';
 import { historyView, inspectView, listView } from './store/views.js';
 import { danglingFilter, imageMatches, LIST_FILTERS, PRUNE_FILTERS } from './store/image-filters.js';
-import type { EngineFilters } from '../http/query.js';
+import type { EngineFilters } from '../router/query.js';
 
 /** What {@link ImageStore.commit} needs: a verified config and its layers, already stored. */
 export interface CommitRequest {

@@ -1,13 +1,13 @@
 import type { Router } from 'express';
 import { pipeline } from 'node:stream/promises';
 import { engineRoute, type EngineContext } from './context.js';
-import { EngineError } from '../errors/engine-error.js';
+import { EngineError } from '../../engine-api/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
-import { abortOnClose } from '../http/output-response.js';
-import { boolValue, parseFilters, queryString } from '../http/query.js';
-import { apiVersionAtLeast } from '../version/api-version.js';
+import { abortOnClose } from './output-response.js';
+import { boolValue, parseFilters, queryString } from './query.js';
+import { apiVersionAtLeast } from '../../engine-api/api-version.js';
 import { readJsonBody } from './read-json-body.js';
-import { parseStopOptions } from '../http/stop-options.js';
+import { parseStopOptions } from './stop-options.js';
 
 /** dockerd's validContainerNamePattern. */
 const NAME = /^\/?[a-zA-Z0-9][a-zA-Z0-9_.-]+$/;

@@ -1,10 +1,10 @@
 import type { NextFunction, Request, Response } from 'express';
-import type { ContainerRuntime } from '../runtime/types.js';
-import type { VersionRange } from '../version/version-range.js';
+import type { ContainerRuntime } from '../../engine-api/runtime-types.js';
+import type { VersionRange } from '../../engine-api/version-range.js';
 import type { EngineSettings } from './options.js';
-import { gateApiVersion } from '../version/version-gate.js';
+import { gateApiVersion } from './version-gate.js';
 import { writeEngineError } from '../errors/write-engine-error.js';
-import { EngineError } from '../errors/engine-error.js';
+import { EngineError } from '../../engine-api/engine-error.js';
 
 /** What every route of one router shares. */
 export interface EngineContext {

@@ -2,12 +2,12 @@ import type { Request, Router } from 'express';
 import { pipeline } from 'node:stream/promises';
 import { engineRoute, type EngineContext } from './context.js';
 import { sendProgress } from './image-routes.js';
-import { abortOnClose } from '../http/output-response.js';
-import { EngineError } from '../errors/engine-error.js';
+import { abortOnClose } from './output-response.js';
+import { EngineError } from '../../engine-api/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
-import { boolValue, parseFilters, queryString } from '../http/query.js';
-import { parsePullReference } from '../http/pull-reference.js';
-import { apiVersionAtLeast, apiVersionLessThan } from '../version/api-version.js';
+import { boolValue, parseFilters, queryString } from './query.js';
+import { parsePullReference } from '../../engine-api/pull-reference.js';
+import { apiVersionAtLeast, apiVersionLessThan } from '../../engine-api/api-version.js';
 
 const LIST_FILTERS = ['dangling', 'label', 'reference', 'before', 'since', 'until'];
 const PRUNE_FILTERS = ['dangling', 'label', 'until'];

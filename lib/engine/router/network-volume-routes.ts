@@ -1,11 +1,11 @@
 import type { Request, Router } from 'express';
 import { engineRoute, type EngineContext } from './context.js';
 import { readJsonBody } from './read-json-body.js';
-import { EngineError } from '../errors/engine-error.js';
+import { EngineError } from '../../engine-api/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
-import { boolValue, parseFilters, queryString } from '../http/query.js';
-import { apiVersionAtLeast } from '../version/api-version.js';
-import type { VolumeCreateBody } from '../runtime/operations/volume-operations.js';
+import { boolValue, parseFilters, queryString } from './query.js';
+import { apiVersionAtLeast } from '../../engine-api/api-version.js';
+import type { VolumeCreateBody } from '../../engine-api/volume-operations.js';
 
 const NETWORK_FILTERS = ['name', 'id', 'driver', 'type', 'scope', 'label', 'dangling'];
 const VOLUME_FILTERS = ['dangling', 'driver', 'label', 'name'];

@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pack, type Header } from 'tar-stream';
-import { EngineError } from '../../errors/engine-error.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
 import type { ImageStore } from '../image-store.js';
 import type { ImageRecord } from '../image-store-types.js';
 import { digestHex } from '../store/digest.js';

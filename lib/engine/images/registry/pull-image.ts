@@ -1,14 +1,14 @@
 import { PassThrough, Readable, Transform } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { splitRepositoryName } from '../../../reference/repository-name.js';
-import { EngineError } from '../../errors/engine-error.js';
-import { parsePullReference } from '../../http/pull-reference.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
+import { parsePullReference } from '../../../engine-api/pull-reference.js';
 import type { ImageStore } from '../image-store.js';
 import type { ImageConfigBlob, ImagePullRequest, StoredLayer } from '../image-store-types.js';
 import { HashingStream, isSha256Digest, sha256Of, verifyDigest } from '../store/digest.js';
 import { repositoryOf, shortId } from '../store/references.js';
 import { ACCEPTED_MANIFESTS, parseManifest, selectManifest, type Descriptor, type ImageManifest } from './manifests.js';
-import { formatPlatform, parsePlatform } from './platform.js';
+import { formatPlatform, parsePlatform } from '../store/platform.js';
 import { decodeRegistryAuth } from './registry-auth.js';
 import { pullError, registryErrors } from './registry-errors.js';
 import { RegistrySession } from './registry-session.js';

@@ -1,5 +1,5 @@
 import { fetchToken, parseChallenge, TokenFetchError } from '../../../client/registry/index.js';
-import { EngineError } from '../../errors/engine-error.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
 import { usesPlainHttp } from './registry-session.js';
 
 /** The body of `POST /auth` (types/registry.AuthConfig): a credential, never logged or echoed. */

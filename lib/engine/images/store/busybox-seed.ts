@@ -3,9 +3,9 @@ import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { Readable } from 'node:stream';
 import { pack, type Header as Headers } from 'tar-stream';
-import { EngineError } from '../../errors/engine-error.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
 import type { ImageStore } from '../image-store.js';
-import { serverPlatform } from '../registry/platform.js';
+import { serverPlatform } from './platform.js';
 import { sha256Of } from './digest.js';
 
 const run = promisify(execFile);

@@ -1,8 +1,8 @@
 import type { PassThrough, Writable } from 'node:stream';
 import type { ImageStoreApi, ImageUsage } from '../../images/image-store-types.js';
-import type { ContainerCreateBody, WaitResult } from '../types.js';
+import type { ContainerCreateBody, WaitResult } from '../../../engine-api/runtime-types.js';
 import type { OutputLog } from './output-log.js';
-import type { ContainerChange } from '../operations/container-operations.js';
+import type { ContainerChange } from '../../../engine-api/container-operations.js';
 
 /** An image a local runtime can run. */
 export interface LocalImage {

@@ -1,12 +1,12 @@
 import type { Readable, Writable } from 'node:stream';
-import type { EngineFilters } from '../http/query.js';
-import type { RegistryLoginRequest, RegistryLoginResult } from '../images/registry/registry-login.js';
-import type { SystemOperations } from './operations/system-operations.js';
-import type { ImageOperations } from './operations/image-operations.js';
-import type { NetworkOperations } from './operations/network-operations.js';
-import type { VolumeOperations } from './operations/volume-operations.js';
-import type { ExecOperations } from './operations/exec-operations.js';
-import type { ContainerOperations } from './operations/container-operations.js';
+import type { EngineFilters } from '../engine/router/query.js';
+import type { RegistryLoginRequest, RegistryLoginResult } from '../engine/images/registry/registry-login.js';
+import type { SystemOperations } from './system-operations.js';
+import type { ImageOperations } from './image-operations.js';
+import type { NetworkOperations } from './network-operations.js';
+import type { VolumeOperations } from './volume-operations.js';
+import type { ExecOperations } from './exec-operations.js';
+import type { ContainerOperations } from './container-operations.js';
 
 /**
  * The body of `POST /containers/create`: a ContainerConfig plus `HostConfig` and

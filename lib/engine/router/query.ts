@@ -1,4 +1,4 @@
-import { EngineError } from '../errors/engine-error.js';
+import { EngineError } from '../../engine-api/engine-error.js';
 
 /**
  * dockerd's `httputils.BoolValue`: "", "0", "no", "false" and "none" (trimmed, any case) are
