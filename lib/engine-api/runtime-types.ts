@@ -1,5 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
-import type { EngineFilters } from '../engine/router/query.js';
+import type { EngineFilters } from './filters.js';
 import type { RegistryLoginRequest, RegistryLoginResult } from '../engine/images/registry/registry-login.js';
 import type { SystemOperations } from './system-operations.js';
 import type { ImageOperations } from './image-operations.js';

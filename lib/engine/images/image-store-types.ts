@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { EngineFilters } from '../router/query.js';
+import type { EngineFilters } from '../../engine-api/filters.js';
 import type { RegistryLoginRequest, RegistryLoginResult } from './registry/registry-login.js';
 
 /**

@@ -22,7 +22,7 @@ import { normalizeRef } from './store/references.js';
 import { planRemoval } from './store/removal-plan.js';
 import { historyView, inspectView, listView } from './store/views.js';
 import { danglingFilter, imageMatches, LIST_FILTERS, PRUNE_FILTERS } from './store/image-filters.js';
-import type { EngineFilters } from '../router/query.js';
+import type { EngineFilters } from '../../engine-api/filters.js';
 
 /** What {@link ImageStore.commit} needs: a verified config and its layers, already stored. */
 export interface CommitRequest {

@@ -1,6 +1,7 @@
 import type { Router } from 'express';
 import { engineRoute, type EngineContext } from './context.js';
-import { parseFilters, parseTimestamp, queryString } from './query.js';
+import { queryString } from './query.js';
+import { parseFilters, parseTimestamp } from '../../engine-api/filters.js';
 import { abortOnClose } from './output-response.js';
 import type { EngineEvent } from '../../engine-api/runtime-types.js';
 import { drainOrClose } from '../../engine-api/drain-or-close.js';

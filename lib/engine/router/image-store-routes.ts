@@ -5,7 +5,8 @@ import { sendProgress } from './image-routes.js';
 import { abortOnClose } from './output-response.js';
 import { EngineError } from '../../engine-api/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
-import { boolValue, parseFilters, queryString } from './query.js';
+import { boolValue, queryString } from './query.js';
+import { parseFilters } from '../../engine-api/filters.js';
 import { parsePullReference } from '../../engine-api/pull-reference.js';
 import { apiVersionAtLeast, apiVersionLessThan } from '../../engine-api/api-version.js';
 

@@ -3,7 +3,8 @@ import { engineRoute, type EngineContext } from './context.js';
 import { readJsonBody } from './read-json-body.js';
 import { EngineError } from '../../engine-api/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
-import { boolValue, parseFilters, queryString } from './query.js';
+import { boolValue, queryString } from './query.js';
+import { parseFilters } from '../../engine-api/filters.js';
 import { apiVersionAtLeast } from '../../engine-api/api-version.js';
 import type { VolumeCreateBody } from '../../engine-api/volume-operations.js';
 

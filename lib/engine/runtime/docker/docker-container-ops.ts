@@ -3,7 +3,7 @@ import { EngineError } from '../../../engine-api/engine-error.js';
 import { apiVersionLessThan } from '../../../engine-api/api-version.js';
 import type { EngineHttp } from '../../../client/engine-http/engine-http.js';
 import { readAll } from '../../../client/engine-http/engine-http.js';
-import type { EngineFilters } from '../../router/query.js';
+import type { EngineFilters } from '../../../engine-api/filters.js';
 import type { AttachSession } from '../../../engine-api/runtime-types.js';
 import type { ExecCreateBody, ExecOperations, ExecStartOptions } from '../../../engine-api/exec-operations.js';
 import type {

@@ -6,7 +6,7 @@ import type {
   AttachOptions, AttachSession, ContainerRuntime, CreateRequest, EngineEvent, EventsOptions, ListOptions,
   LogsOptions, OutputStream, PullRequest, RemoveOptions, StopOptions, WaitCondition, WaitHandle, WaitResult,
 } from '../../../engine-api/runtime-types.js';
-import type { EngineFilters } from '../../router/query.js';
+import type { EngineFilters } from '../../../engine-api/filters.js';
 import { EngineHttp, readAll } from '../../../client/engine-http/engine-http.js';
 import type { ImageDeleteItem, ImageListOptions, ImageLoadRequest, ImagePruneReport, ImageRemoveOptions } from '../../../engine-api/image-operations.js';
 import type { NetworkInspectOptions } from '../../../engine-api/network-operations.js';

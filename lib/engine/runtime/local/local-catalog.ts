@@ -1,5 +1,5 @@
 import { EngineError } from '../../../engine-api/engine-error.js';
-import type { EngineFilters } from '../../router/query.js';
+import type { EngineFilters } from '../../../engine-api/filters.js';
 import type { ImageDeleteItem, ImageListOptions, ImagePruneReport, ImageRemoveOptions } from '../../../engine-api/image-operations.js';
 import type { NetworkInspectOptions } from '../../../engine-api/network-operations.js';
 import type { EventBus } from './event-bus.js';

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { EngineError } from '../../../engine-api/engine-error.js';
-import type { EngineFilters } from '../../router/query.js';
+import type { EngineFilters } from '../../../engine-api/filters.js';
 import type { RemoveOptions, StopOptions } from '../../../engine-api/runtime-types.js';
 import type {
   ContainerPruneReport, RestartOptions, StatsOptions, TopResult,

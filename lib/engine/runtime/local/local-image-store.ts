@@ -1,5 +1,5 @@
 import { EngineError } from '../../../engine-api/engine-error.js';
-import type { EngineFilters } from '../../router/query.js';
+import type { EngineFilters } from '../../../engine-api/filters.js';
 import type { ImageDeleteItem, ImagePruneReport } from '../../../engine-api/image-operations.js';
 import { familiarImageRef } from '../../../engine-api/image-ref.js';
 import { labelMatches } from './label-filter.js';

@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type { ImageStoreApi, ResolvedImage } from '../../images/image-store-types.js';
 import type { RegistryLoginRequest, RegistryLoginResult } from '../../images/registry/registry-login.js';
-import type { EngineFilters } from '../../router/query.js';
+import type { EngineFilters } from '../../../engine-api/filters.js';
 import type {
   ImageDeleteItem, ImageListOptions, ImageLoadRequest, ImageOperations, ImagePruneReport, ImageRemoveOptions,
 } from '../../../engine-api/image-operations.js';
