@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { EngineError } from '../../../engine-api/engine-error.js';
-import type { ImageStore } from '../image-store.js';
+import type { ImageStoreCore } from '../store-core.js';
 import type { StoredLayer } from '../image-store-types.js';
 import { HashingStream, sha256Of, verifyDigest } from '../store/digest.js';
 import { normalizeRef } from '../store/references.js';
@@ -86,7 +86,7 @@ async function ociLayoutImages(spool: SpooledArchive, platform: string): Promise
  * ID: <id>` for an untagged one, and the note dockerd writes when a tag moves). A broken archive
  * is a 400 before any output.
  */
-export async function loadArchive(store: ImageStore, archive: Readable, signal?: AbortSignal): Promise<Readable> {
+export async function loadArchive(store: ImageStoreCore, archive: Readable, signal?: AbortSignal): Promise<Readable> {
   await mkdir(join(store.dir, 'tmp'), { recursive: true });
   const dir = await mkdtemp(join(store.dir, 'tmp', 'load-'));
   const lines: string[] = [];
