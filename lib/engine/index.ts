@@ -11,31 +11,31 @@ export type { TcpCallerPolicy } from './listen/tcp-caller-policy.js';
 export { handleEngineUpgrades } from './listen/handle-upgrades.js';
 export * from './policy/index.js';
 
-export { EngineError, ENGINE_ERROR_STATUS, type EngineErrorKind } from './errors/engine-error.js';
+export { EngineError, ENGINE_ERROR_STATUS, type EngineErrorKind } from '../engine-api/engine-error.js';
 export { writeEngineError } from './errors/write-engine-error.js';
 export { writeEngineAuthError } from './errors/write-engine-auth-error.js';
 
-export { compareApiVersions, apiVersionLessThan, apiVersionAtLeast, isApiVersion, minApiVersion } from './version/api-version.js';
-export { ENGINE_RELEASES } from './version/engine-releases.js';
-export { resolveVersionRange, DEFAULT_VERSION_RANGE, type VersionRange, type VersionRangeInput } from './version/version-range.js';
-export { gateApiVersion } from './version/version-gate.js';
+export { compareApiVersions, apiVersionLessThan, apiVersionAtLeast, isApiVersion, minApiVersion } from '../engine-api/api-version.js';
+export { ENGINE_RELEASES } from '../engine-api/engine-releases.js';
+export { resolveVersionRange, DEFAULT_VERSION_RANGE, type VersionRange, type VersionRangeInput } from '../engine-api/version-range.js';
+export { gateApiVersion } from './router/version-gate.js';
 
-export type { EngineFilters } from './http/query.js';
-export { encodeFrame, FrameDecoder, demultiplex, type Frame, type StreamType } from './stream/stdcopy.js';
-export { StdcopyFramingError } from './stream/stdcopy-error.js';
+export type { EngineFilters } from '../engine-api/filters.js';
+export { encodeFrame, FrameDecoder, demultiplex, type Frame, type StreamType } from '../engine-api/stdcopy.js';
+export { StdcopyFramingError } from '../engine-api/stdcopy-error.js';
 export { EngineListenError } from './listen/listen-error.js';
 export { SlowEventsSubscriberError } from './runtime/local/events-error.js';
 
 export type {
   ContainerRuntime, ContainerCreateBody, CreateRequest, WaitCondition, WaitResult, WaitHandle, LogsOptions, OutputStream,
   AttachOptions, AttachSession, EngineEvent, EventsOptions, ListOptions, RemoveOptions, PullRequest, StopOptions,
-} from './runtime/types.js';
-export { familiarImageRef } from './runtime/local/image-ref.js';
-export type { SystemOperations, DiskUsageOptions } from './runtime/operations/system-operations.js';
+} from '../engine-api/runtime-types.js';
+export { familiarImageRef } from '../engine-api/image-ref.js';
+export type { SystemOperations, DiskUsageOptions } from '../engine-api/system-operations.js';
 export {
   loadedImageLines,
   type ImageOperations, type ImageListOptions, type ImageRemoveOptions, type ImageDeleteItem, type ImagePruneReport, type ImageLoadRequest,
-} from './runtime/operations/image-operations.js';
-export type { NetworkOperations, NetworkInspectOptions } from './runtime/operations/network-operations.js';
-export type { VolumeOperations, VolumeCreateBody, VolumePruneReport } from './runtime/operations/volume-operations.js';
+} from '../engine-api/image-operations.js';
+export type { NetworkOperations, NetworkInspectOptions } from '../engine-api/network-operations.js';
+export type { VolumeOperations, VolumeCreateBody, VolumePruneReport } from '../engine-api/volume-operations.js';
 export { decodeRegistryAuth, type PullCredentials } from './images/registry/registry-auth.js';

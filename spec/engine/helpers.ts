@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { engineRouter, listenEngine, type ContainerRuntime, type EngineListener } from '../../lib/engine/index.js';
 import { scriptedRuntime } from '../../lib/engine/runtime/scripted/index.js';
-import type { VersionRangeInput } from '../../lib/engine/version/version-range.js';
+import type { VersionRangeInput } from '../../lib/engine-api/version-range.js';
 
 /** A scripted runtime whose image `busybox` echoes its arguments, `fail` exits 3 with stderr, `slow` waits for a release. */
 export function testRuntime(): { runtime: ContainerRuntime; release: () => void } {

@@ -2,7 +2,7 @@ import { describe, test, expect } from '@jest/globals';
 import request from 'supertest';
 import { Readable } from 'node:stream';
 import { EngineError, engineRouter, type ContainerRuntime } from '../../lib/engine/index.js';
-import { parsePullReference } from '../../lib/engine/http/pull-reference.js';
+import { parsePullReference } from '../../lib/engine-api/pull-reference.js';
 import { testApp, testRuntime } from './helpers.js';
 import express from 'express';
 

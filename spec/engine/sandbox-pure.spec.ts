@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { resolveUser } from '../../lib/engine/runtime/sandbox/passwd.js';
 import { applyImageConfig, mergeEnv } from '../../lib/engine/runtime/local/image-config.js';
 import { ContainerRecords, decodeLog, encodeLog, LOST_EXIT_CODE, restoredState, type ContainerRecord } from '../../lib/engine/runtime/local/container-records.js';
-import { EngineError } from '../../lib/engine/errors/engine-error.js';
+import { EngineError } from '../../lib/engine-api/engine-error.js';
 
 const PASSWD = 'root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/home/user:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n# comment\nbroken line\n';
 const GROUP = 'root:x:0:\nuser:x:1000:\nstaff:x:50:user\nnogroup:x:65534:\n';

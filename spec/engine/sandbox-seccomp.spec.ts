@@ -3,7 +3,7 @@ import { compileSeccomp } from '../../lib/engine/runtime/sandbox/seccomp/bpf-fil
 import { containerCaps } from '../../lib/engine/runtime/sandbox/seccomp/container-seccomp.js';
 import { securityOptions } from '../../lib/engine/runtime/sandbox/seccomp/security-opt.js';
 import { X86_64_SYSCALLS } from '../../lib/engine/runtime/sandbox/seccomp/x86-64-syscalls.js';
-import type { ContainerCreateBody } from '../../lib/engine/runtime/types.js';
+import type { ContainerCreateBody } from '../../lib/engine-api/runtime-types.js';
 
 const X86_64 = 0xc000003e;
 const I386 = 0x40000003;

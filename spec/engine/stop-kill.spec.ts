@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import request from 'supertest';
 import { EngineError } from '../../lib/engine/index.js';
 import { processRuntime } from '../../lib/engine/runtime/process/index.js';
-import { parseSignal } from '../../lib/engine/http/signal.js';
+import { parseSignal } from '../../lib/engine-api/signal.js';
 import { listenOnSocket, socketRequest, testApp, testRuntime } from './helpers.js';
 import { describeWithPeers, type PeerCheck } from '../support/peers.js';
 

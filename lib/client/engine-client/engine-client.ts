@@ -1,11 +1,11 @@
 import type { Writable } from 'node:stream';
 import { PassThrough } from 'node:stream';
-import { apiVersionLessThan, compareApiVersions, isApiVersion, minApiVersion } from '../../engine/version/api-version.js';
-import { demultiplex } from '../../engine/stream/stdcopy.js';
-import type { ContainerCreateBody, WaitCondition, WaitResult } from '../../engine/runtime/types.js';
+import { apiVersionLessThan, compareApiVersions, isApiVersion, minApiVersion } from '../../engine-api/api-version.js';
+import { demultiplex } from '../../engine-api/stdcopy.js';
+import type { ContainerCreateBody, WaitCondition, WaitResult } from '../../engine-api/runtime-types.js';
 import { EngineClientError } from './engine-client-error.js';
-import { EngineHttp, readAll, type EngineEndpoint } from '../../engine/http/engine-http.js';
-import { drainOrClose } from '../../engine/stream/drain-or-close.js';
+import { EngineHttp, readAll, type EngineEndpoint } from '../engine-http/engine-http.js';
+import { drainOrClose } from '../../engine-api/drain-or-close.js';
 
 /** The newest API version this client speaks. */
 export const ENGINE_CLIENT_API_VERSION = '1.41';

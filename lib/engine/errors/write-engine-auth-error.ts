@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import type { RegistryError } from '../../bearer/errors/registry-error.js';
-import { EngineError } from './engine-error.js';
+import { EngineError } from '../../engine-api/engine-error.js';
 import { writeEngineError } from './write-engine-error.js';
 
 /**

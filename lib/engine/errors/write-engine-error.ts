@@ -1,6 +1,6 @@
 import type { Response } from 'express';
-import { apiVersionLessThan } from '../version/api-version.js';
-import { EngineError } from './engine-error.js';
+import { apiVersionLessThan } from '../../engine-api/api-version.js';
+import { EngineError } from '../../engine-api/engine-error.js';
 
 /**
  * The one writer of engine errors. JSON `{"message": …}` with Content-Type exactly

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
-import type { EngineFilters } from '../http/query.js';
-import type { RegistryLoginRequest, RegistryLoginResult } from './registry/registry-login.js';
+import type { EngineFilters } from '../../engine-api/filters.js';
+import type { RegistryLoginRequest, RegistryLoginResult } from '../../engine-api/registry-login-types.js';
 
 /**
  * The part of an OCI image config (image-spec config.md `config`) a runtime applies at create.

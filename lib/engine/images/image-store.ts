@@ -2,16 +2,17 @@ import { spawn } from 'node:child_process';
 import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { EngineError } from '../errors/engine-error.js';
+import { EngineError } from '../../engine-api/engine-error.js';
 import { loadArchive } from './archive/load-archive.js';
 import { saveArchive } from './archive/save-archive.js';
 import type {
   IdShift, ImageConfigBlob, ImageDeleteEntry, ImagePruneResult, ImagePullRequest, ImageRecord, ImageRemoveOptions,
-  ImageStoreApi, ImageStoreOptions, ResolvedImage, StoredLayer,
+  ImageStoreApi, ImageStoreOptions, ResolvedImage,
 } from './image-store-types.js';
 import { pullImage } from './registry/pull-image.js';
 import { registryLogin, type RegistryLoginRequest, type RegistryLoginResult } from './registry/registry-login.js';
 import { resolveStoreOptions, type ResolvedStoreOptions } from './store-options.js';
+import type { CommitRequest, ImageStoreCore } from './store-core.js';
 import { buildBusyboxSeed } from './store/busybox-seed.js';
 import { chainIds } from './store/chain-id.js';
 import { writeFileAtomic } from './store/atomic-file.js';
@@ -23,18 +24,7 @@ import { normalizeRef } from './store/references.js';
 import { planRemoval } from './store/removal-plan.js';
 import { historyView, inspectView, listView } from './store/views.js';
 import { danglingFilter, imageMatches, LIST_FILTERS, PRUNE_FILTERS } from './store/image-filters.js';
-import type { EngineFilters } from '../http/query.js';
-
-/** What {@link ImageStore.commit} needs: a verified config and its layers, already stored. */
-export interface CommitRequest {
-  config: Buffer;
-  layers: StoredLayer[];
-  /** Familiar `name:tag` references to point at the image. */
-  tags: string[];
-  /** `name@sha256:…` of the manifest it was pulled by. */
-  repoDigest?: string;
-  onLayer?: (index: number, read: () => number) => void;
-}
+import type { EngineFilters } from '../../engine-api/filters.js';
 
 /**
  * A content-addressed image store in a state directory:
@@ -51,7 +41,9 @@ export interface CommitRequest {
  * const image = await store.resolve('busybox'); // { id, config, rootfs }
  * await store.materialize(image!.id, '/var/lib/dockgate/containers/abc/rootfs');
  */
-export class ImageStore implements ImageStoreApi {
+export type { CommitRequest } from './store-core.js';
+
+export class ImageStore implements ImageStoreApi, ImageStoreCore {
   readonly dir: string;
   readonly options: ResolvedStoreOptions;
   readonly files: LayerFiles;

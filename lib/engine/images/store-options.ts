@@ -1,6 +1,6 @@
 import { isDomain } from '../../reference/repository-name.js';
 import type { ImageStoreOptions, ImageUsage } from './image-store-types.js';
-import { serverPlatform } from './registry/platform.js';
+import { serverPlatform } from './store/platform.js';
 import { optionalFunction } from '../../options/option-checks.js';
 
 /** {@link ImageStoreOptions} with defaults applied. */

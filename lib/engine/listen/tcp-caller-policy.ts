@@ -2,7 +2,7 @@ import type { IncomingMessage, RequestListener } from 'node:http';
 import { isIP } from 'node:net';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { isLoopbackHost } from '../../http/loopback.js';
-import { EngineError } from '../errors/engine-error.js';
+import { EngineError } from '../../engine-api/engine-error.js';
 import { writeEngineError } from '../errors/write-engine-error.js';
 
 /**

@@ -1,4 +1,4 @@
-import { parsePullReference } from '../http/pull-reference.js';
+import { parsePullReference } from '../../engine-api/pull-reference.js';
 
 /**
  * Whether an image reference lies in the subject's own namespace: `bob/app`, `bob/tools/x:1`,

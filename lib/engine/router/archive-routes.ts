@@ -1,11 +1,11 @@
 import type { Request, Router } from 'express';
 import { pipeline } from 'node:stream/promises';
 import { engineRoute, type EngineContext } from './context.js';
-import { EngineError } from '../errors/engine-error.js';
-import { abortOnClose } from '../http/output-response.js';
-import { boolValue, queryString } from '../http/query.js';
-import { apiVersionAtLeast } from '../version/api-version.js';
-import type { ContainerPathStat } from '../runtime/operations/container-operations.js';
+import { EngineError } from '../../engine-api/engine-error.js';
+import { abortOnClose } from './output-response.js';
+import { boolValue, queryString } from './query.js';
+import { apiVersionAtLeast } from '../../engine-api/api-version.js';
+import type { ContainerPathStat } from '../../engine-api/container-operations.js';
 
 /** `X-Docker-Container-Path-Stat`: base64 of the stat JSON, what `docker cp` reads before copying. */
 export function pathStatHeader(stat: ContainerPathStat): string {

@@ -1,7 +1,7 @@
 import type { Router } from 'express';
 import { engineRoute, type EngineContext } from './context.js';
-import { boolValue } from '../http/query.js';
-import { streamContentType } from '../http/output-response.js';
+import { boolValue } from './query.js';
+import { streamContentType } from './output-response.js';
 import { hijack, isUpgradeEvent, splice, wantsUpgrade } from './hijack.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import { engineRoute, type EngineContext } from './context.js';
-import { EngineError } from '../errors/engine-error.js';
+import { EngineError } from '../../engine-api/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
 import { readJsonBody } from './read-json-body.js';
 import type { RegistryLoginRequest } from '../images/registry/registry-login.js';

@@ -1,15 +1,16 @@
 import type { Request } from 'express';
 import type { Readable } from 'node:stream';
-import { EngineError } from '../errors/engine-error.js';
-import { parsePullReference } from '../http/pull-reference.js';
-import { queryString, type EngineFilters } from '../http/query.js';
+import { EngineError } from '../../engine-api/engine-error.js';
+import { parsePullReference } from '../../engine-api/pull-reference.js';
+import type { EngineFilters } from '../../engine-api/filters.js';
+import { queryString } from './query.js';
 import { idPrefixOf } from '../images/store/references.js';
 import { ENGINE_ACTIONS, type EngineAction } from '../policy/engine-actions.js';
 import { ANONYMOUS_CALLER, callerFromBearer } from '../policy/engine-caller.js';
 import { inNamespace } from '../policy/image-namespace.js';
 import { OWNER_LABEL, ownerOf } from '../policy/owner-label.js';
 import type { ContainerTarget, EngineCaller, PolicyLookup, PolicyTarget, VolumeTarget } from '../policy/policy-types.js';
-import type { EngineContext } from './context.js';
+import type { EngineContext } from './engine-context.js';
 import { holdArchive } from './policy-archive.js';
 import { readJsonBody } from './read-json-body.js';
 

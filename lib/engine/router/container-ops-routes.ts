@@ -2,13 +2,14 @@ import type { Router } from 'express';
 import { pipeline } from 'node:stream/promises';
 import { engineLocals, engineRoute, type EngineContext } from './context.js';
 import { ownedFilters } from './checkpoint.js';
-import { EngineError } from '../errors/engine-error.js';
+import { EngineError } from '../../engine-api/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
-import { abortOnClose } from '../http/output-response.js';
-import { boolValue, parseFilters, queryString } from '../http/query.js';
-import { apiVersionAtLeast } from '../version/api-version.js';
+import { abortOnClose } from './output-response.js';
+import { boolValue, queryString } from './query.js';
+import { parseFilters } from '../../engine-api/filters.js';
+import { apiVersionAtLeast } from '../../engine-api/api-version.js';
 import { readJsonBody } from './read-json-body.js';
-import { parseStopOptions } from '../http/stop-options.js';
+import { parseStopOptions } from './stop-options.js';
 
 /** dockerd's validContainerNamePattern. */
 const NAME = /^\/?[a-zA-Z0-9][a-zA-Z0-9_.-]+$/;

@@ -2,13 +2,14 @@ import type { Router } from 'express';
 import { engineLocals, engineRoute, routeBody, type EngineContext } from './context.js';
 import { ownedFilters } from './checkpoint.js';
 import { OWNER_LABEL } from '../policy/owner-label.js';
-import { EngineError } from '../errors/engine-error.js';
+import { EngineError } from '../../engine-api/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
-import { checkCreateBody } from '../http/create-body.js';
-import { boolValue, parseFilters, parseInteger, parseTail, parseTimestamp, queryString } from '../http/query.js';
-import { abortOnClose, sendOutput, streamContentType } from '../http/output-response.js';
-import type { ContainerCreateBody, WaitCondition } from '../runtime/types.js';
-import { apiVersionAtLeast, apiVersionLessThan } from '../version/api-version.js';
+import { checkCreateBody } from './create-body.js';
+import { boolValue, parseInteger, parseTail, queryString } from './query.js';
+import { parseFilters, parseTimestamp } from '../../engine-api/filters.js';
+import { abortOnClose, sendOutput, streamContentType } from './output-response.js';
+import type { ContainerCreateBody, WaitCondition } from '../../engine-api/runtime-types.js';
+import { apiVersionAtLeast, apiVersionLessThan } from '../../engine-api/api-version.js';
 
 /** swagger's container name pattern; dockerd's message for anything else (daemon/names.go). */
 const CONTAINER_NAME = /^\/?[a-zA-Z0-9][a-zA-Z0-9_.-]+$/;

@@ -1,20 +1,13 @@
 import type { NextFunction, Request, Response } from 'express';
-import type { ContainerRuntime } from '../runtime/types.js';
-import type { VersionRange } from '../version/version-range.js';
-import type { EngineSettings } from './options.js';
-import { gateApiVersion } from '../version/version-gate.js';
+import { gateApiVersion } from './version-gate.js';
 import { readJsonBody } from './read-json-body.js';
 import { writeEngineError } from '../errors/write-engine-error.js';
-import { EngineError } from '../errors/engine-error.js';
+import { EngineError } from '../../engine-api/engine-error.js';
 import type { EngineAction } from '../policy/engine-actions.js';
 import { checkpoint, type CheckpointResult } from './checkpoint.js';
 
-/** What every route of one router shares. */
-export interface EngineContext {
-  runtime: ContainerRuntime;
-  range: VersionRange;
-  settings: EngineSettings;
-}
+export type { EngineContext } from './engine-context.js';
+import type { EngineContext } from './engine-context.js';
 
 /** Per-request engine state, kept in `res.locals.engine`. */
 export interface EngineLocals {

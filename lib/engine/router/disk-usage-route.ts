@@ -1,9 +1,9 @@
 import type { Router } from 'express';
 import { engineLocals, engineRoute, type EngineContext } from './context.js';
 import { ownedFilters, visibleTo } from './checkpoint.js';
-import { EngineError } from '../errors/engine-error.js';
+import { EngineError } from '../../engine-api/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
-import { apiVersionAtLeast, apiVersionLessThan } from '../version/api-version.js';
+import { apiVersionAtLeast, apiVersionLessThan } from '../../engine-api/api-version.js';
 
 const DF_TYPES = ['container', 'image', 'volume', 'build-cache'];
 

@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
-import type { ContainerRuntime } from '../runtime/types.js';
-import { resolveVersionRange, type VersionRangeInput } from '../version/version-range.js';
-import { EngineError } from '../errors/engine-error.js';
+import type { ContainerRuntime } from '../../engine-api/runtime-types.js';
+import { resolveVersionRange, type VersionRangeInput } from '../../engine-api/version-range.js';
+import { EngineError } from '../../engine-api/engine-error.js';
 import { writeEngineError } from '../errors/write-engine-error.js';
 import { engineLocals, type EngineContext } from './context.js';
 import { engineHeaders } from './engine-headers.js';
@@ -20,8 +20,8 @@ import { registerStopKillRoutes } from './stop-kill-routes.js';
 import { registerExecRoutes } from './exec-routes.js';
 import { registerContainerOpsRoutes } from './container-ops-routes.js';
 import { registerArchiveRoutes } from './archive-routes.js';
-import { countRunningContainers, engineRequestMetrics } from '../observe/engine-metrics.js';
-import { logContainerEvents } from '../observe/container-log.js';
+import { countRunningContainers, engineRequestMetrics } from './engine-metrics.js';
+import { logContainerEvents } from './container-log.js';
 import { registerAuthRoute } from './auth-route.js';
 
 /**

@@ -1,10 +1,11 @@
 import type { Router } from 'express';
 import { engineLocals, engineRoute, type EngineContext } from './context.js';
 import { ownedFilters } from './checkpoint.js';
-import { parseFilters, parseTimestamp, queryString } from '../http/query.js';
-import { abortOnClose } from '../http/output-response.js';
-import type { EngineEvent } from '../runtime/types.js';
-import { drainOrClose } from '../stream/drain-or-close.js';
+import { parseFilters, parseTimestamp } from '../../engine-api/filters.js';
+import { queryString } from './query.js';
+import { abortOnClose } from './output-response.js';
+import type { EngineEvent } from '../../engine-api/runtime-types.js';
+import { drainOrClose } from '../../engine-api/drain-or-close.js';
 
 /** Filters dockerd's `GET /events` accepts (daemon/events/filter.go). */
 const EVENT_FILTERS = ['config', 'container', 'daemon', 'event', 'image', 'label', 'network', 'node', 'plugin', 'scope', 'secret', 'service', 'type', 'volume'];

@@ -1,6 +1,6 @@
-import { EngineError } from '../errors/engine-error.js';
-import { apiVersionAtLeast } from '../version/api-version.js';
-import type { ExecCreateBody, ExecStartOptions } from '../runtime/operations/exec-operations.js';
+import { EngineError } from '../../engine-api/engine-error.js';
+import { apiVersionAtLeast } from '../../engine-api/api-version.js';
+import type { ExecCreateBody, ExecStartOptions } from '../../engine-api/exec-operations.js';
 
 /**
  * Validates an exec create body (types.ExecConfig). dockerd answers a missing command with 400

@@ -1,11 +1,11 @@
 import type { Router } from 'express';
 import { engineRoute, routeBody, type EngineContext } from './context.js';
-import { EngineError } from '../errors/engine-error.js';
+import { EngineError } from '../../engine-api/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
 import { readJsonBody } from './read-json-body.js';
 import { hijack, isUpgradeEvent, splice, wantsUpgrade } from './hijack.js';
-import { queryString } from '../http/query.js';
-import { streamContentType } from '../http/output-response.js';
+import { queryString } from './query.js';
+import { streamContentType } from './output-response.js';
 import { parseExecCreate, parseExecStart } from './exec-body.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import type { Socket } from 'node:net';
-import type { AttachSession } from '../runtime/types.js';
-import { EngineError } from '../errors/engine-error.js';
+import type { AttachSession } from '../../engine-api/runtime-types.js';
+import { EngineError } from '../../engine-api/engine-error.js';
 
 // The hijacked connection shared by attach and exec start: dockerd's HijackConnection writes the
 // status line and headers itself and then the socket carries raw or stdcopy-framed bytes.

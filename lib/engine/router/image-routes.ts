@@ -1,12 +1,12 @@
 import type { Response, Router } from 'express';
 import type { Readable } from 'node:stream';
 import { engineRoute, type EngineContext } from './context.js';
-import { abortOnClose } from '../http/output-response.js';
-import { EngineError } from '../errors/engine-error.js';
-import { queryString } from '../http/query.js';
-import { parsePullReference } from '../http/pull-reference.js';
-import { apiVersionAtLeast } from '../version/api-version.js';
-import { drainOrClose } from '../stream/drain-or-close.js';
+import { abortOnClose } from './output-response.js';
+import { EngineError } from '../../engine-api/engine-error.js';
+import { queryString } from './query.js';
+import { parsePullReference } from '../../engine-api/pull-reference.js';
+import { apiVersionAtLeast } from '../../engine-api/api-version.js';
+import { drainOrClose } from '../../engine-api/drain-or-close.js';
 
 /**
  * `POST /images/create?fromImage=…&tag=…`: the pull the Docker CLI makes after create answered

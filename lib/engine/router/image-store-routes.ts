@@ -3,12 +3,13 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { engineLocals, engineRoute, type EngineContext } from './context.js';
 import { sendProgress } from './image-routes.js';
-import { abortOnClose } from '../http/output-response.js';
-import { EngineError } from '../errors/engine-error.js';
+import { abortOnClose } from './output-response.js';
+import { EngineError } from '../../engine-api/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
-import { boolValue, parseFilters, queryString } from '../http/query.js';
-import { parsePullReference } from '../http/pull-reference.js';
-import { apiVersionAtLeast, apiVersionLessThan } from '../version/api-version.js';
+import { boolValue, queryString } from './query.js';
+import { parseFilters } from '../../engine-api/filters.js';
+import { parsePullReference } from '../../engine-api/pull-reference.js';
+import { apiVersionAtLeast, apiVersionLessThan } from '../../engine-api/api-version.js';
 
 const LIST_FILTERS = ['dangling', 'label', 'reference', 'before', 'since', 'until'];
 const PRUNE_FILTERS = ['dangling', 'label', 'until'];

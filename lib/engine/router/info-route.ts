@@ -5,8 +5,8 @@ import type { Router } from 'express';
 import { engineLocals, engineRoute, type EngineContext } from './context.js';
 import { ownedFilters } from './checkpoint.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
-import { apiVersionLessThan } from '../version/api-version.js';
-import type { ContainerRuntime } from '../runtime/types.js';
+import { apiVersionLessThan } from '../../engine-api/api-version.js';
+import type { ContainerRuntime } from '../../engine-api/runtime-types.js';
 
 /**
  * dockerd's own per-version adjustments of `GET /info` (api/server/router/system getInfo):

@@ -2,11 +2,12 @@ import type { Request, Router } from 'express';
 import { engineLocals, engineRoute, routeBody, type EngineContext } from './context.js';
 import { ownedFilters } from './checkpoint.js';
 import { OWNER_LABEL } from '../policy/owner-label.js';
-import { EngineError } from '../errors/engine-error.js';
+import { EngineError } from '../../engine-api/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
-import { boolValue, parseFilters, queryString } from '../http/query.js';
-import { apiVersionAtLeast } from '../version/api-version.js';
-import type { VolumeCreateBody } from '../runtime/operations/volume-operations.js';
+import { boolValue, queryString } from './query.js';
+import { parseFilters } from '../../engine-api/filters.js';
+import { apiVersionAtLeast } from '../../engine-api/api-version.js';
+import type { VolumeCreateBody } from '../../engine-api/volume-operations.js';
 
 const NETWORK_FILTERS = ['name', 'id', 'driver', 'type', 'scope', 'label', 'dangling'];
 const VOLUME_FILTERS = ['dangling', 'driver', 'label', 'name'];

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { extract } from 'tar-stream';
-import { EngineError } from '../errors/engine-error.js';
-import { familiarImageRef } from '../runtime/local/image-ref.js';
+import { EngineError } from '../../engine-api/engine-error.js';
+import { familiarImageRef } from '../../engine-api/image-ref.js';
 
 /** The index files an image archive names its images in; anything larger is not one of them. */
 const NAME_FILES = new Set(['manifest.json', 'index.json', 'repositories']);

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { EngineError } from '../errors/engine-error.js';
+import { EngineError } from '../../engine-api/engine-error.js';
 import { isUpgradeEvent, readUpgradeBody } from './hijack.js';
 
 /**

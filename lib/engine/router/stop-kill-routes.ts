@@ -1,9 +1,9 @@
 import type { Router } from 'express';
 import { engineRoute, type EngineContext } from './context.js';
-import { EngineError } from '../errors/engine-error.js';
-import { parseInteger, queryString } from '../http/query.js';
-import { parseSignal } from '../http/signal.js';
-import { parseStopOptions } from '../http/stop-options.js';
+import { EngineError } from '../../engine-api/engine-error.js';
+import { parseInteger, queryString } from './query.js';
+import { parseSignal } from '../../engine-api/signal.js';
+import { parseStopOptions } from './stop-options.js';
 
 /** `POST /containers/{id}/kill`, `/stop` and `/resize`: `docker kill`, `docker stop`, and `docker run`'s signal and window-size proxying. */
 export function registerStopKillRoutes(api: Router, ctx: EngineContext): void {

@@ -1,8 +1,9 @@
 import type { Request, Router } from 'express';
 import { engineRoute, type EngineContext } from './context.js';
 import { readJsonBody } from './read-json-body.js';
-import { EngineError } from '../errors/engine-error.js';
-import { boolValue, parseFilters, queryString } from '../http/query.js';
+import { EngineError } from '../../engine-api/engine-error.js';
+import { parseFilters } from '../../engine-api/filters.js';
+import { boolValue, queryString } from './query.js';
 
 /** dockerd's words (errNoSwarm / errSwarmNotManager in daemon/cluster/errors.go), kept exact: SDKs match on them. */
 export const NOT_A_SWARM_MANAGER =

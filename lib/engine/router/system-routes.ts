@@ -2,7 +2,7 @@ import { release } from 'node:os';
 import type { Router } from 'express';
 import { engineRoute, type EngineContext } from './context.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
-import { apiVersionAtLeast } from '../version/api-version.js';
+import { apiVersionAtLeast } from '../../engine-api/api-version.js';
 
 /** Go's GOARCH names for Node's `process.arch`. */
 const GOARCH: Record<string, string> = { x64: 'amd64', ia32: '386', arm64: 'arm64', arm: 'arm', s390x: 's390x', ppc64: 'ppc64le', riscv64: 'riscv64' };

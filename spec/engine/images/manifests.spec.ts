@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import { MEDIA, parseManifest, selectManifest } from '../../../lib/engine/images/registry/manifests.js';
-import { parsePlatform } from '../../../lib/engine/images/registry/platform.js';
+import { parsePlatform } from '../../../lib/engine/images/store/platform.js';
 import { usesPlainHttp } from '../../../lib/engine/images/registry/registry-session.js';
 import { decompressedLayer } from '../../../lib/engine/images/store/decompress.js';
 import { Readable } from 'node:stream';

@@ -2,13 +2,13 @@ import { createReadStream } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { EngineError } from '../../errors/engine-error.js';
-import type { ImageStore } from '../image-store.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
+import type { ImageStoreCore } from '../store-core.js';
 import type { StoredLayer } from '../image-store-types.js';
 import { HashingStream, sha256Of, verifyDigest } from '../store/digest.js';
 import { normalizeRef } from '../store/references.js';
 import { parseManifest, selectManifest } from '../registry/manifests.js';
-import { parsePlatform } from '../registry/platform.js';
+import { parsePlatform } from '../store/platform.js';
 import { SpooledArchive } from './spool-archive.js';
 import { decompressedLayer } from '../store/decompress.js';
 
@@ -86,7 +86,7 @@ async function ociLayoutImages(spool: SpooledArchive, platform: string): Promise
  * ID: <id>` for an untagged one, and the note dockerd writes when a tag moves). A broken archive
  * is a 400 before any output.
  */
-export async function loadArchive(store: ImageStore, archive: Readable, signal?: AbortSignal): Promise<Readable> {
+export async function loadArchive(store: ImageStoreCore, archive: Readable, signal?: AbortSignal): Promise<Readable> {
   await mkdir(join(store.dir, 'tmp'), { recursive: true });
   const dir = await mkdtemp(join(store.dir, 'tmp', 'load-'));
   const lines: string[] = [];

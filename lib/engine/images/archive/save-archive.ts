@@ -2,8 +2,8 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pack, type Header } from 'tar-stream';
-import { EngineError } from '../../errors/engine-error.js';
-import type { ImageStore } from '../image-store.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
+import type { ImageStoreCore } from '../store-core.js';
 import type { ImageRecord } from '../image-store-types.js';
 import { digestHex } from '../store/digest.js';
 import { normalizeRef, repositoryOf, tagOf } from '../store/references.js';
@@ -16,7 +16,7 @@ interface SaveEntry {
 }
 
 /** The images `docker save` names, merged per image; a tag reference keeps that tag, an ID none. */
-function entriesFor(store: ImageStore, refs: string[]): SaveEntry[] {
+function entriesFor(store: ImageStoreCore, refs: string[]): SaveEntry[] {
   if (refs.length === 0) throw EngineError.invalidParameter('no images to save');
   const byId = new Map<string, SaveEntry>();
   for (const ref of refs) {
@@ -40,7 +40,7 @@ function entriesFor(store: ImageStore, refs: string[]): SaveEntry[] {
  * (`[{Config, RepoTags, Layers}]`) and the legacy `repositories` file. Layers stream from the
  * store into the tar; nothing is buffered whole. Unknown names fail before any byte is sent.
  */
-export async function saveArchive(store: ImageStore, refs: string[], signal?: AbortSignal): Promise<Readable> {
+export async function saveArchive(store: ImageStoreCore, refs: string[], signal?: AbortSignal): Promise<Readable> {
   const entries = entriesFor(store, refs);
   const configs = await Promise.all(entries.map((e) => store.config(e.record.id)));
   const archive = pack();

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { posix } from 'node:path';
 import type { Readable } from 'node:stream';
 import { extract } from 'tar-stream';
-import { EngineError } from '../../errors/engine-error.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
 import { layerPath } from '../store/apply-layer.js';
 
 /** An archive's regular files by member name, spooled to disk (archives name their index last). */

@@ -1,6 +1,6 @@
-import { EngineError } from '../../errors/engine-error.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
 import { isSha256Digest } from '../store/digest.js';
-import { formatPlatform, platformMatches, type Platform } from './platform.js';
+import { formatPlatform, platformMatches, type Platform } from '../store/platform.js';
 
 export const MEDIA = {
   dockerManifest: 'application/vnd.docker.distribution.manifest.v2+json',

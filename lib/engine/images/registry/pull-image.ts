@@ -1,14 +1,14 @@
 import { PassThrough, Readable, Transform } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { splitRepositoryName } from '../../../reference/repository-name.js';
-import { EngineError } from '../../errors/engine-error.js';
-import { parsePullReference } from '../../http/pull-reference.js';
-import type { ImageStore } from '../image-store.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
+import { parsePullReference } from '../../../engine-api/pull-reference.js';
+import type { ImageStoreCore } from '../store-core.js';
 import type { ImageConfigBlob, ImagePullRequest, StoredLayer } from '../image-store-types.js';
 import { HashingStream, isSha256Digest, sha256Of, verifyDigest } from '../store/digest.js';
 import { repositoryOf, shortId } from '../store/references.js';
 import { ACCEPTED_MANIFESTS, parseManifest, selectManifest, type Descriptor, type ImageManifest } from './manifests.js';
-import { formatPlatform, parsePlatform } from './platform.js';
+import { formatPlatform, parsePlatform } from '../store/platform.js';
 import { decodeRegistryAuth } from './registry-auth.js';
 import { pullError, registryErrors } from './registry-errors.js';
 import { RegistrySession } from './registry-session.js';
@@ -66,7 +66,7 @@ const layerLine = (status: string, id: string, progressDetail: Record<string, nu
  * `Extracting`, `Pull complete`, `Digest:`, `Status:`) and a later failure is an `errorDetail`
  * line. Layers stream from the registry to disk while both digests are checked.
  */
-export async function pullImage(store: ImageStore, request: ImagePullRequest): Promise<Readable> {
+export async function pullImage(store: ImageStoreCore, request: ImagePullRequest): Promise<Readable> {
   const target = parsePullReference(request.ref);
   const name = repositoryOf(target.ref);
   const host = splitRepositoryName(name).domain ?? 'docker.io';
@@ -168,7 +168,7 @@ export async function pullImage(store: ImageStore, request: ImagePullRequest): P
 }
 
 /** Streams one layer blob into the store: compressed digest and size, then diff ID, both verified. */
-async function downloadLayer(store: ImageStore, session: RegistrySession, layer: Descriptor, diffId: string, ref: string, send: Send): Promise<StoredLayer> {
+async function downloadLayer(store: ImageStoreCore, session: RegistrySession, layer: Descriptor, diffId: string, ref: string, send: Send): Promise<StoredLayer> {
   const id = shortId(layer.digest);
   const res = await session.get(`blobs/${layer.digest}`);
   if (res.status !== 200 || !res.body) throw await refusal(res, ref);

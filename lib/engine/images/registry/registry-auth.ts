@@ -1,4 +1,4 @@
-import { EngineError } from '../../errors/engine-error.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
 
 /** The credentials a client's `X-Registry-Auth` carries, in the forms dockgate can use. */
 export type PullCredentials =

@@ -1,4 +1,4 @@
-import { EngineError } from '../../errors/engine-error.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
 import { parseChallenge } from '../../../client/registry/index.js';
 
 /** One entry of a registry's `{"errors":[…]}` body (distribution spec, "Error Codes"). */

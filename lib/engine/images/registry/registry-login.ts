@@ -1,23 +1,9 @@
 import { fetchToken, parseChallenge, TokenFetchError } from '../../../client/registry/index.js';
-import { EngineError } from '../../errors/engine-error.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
 import { usesPlainHttp } from './registry-session.js';
+import type { RegistryLoginRequest, RegistryLoginResult } from '../../../engine-api/registry-login-types.js';
 
-/** The body of `POST /auth` (types/registry.AuthConfig): a credential, never logged or echoed. */
-export interface RegistryLoginRequest {
-  username?: string;
-  password?: string;
-  serveraddress?: string;
-  /** A refresh token from an earlier login (`docker login` stores it as `identitytoken`). */
-  identitytoken?: string;
-  [field: string]: unknown;
-}
-
-/** dockerd's answer to a successful `POST /auth`. */
-export interface RegistryLoginResult {
-  Status: 'Login Succeeded';
-  /** A refresh token the CLI stores instead of the password, when the token service issued one. */
-  IdentityToken?: string;
-}
+export type { RegistryLoginRequest, RegistryLoginResult } from '../../../engine-api/registry-login-types.js';
 
 /** Docker Hub's login address as the CLI sends it, and where its registry really is. */
 const HUB = new Set(['docker.io', 'index.docker.io', 'registry-1.docker.io']);

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { parseChallenge, RegistryTokenClient, TokenFetchError, type RegistryCredentials } from '../../../client/registry/index.js';
-import { EngineError } from '../../errors/engine-error.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
 import type { PullCredentials } from './registry-auth.js';
 
 /**

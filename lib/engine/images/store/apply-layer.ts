@@ -5,7 +5,7 @@ import { chmod, lchown, link, lstat, lutimes, mkdir, readdir, readlink, rm, syml
 import { posix } from 'node:path';
 import type { Readable } from 'node:stream';
 import { extract, type Header as Headers } from 'tar-stream';
-import { EngineError } from '../../errors/engine-error.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
 
 /** OCI image-spec layer.md: `.wh.<name>` hides `<name>` of lower layers. */
 const WHITEOUT_PREFIX = '.wh.';

@@ -3,9 +3,9 @@ import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { Readable } from 'node:stream';
 import { pack, type Header as Headers } from 'tar-stream';
-import { EngineError } from '../../errors/engine-error.js';
-import type { ImageStore } from '../image-store.js';
-import { serverPlatform } from '../registry/platform.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
+import type { ImageStoreCore } from '../store-core.js';
+import { serverPlatform } from './platform.js';
 import { sha256Of } from './digest.js';
 
 const run = promisify(execFile);
@@ -36,7 +36,7 @@ const DIRECTORIES: [string, number, number?][] = [
  * already name an image are tagged (a pulled `busybox:latest` is never replaced). Answers the
  * seed's image ID.
  */
-export async function buildBusyboxSeed(store: ImageStore, tags: string[], binary = '/bin/busybox'): Promise<string> {
+export async function buildBusyboxSeed(store: ImageStoreCore, tags: string[], binary = '/bin/busybox'): Promise<string> {
   let program: Buffer;
   let applets: string[];
   try {

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { EngineError } from '../../errors/engine-error.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
 
 const GZIP = [0x1f, 0x8b];
 const ZSTD = [0x28, 0xb5, 0x2f, 0xfd];

@@ -1,6 +1,6 @@
 import { createHash, type Hash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
-import { EngineError } from '../../errors/engine-error.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
 
 const SHA256 = /^sha256:[0-9a-f]{64}$/;
 

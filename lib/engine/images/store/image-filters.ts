@@ -1,5 +1,5 @@
-import { EngineError } from '../../errors/engine-error.js';
-import type { EngineFilters } from '../../http/query.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
+import type { EngineFilters } from '../../../engine-api/filters.js';
 import type { ImageConfigBlob, ImageRecord } from '../image-store-types.js';
 
 /** `GET /images/json` filters (dockerd daemon/images/images.go acceptedImageFilterTags). */

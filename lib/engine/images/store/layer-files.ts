@@ -3,7 +3,7 @@ import { chmod, mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { EngineError } from '../../errors/engine-error.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
 import type { StoredLayer } from '../image-store-types.js';
 import { applyLayer } from './apply-layer.js';
 import { tempPathFor } from './atomic-file.js';

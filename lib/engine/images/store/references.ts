@@ -1,5 +1,5 @@
-import { familiarImageRef } from '../../runtime/local/image-ref.js';
-import { parsePullReference } from '../../http/pull-reference.js';
+import { familiarImageRef } from '../../../engine-api/image-ref.js';
+import { parsePullReference } from '../../../engine-api/pull-reference.js';
 
 const ID_PREFIX = /^(?:sha256:)?([0-9a-f]{1,64})$/;
 

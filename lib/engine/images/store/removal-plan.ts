@@ -1,4 +1,4 @@
-import { EngineError } from '../../errors/engine-error.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
 import type { ImageRecord } from '../image-store-types.js';
 import { repositoryOf, shortId } from './references.js';
 

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { chmod, lchown, lstat, mkdir, mkdtemp, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { EngineError } from '../../errors/engine-error.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
 import type { IdShift } from '../image-store-types.js';
 
 /** The directory of an image's root filesystems shifted by `shift` (dockerd's `<uid>.<gid>` of userns-remap). */

@@ -1,15 +1,15 @@
 import type { Readable } from 'node:stream';
-import { EngineError } from '../../errors/engine-error.js';
-import { apiVersionLessThan } from '../../version/api-version.js';
-import type { EngineHttp } from '../../http/engine-http.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
+import { apiVersionLessThan } from '../../../engine-api/api-version.js';
+import type { EngineHttp } from '../../../client/engine-http/engine-http.js';
 import type { ReferenceKind } from './path-segment.js';
-import { readAll } from '../../http/engine-http.js';
-import type { EngineFilters } from '../../http/query.js';
-import type { AttachSession } from '../types.js';
-import type { ExecCreateBody, ExecOperations, ExecStartOptions } from '../operations/exec-operations.js';
+import { readAll } from '../../../client/engine-http/engine-http.js';
+import type { EngineFilters } from '../../../engine-api/filters.js';
+import type { AttachSession } from '../../../engine-api/runtime-types.js';
+import type { ExecCreateBody, ExecOperations, ExecStartOptions } from '../../../engine-api/exec-operations.js';
 import type {
   ContainerChange, ContainerOperations, ContainerPathStat, ContainerPruneReport, PutArchiveOptions, RestartOptions, StatsOptions, TopResult,
-} from '../operations/container-operations.js';
+} from '../../../engine-api/container-operations.js';
 
 /** How the Docker runtime addresses its engine: `/v<version>` for a request's version (or the engine's own), and a safe path segment. */
 export interface DockerPaths {

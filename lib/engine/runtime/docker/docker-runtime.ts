@@ -1,21 +1,21 @@
 import { Readable } from 'node:stream';
 import type { RegistryLoginRequest, RegistryLoginResult } from '../../images/registry/registry-login.js';
-import { EngineError } from '../../errors/engine-error.js';
-import { apiVersionAtLeast, isApiVersion, minApiVersion } from '../../version/api-version.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
+import { apiVersionAtLeast, isApiVersion, minApiVersion } from '../../../engine-api/api-version.js';
 import type {
   AttachOptions, AttachSession, ContainerRuntime, CreateRequest, EngineEvent, EventsOptions, ListOptions,
   LogsOptions, OutputStream, PullRequest, RemoveOptions, StopOptions, WaitCondition, WaitHandle, WaitResult,
-} from '../types.js';
-import type { EngineFilters } from '../../http/query.js';
-import { EngineHttp, readAll } from '../../http/engine-http.js';
+} from '../../../engine-api/runtime-types.js';
+import type { EngineFilters } from '../../../engine-api/filters.js';
+import { EngineHttp, readAll } from '../../../client/engine-http/engine-http.js';
 import { pathSegment, type ReferenceKind } from './path-segment.js';
-import type { ImageDeleteItem, ImageListOptions, ImageLoadRequest, ImagePruneReport, ImageRemoveOptions } from '../operations/image-operations.js';
-import type { NetworkInspectOptions } from '../operations/network-operations.js';
-import type { VolumeCreateBody, VolumePruneReport } from '../operations/volume-operations.js';
-import type { DiskUsageOptions } from '../operations/system-operations.js';
+import type { ImageDeleteItem, ImageListOptions, ImageLoadRequest, ImagePruneReport, ImageRemoveOptions } from '../../../engine-api/image-operations.js';
+import type { NetworkInspectOptions } from '../../../engine-api/network-operations.js';
+import type { VolumeCreateBody, VolumePruneReport } from '../../../engine-api/volume-operations.js';
+import type { DiskUsageOptions } from '../../../engine-api/system-operations.js';
 import { DockerContainerOps, refuseOldSignal } from './docker-container-ops.js';
-import type { ExecOperations } from '../operations/exec-operations.js';
-import type { ContainerOperations } from '../operations/container-operations.js';
+import type { ExecOperations } from '../../../engine-api/exec-operations.js';
+import type { ContainerOperations } from '../../../engine-api/container-operations.js';
 import { optionChecks } from '../../../options/option-checks.js';
 
 /** Options of {@link dockerRuntime}. */

@@ -1,4 +1,4 @@
-import { EngineError } from '../../errors/engine-error.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
 
 /** What a reference names, for the engine's own "not found" wording. */
 export type ReferenceKind = 'container' | 'image' | 'exec' | 'network' | 'volume';

@@ -1,5 +1,5 @@
-import { EngineError } from '../../errors/engine-error.js';
-import type { ContainerCreateBody } from '../types.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
+import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
 import { HealthMonitor, mergeHealthcheck, probeArgv, validateHealthcheck, type HealthConfig, type ProbeExec } from './healthcheck.js';
 import type { LocalContainer, LocalImage } from './local-container.js';
 import { RestartSupervisor, validateCreatePolicy, type SupervisorHost } from './restart-supervisor.js';

@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../images/store/atomic-file.js';
-import type { ContainerCreateBody } from '../types.js';
+import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
 import type { LocalContainer, LocalImage, LocalStatus } from './local-container.js';
 import { PassThrough } from 'node:stream';
 import { OutputLog, type LogChunk } from './output-log.js';

@@ -1,7 +1,7 @@
 import { lstat, readdir, readlink } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { join } from 'node:path';
-import type { ContainerChange } from '../operations/container-operations.js';
+import type { ContainerChange } from '../../../engine-api/container-operations.js';
 
 /** Entries compared at most, so a huge tree cannot hold the server (dockerd has no such bound). */
 const MAX_ENTRIES = 500_000;

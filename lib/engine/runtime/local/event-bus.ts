@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
-import type { EngineEvent, EventsOptions } from '../types.js';
-import type { EngineFilters } from '../../http/query.js';
+import type { EngineEvent, EventsOptions } from '../../../engine-api/runtime-types.js';
+import type { EngineFilters } from '../../../engine-api/filters.js';
 import { nowMs } from './output-log.js';
 import { labelMatches } from './label-filter.js';
 import { SlowEventsSubscriberError } from './events-error.js';

@@ -1,31 +1,8 @@
-import { EngineError } from '../../errors/engine-error.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
 import type { LocalContainer, LocalExecProcess, LocalExecRun } from './local-container.js';
 
-/** `Config.Healthcheck` as the API sends it (durations in nanoseconds, 0 meaning "the default"). */
-export interface HealthConfig {
-  Test?: string[] | null;
-  Interval?: number;
-  Timeout?: number;
-  StartPeriod?: number;
-  Retries?: number;
-}
-
-/** One probe's result (`State.Health.Log[]`). */
-export interface HealthLogEntry {
-  Start: string;
-  End: string;
-  ExitCode: number;
-  Output: string;
-}
-
-export type HealthStatus = 'starting' | 'healthy' | 'unhealthy';
-
-/** `State.Health`. */
-export interface HealthState {
-  Status: HealthStatus;
-  FailingStreak: number;
-  Log: HealthLogEntry[];
-}
+export type { HealthConfig, HealthLogEntry, HealthState, HealthStatus } from './health-types.js';
+import type { HealthConfig, HealthLogEntry, HealthState, HealthStatus } from './health-types.js';
 
 // dockerd's constants (daemon/health.go): defaults for a zero field, the output kept, the log kept.
 const DEFAULT_INTERVAL_NS = 30e9;

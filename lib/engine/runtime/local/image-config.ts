@@ -1,4 +1,4 @@
-import type { ContainerCreateBody } from '../types.js';
+import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
 import type { LocalImage } from './local-container.js';
 
 /** A create body with its image's config applied, and the command line and environment it gives. */

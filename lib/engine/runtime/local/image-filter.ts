@@ -1,5 +1,5 @@
-import { EngineError } from '../../errors/engine-error.js';
-import type { EngineFilters } from '../../http/query.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
+import type { EngineFilters } from '../../../engine-api/filters.js';
 import { labelMatches } from './label-filter.js';
 import type { LocalImage } from './local-container.js';
 

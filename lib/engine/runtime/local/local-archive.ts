@@ -1,7 +1,7 @@
 import { PassThrough, type Readable } from 'node:stream';
 import { posix } from 'node:path';
-import { EngineError } from '../../errors/engine-error.js';
-import type { ContainerPathStat, PutArchiveOptions } from '../operations/container-operations.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
+import type { ContainerPathStat, PutArchiveOptions } from '../../../engine-api/container-operations.js';
 import type { LocalContainer, LocalExecProcess, LocalExecutor } from './local-container.js';
 
 /** Go's os.FileMode type bits, which `X-Docker-Container-Path-Stat` carries (the Docker CLI tests ModeDir and ModeSymlink). */

@@ -1,7 +1,7 @@
-import { EngineError } from '../../errors/engine-error.js';
-import type { EngineFilters } from '../../http/query.js';
-import type { ImageDeleteItem, ImageListOptions, ImagePruneReport, ImageRemoveOptions } from '../operations/image-operations.js';
-import type { NetworkInspectOptions } from '../operations/network-operations.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
+import type { EngineFilters } from '../../../engine-api/filters.js';
+import type { ImageDeleteItem, ImageListOptions, ImagePruneReport, ImageRemoveOptions } from '../../../engine-api/image-operations.js';
+import type { NetworkInspectOptions } from '../../../engine-api/network-operations.js';
 import type { EventBus } from './event-bus.js';
 import { imageMatches } from './image-filter.js';
 import { imageHistoryView, imageInspectView, imageSummaryView } from './image-views.js';

@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
 import { Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
-import { EngineError } from '../../errors/engine-error.js';
-import type { EngineFilters } from '../../http/query.js';
-import type { RemoveOptions, StopOptions } from '../types.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
+import type { EngineFilters } from '../../../engine-api/filters.js';
+import type { RemoveOptions, StopOptions } from '../../../engine-api/runtime-types.js';
 import type {
   ContainerPruneReport, RestartOptions, StatsOptions, TopResult,
-} from '../operations/container-operations.js';
+} from '../../../engine-api/container-operations.js';
 import type { LocalContainer } from './local-container.js';
 import { labelMatches } from './label-filter.js';
 import { sampleProcesses, statsJson, type ProcSample } from './proc-stats.js';

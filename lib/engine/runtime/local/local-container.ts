@@ -1,9 +1,9 @@
 import type { PassThrough, Writable } from 'node:stream';
 import type { ImageStoreApi, ImageUsage } from '../../images/image-store-types.js';
-import type { ContainerCreateBody, WaitResult } from '../types.js';
+import type { ContainerCreateBody, WaitResult } from '../../../engine-api/runtime-types.js';
 import type { OutputLog } from './output-log.js';
-import type { ContainerChange } from '../operations/container-operations.js';
-import type { HealthConfig, HealthState } from './healthcheck.js';
+import type { ContainerChange } from '../../../engine-api/container-operations.js';
+import type { HealthConfig, HealthState } from './health-types.js';
 
 /** An image a local runtime can run. */
 export interface LocalImage {

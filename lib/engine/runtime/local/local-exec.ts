@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
-import { EngineError } from '../../errors/engine-error.js';
-import { encodeFrame } from '../../stream/stdcopy.js';
-import type { AttachSession } from '../types.js';
-import type { ExecCreateBody, ExecStartOptions } from '../operations/exec-operations.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
+import { encodeFrame } from '../../../engine-api/stdcopy.js';
+import type { AttachSession } from '../../../engine-api/runtime-types.js';
+import type { ExecCreateBody, ExecStartOptions } from '../../../engine-api/exec-operations.js';
 import type { LocalContainer, LocalExecProcess, LocalExecutor } from './local-container.js';
 
 /** Exec instances kept at once; the oldest finished ones go first (dockerd drops them with their container). */

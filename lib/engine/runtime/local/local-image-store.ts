@@ -1,7 +1,7 @@
-import { EngineError } from '../../errors/engine-error.js';
-import type { EngineFilters } from '../../http/query.js';
-import type { ImageDeleteItem, ImagePruneReport } from '../operations/image-operations.js';
-import { familiarImageRef } from './image-ref.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
+import type { EngineFilters } from '../../../engine-api/filters.js';
+import type { ImageDeleteItem, ImagePruneReport } from '../../../engine-api/image-operations.js';
+import { familiarImageRef } from '../../../engine-api/image-ref.js';
 import { labelMatches } from './label-filter.js';
 import type { LocalImage } from './local-container.js';
 

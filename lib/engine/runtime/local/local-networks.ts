@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { EngineError } from '../../errors/engine-error.js';
-import type { EngineFilters } from '../../http/query.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
+import type { EngineFilters } from '../../../engine-api/filters.js';
 import { labelMatches } from './label-filter.js';
 import type { LocalContainer } from './local-container.js';
 

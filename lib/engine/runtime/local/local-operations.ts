@@ -1,5 +1,5 @@
-import type { ExecOperations } from '../operations/exec-operations.js';
-import type { ContainerOperations } from '../operations/container-operations.js';
+import type { ExecOperations } from '../../../engine-api/exec-operations.js';
+import type { ContainerOperations } from '../../../engine-api/container-operations.js';
 import type { LocalContainer, LocalExecutor } from './local-container.js';
 import { LocalExecs } from './local-exec.js';
 import { LocalContainerOps, type LocalOpsHost } from './local-container-ops.js';

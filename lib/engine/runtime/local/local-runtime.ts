@@ -1,16 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { PassThrough, Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
-import { EngineError } from '../../errors/engine-error.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
 import type {
   AttachOptions, AttachSession, ContainerRuntime, CreateRequest, EventsOptions, ListOptions,
   LogsOptions, OutputStream, PullRequest, RemoveOptions, StopOptions, WaitCondition, WaitHandle, WaitResult,
-} from '../types.js';
-import { signalNumber, stopSignal } from '../../http/signal.js';
+} from '../../../engine-api/runtime-types.js';
+import { signalNumber, stopSignal } from '../../../engine-api/signal.js';
 import { upToDateProgress } from './pull-progress.js';
 import { inspectView, summaryView } from './container-views.js';
 import { EventBus } from './event-bus.js';
-import { familiarImageRef } from './image-ref.js';
+import { familiarImageRef } from '../../../engine-api/image-ref.js';
 import type { LocalContainer, LocalExecutor, LocalProcess } from './local-container.js';
 import { LogReader } from './log-reader.js';
 import { OutputLog } from './output-log.js';
@@ -24,11 +24,11 @@ import { localOperations, type LocalOperations } from './local-operations.js';
 import { applyImageConfig } from './image-config.js';
 import { StoreImageOperations } from './store-image-operations.js';
 import { ContainerRecords, restoredContainer, type RestoredContainer } from './container-records.js';
-import type { ImageOperations } from '../operations/image-operations.js';
+import type { ImageOperations } from '../../../engine-api/image-operations.js';
 import { ContainerLifecycle } from './container-lifecycle.js';
 import { HEALTH_FILTER_VALUES } from './healthcheck.js';
 import { LocalVolumes, mountsOf } from './local-volumes.js';
-import type { VolumeOperations } from '../operations/volume-operations.js';
+import type { VolumeOperations } from '../../../engine-api/volume-operations.js';
 
 /** How long after its exit an AutoRemove container is removed (dockerd takes about this long). */
 const AUTO_REMOVE_AFTER_MS = 200;

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { chownSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EngineError } from '../../errors/engine-error.js';
-import type { EngineFilters } from '../../http/query.js';
-import type { ContainerCreateBody } from '../types.js';
-import type { VolumeCreateBody, VolumePruneReport } from '../operations/volume-operations.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
+import type { EngineFilters } from '../../../engine-api/filters.js';
+import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
+import type { VolumeCreateBody, VolumePruneReport } from '../../../engine-api/volume-operations.js';
 import { labelMatches } from './label-filter.js';
 
 /** dockerd's rule for a local volume name (volume/local: validName). */

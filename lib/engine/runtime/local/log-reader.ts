@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { frameHeader } from '../../stream/stdcopy.js';
+import { frameHeader } from '../../../engine-api/stdcopy.js';
 import type { LogChunk, LogCursor, OutputLog } from './output-log.js';
 
 /** What a {@link LogReader} reads and how it formats it. */

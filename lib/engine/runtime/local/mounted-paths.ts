@@ -1,4 +1,4 @@
-import type { ContainerChange } from '../operations/container-operations.js';
+import type { ContainerChange } from '../../../engine-api/container-operations.js';
 
 /** Paths a container gets as mounts (kernel filesystems) rather than files: never changes. */
 const MOUNTED_TREES = ['/dev', '/proc', '/sys'];

@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { signalNumber } from '../../http/signal.js';
+import { signalNumber } from '../../../engine-api/signal.js';
 import type { LocalProcess } from './local-container.js';
 
 /** How one runtime signals and lists a piped child's container (the rest is the same for all). */

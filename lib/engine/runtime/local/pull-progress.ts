@@ -1,4 +1,4 @@
-import type { PullReference } from '../../http/pull-reference.js';
+import type { PullReference } from '../../../engine-api/pull-reference.js';
 
 /**
  * The JSON-lines progress dockerd writes for a pull of an image it already has (checked

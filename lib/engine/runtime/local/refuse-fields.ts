@@ -1,5 +1,5 @@
-import { EngineError } from '../../errors/engine-error.js';
-import type { ContainerCreateBody } from '../types.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
+import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
 
 /**
  * Resource and isolation fields of HostConfig no embedded runtime honors yet. The Docker CLI sends

@@ -1,4 +1,4 @@
-import { EngineError } from '../../errors/engine-error.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
 import type { LocalContainer } from './local-container.js';
 
 /** `HostConfig.RestartPolicy`. `''` and `no` both mean "never". */

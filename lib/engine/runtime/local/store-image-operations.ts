@@ -1,14 +1,14 @@
 import type { Readable } from 'node:stream';
-import { EngineError } from '../../errors/engine-error.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
 import type { ImageStoreApi, ResolvedImage } from '../../images/image-store-types.js';
 import type { RegistryLoginRequest, RegistryLoginResult } from '../../images/registry/registry-login.js';
-import type { EngineFilters } from '../../http/query.js';
+import type { EngineFilters } from '../../../engine-api/filters.js';
 import type {
   ImageDeleteItem, ImageListOptions, ImageLoadRequest, ImageOperations, ImagePruneReport, ImageRemoveOptions,
-} from '../operations/image-operations.js';
-import type { PullRequest } from '../types.js';
+} from '../../../engine-api/image-operations.js';
+import type { PullRequest } from '../../../engine-api/runtime-types.js';
 import type { EventBus } from './event-bus.js';
-import { familiarImageRef } from './image-ref.js';
+import { familiarImageRef } from '../../../engine-api/image-ref.js';
 import type { LocalImage } from './local-container.js';
 import type { HealthConfig } from './healthcheck.js';
 

@@ -1,5 +1,5 @@
-import { EngineError } from '../../errors/engine-error.js';
-import { parseTimestamp } from '../../http/query.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
+import { parseTimestamp } from '../../../engine-api/filters.js';
 
 const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 

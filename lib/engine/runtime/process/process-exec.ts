@@ -1,4 +1,4 @@
-import { EngineError } from '../../errors/engine-error.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
 import type { LocalExecProcess, LocalExecRun } from '../local/local-container.js';
 import { spawnExec } from '../local/spawn-exec.js';
 

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
-import { EngineError } from '../../errors/engine-error.js';
-import type { ContainerCreateBody } from '../types.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
+import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
 import type { ResolvedUser } from './passwd.js';
 import { seccompArgs } from './seccomp/seccomp-fd.js';
 import { cgroupViewArgs, UNSHARE_CGROUP } from './cgroup-view.js';

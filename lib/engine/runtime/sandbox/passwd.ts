@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EngineError } from '../../errors/engine-error.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
 
 /** Who a container's process runs as, resolved against its image's /etc/passwd and /etc/group. */
 export interface ResolvedUser {

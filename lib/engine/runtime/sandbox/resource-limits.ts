@@ -1,5 +1,5 @@
-import { EngineError } from '../../errors/engine-error.js';
-import type { ContainerCreateBody } from '../types.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
+import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
 import { isUnset } from '../local/refuse-fields.js';
 
 /** The HostConfig resource fields the sandbox runtime honors through cgroups. */

@@ -1,7 +1,7 @@
 import { readlinkSync } from 'node:fs';
 import { basename } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { EngineError } from '../../errors/engine-error.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
 import type { LocalExecProcess, LocalExecRun } from '../local/local-container.js';
 import { descendants } from '../local/proc-stats.js';
 import { spawnExec } from '../local/spawn-exec.js';

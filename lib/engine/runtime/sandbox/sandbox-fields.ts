@@ -1,5 +1,5 @@
-import { EngineError } from '../../errors/engine-error.js';
-import type { ContainerCreateBody } from '../types.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
+import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
 import type { LocalImage } from '../local/local-container.js';
 import { refuseHostFields, UNHONORED_HOST_FIELDS } from '../local/refuse-fields.js';
 import { asArray, parseBind, parseMount } from './bwrap-args.js';

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { ContainerRuntime } from '../types.js';
-import { familiarImageRef } from '../local/image-ref.js';
+import type { ContainerRuntime } from '../../../engine-api/runtime-types.js';
+import { familiarImageRef } from '../../../engine-api/image-ref.js';
 import { PassThrough, type Readable } from 'node:stream';
 import type { LocalExecutor, LocalImage, LocalProcess } from '../local/local-container.js';
 import { LocalRuntime } from '../local/local-runtime.js';
-import { signalNumber } from '../../http/signal.js';
+import { signalNumber } from '../../../engine-api/signal.js';
 import { localLimits } from '../local/local-limits.js';
 
 /** Signals whose default action is to do nothing, so a script never sees them. */

@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { release } from 'node:os';
-import type { ContainerCreateBody } from '../../types.js';
+import type { ContainerCreateBody } from '../../../../engine-api/runtime-types.js';
 import { asArray, capabilityArgs } from '../bwrap-args.js';
 import { compileSeccomp, SECCOMP_ARCHES } from './bpf-filter.js';
 import { securityOptions } from './security-opt.js';

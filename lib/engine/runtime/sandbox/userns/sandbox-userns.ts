@@ -1,5 +1,5 @@
 import { chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { EngineError } from '../../../errors/engine-error.js';
+import { EngineError } from '../../../../engine-api/engine-error.js';
 import type { ResolvedUser } from '../passwd.js';
 import { checkIdMap, subordinateIdMap, type IdMap } from './id-map.js';
 import { inUserNamespace, STAGE_DIR } from './enter.js';

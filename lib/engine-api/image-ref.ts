@@ -1,4 +1,4 @@
-import { DOCKER_HUB_DOMAINS } from '../../../reference/repository-name.js';
+import { DOCKER_HUB_DOMAINS } from '../reference/repository-name.js';
 
 /**
  * An image reference in Docker's "familiar" form, as dockerd prints it in

@@ -1,6 +1,6 @@
-import { DOCKER_HUB_DOMAINS, isDomain, isPathComponent, splitRepositoryName } from '../../reference/repository-name.js';
-import { EngineError } from '../errors/engine-error.js';
-import { familiarImageRef } from '../runtime/local/image-ref.js';
+import { DOCKER_HUB_DOMAINS, isDomain, isPathComponent, splitRepositoryName } from '../reference/repository-name.js';
+import { EngineError } from './engine-error.js';
+import { familiarImageRef } from './image-ref.js';
 
 /** distribution/reference's grammar, in the pieces `POST /images/create` needs. */
 const TAG = /^[\w][\w.-]{0,127}$/;

@@ -1,4 +1,4 @@
-import { DockgateError } from '../../errors/dockgate-error.js';
+import { DockgateError } from '../errors/dockgate-error.js';
 
 /** moby's errdefs classes that the engine API maps to HTTP statuses. */
 export type EngineErrorKind =

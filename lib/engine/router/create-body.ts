@@ -1,4 +1,4 @@
-import { EngineError } from '../errors/engine-error.js';
+import { EngineError } from '../../engine-api/engine-error.js';
 
 /** The JSON kind Go's encoding/json names in "cannot unmarshal <kind> into …". */
 function jsonKind(value: unknown): string {

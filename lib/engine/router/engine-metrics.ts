@@ -1,8 +1,8 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { DockgateMetrics } from '../../metrics/index.js';
 import { LocalRuntime } from '../runtime/local/local-runtime.js';
-import type { ContainerRuntime } from '../runtime/types.js';
-import { engineLocals } from '../router/context.js';
+import type { ContainerRuntime } from '../../engine-api/runtime-types.js';
+import { engineLocals } from './context.js';
 
 const NO_FILTERS = new Map<string, Set<string>>();
 

@@ -1,4 +1,4 @@
-import { DockgateError } from '../../errors/dockgate-error.js';
+import { DockgateError } from '../errors/dockgate-error.js';
 
 /** A multiplexed (stdcopy) stream that breaks the framing: an unknown stream type, or an end inside a frame. */
 export class StdcopyFramingError extends DockgateError {

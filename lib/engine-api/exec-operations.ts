@@ -1,4 +1,4 @@
-import type { AttachSession } from '../types.js';
+import type { AttachSession } from './output-stream.js';
 
 /**
  * `POST /containers/{id}/exec` body (types.ExecConfig), kept as sent. `Env` arrived in API 1.25

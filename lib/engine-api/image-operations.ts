@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { EngineFilters } from '../../http/query.js';
+import type { EngineFilters } from './filters.js';
 
 /** Options of `GET /images/json`. */
 export interface ImageListOptions {

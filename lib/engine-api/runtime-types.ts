@@ -1,12 +1,15 @@
-import type { Readable, Writable } from 'node:stream';
-import type { EngineFilters } from '../http/query.js';
-import type { RegistryLoginRequest, RegistryLoginResult } from '../images/registry/registry-login.js';
-import type { SystemOperations } from './operations/system-operations.js';
-import type { ImageOperations } from './operations/image-operations.js';
-import type { NetworkOperations } from './operations/network-operations.js';
-import type { VolumeOperations } from './operations/volume-operations.js';
-import type { ExecOperations } from './operations/exec-operations.js';
-import type { ContainerOperations } from './operations/container-operations.js';
+import type { Readable } from 'node:stream';
+import type { EngineFilters } from './filters.js';
+import type { RegistryLoginRequest, RegistryLoginResult } from './registry-login-types.js';
+import type { SystemOperations } from './system-operations.js';
+import type { ImageOperations } from './image-operations.js';
+import type { NetworkOperations } from './network-operations.js';
+import type { VolumeOperations } from './volume-operations.js';
+import type { ExecOperations } from './exec-operations.js';
+import type { ContainerOperations } from './container-operations.js';
+import type { OutputStream, AttachSession } from './output-stream.js';
+
+export type { OutputStream, AttachSession } from './output-stream.js';
 
 /**
  * The body of `POST /containers/create`: a ContainerConfig plus `HostConfig` and
@@ -72,16 +75,6 @@ export interface LogsOptions {
   signal?: AbortSignal;
 }
 
-/**
- * A container output stream. Bytes are already in wire form: stdcopy frames when
- * `multiplexed` (no TTY), raw bytes otherwise. It is a plain Readable, so a slow client slows
- * the source down (back-pressure) instead of growing a buffer.
- */
-export interface OutputStream {
-  stream: Readable;
-  multiplexed: boolean;
-}
-
 /** Options of `POST /containers/{id}/attach`. */
 export interface AttachOptions {
   stdin: boolean;
@@ -91,11 +84,6 @@ export interface AttachOptions {
   logs: boolean;
   /** `stream=1`: keep following live output. */
   stream: boolean;
-}
-
-/** An attach session: output to the client and, when requested and open, the container's stdin. */
-export interface AttachSession extends OutputStream {
-  stdin?: Writable;
 }
 
 /** A lifecycle event in dockerd's `/events` shape (events.Message). */

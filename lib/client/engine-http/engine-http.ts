@@ -1,7 +1,7 @@
 import { Agent, request, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
-import { EngineError } from '../errors/engine-error.js';
+import { EngineError } from '../../engine-api/engine-error.js';
 import { httpUrl } from '../../options/option-checks.js';
 
 /** One request to a real engine. */

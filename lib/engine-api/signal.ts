@@ -1,5 +1,5 @@
 import { constants } from 'node:os';
-import { EngineError } from '../errors/engine-error.js';
+import { EngineError } from './engine-error.js';
 
 const BY_NUMBER = new Map<number, NodeJS.Signals>();
 for (const [name, number] of Object.entries(constants.signals) as [NodeJS.Signals, number][]) {

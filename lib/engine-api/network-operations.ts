@@ -1,4 +1,4 @@
-import type { EngineFilters } from '../../http/query.js';
+import type { EngineFilters } from './filters.js';
 
 /** Options of `GET /networks/{id}`. */
 export interface NetworkInspectOptions {

@@ -1,7 +1,7 @@
 import type { DockgateLogger } from '../../logging/index.js';
 import { errorFields } from '../../logging/index.js';
 import { LocalRuntime } from '../runtime/local/local-runtime.js';
-import type { ContainerRuntime, EngineEvent } from '../runtime/types.js';
+import type { ContainerRuntime, EngineEvent } from '../../engine-api/runtime-types.js';
 
 /** Container actions worth a line: the lifecycle, not every attach or resize. */
 const LIFECYCLE = new Set(['create', 'start', 'die', 'stop', 'kill', 'destroy', 'pause', 'unpause', 'restart', 'oom']);

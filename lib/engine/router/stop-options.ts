@@ -1,7 +1,7 @@
-import type { StopOptions } from '../runtime/types.js';
-import { apiVersionAtLeast } from '../version/api-version.js';
+import type { StopOptions } from '../../engine-api/runtime-types.js';
+import { apiVersionAtLeast } from '../../engine-api/api-version.js';
 import { parseInteger, queryString } from './query.js';
-import { parseSignal } from './signal.js';
+import { parseSignal } from '../../engine-api/signal.js';
 
 /**
  * `t` and `signal` of `POST /containers/{id}/stop` and `/restart`, parsed alike. A malformed `t`

@@ -1,4 +1,4 @@
-import type { EngineFilters } from '../../http/query.js';
+import type { EngineFilters } from './filters.js';
 
 /** `POST /volumes/create` body (types/volume.CreateOptions), kept as sent. */
 export interface VolumeCreateBody {

@@ -1,6 +1,6 @@
-import { compareApiVersions } from './api-version.js';
-import type { VersionRange } from './version-range.js';
-import { EngineError } from '../errors/engine-error.js';
+import { compareApiVersions } from '../../engine-api/api-version.js';
+import type { VersionRange } from '../../engine-api/version-range.js';
+import { EngineError } from '../../engine-api/engine-error.js';
 
 /**
  * The version gate: which API version a request is served at. No version in the path means

@@ -1,8 +1,8 @@
 import type { Request, Response } from 'express';
 import { pipeline } from 'node:stream/promises';
-import type { OutputStream } from '../runtime/types.js';
-import { encodeFrame, STREAM_SYSTEMERR } from '../stream/stdcopy.js';
-import { apiVersionLessThan } from '../version/api-version.js';
+import type { OutputStream } from '../../engine-api/runtime-types.js';
+import { encodeFrame, STREAM_SYSTEMERR } from '../../engine-api/stdcopy.js';
+import { apiVersionLessThan } from '../../engine-api/api-version.js';
 
 // How the engine routes answer with a stream: its Content-Type, piping it with back-pressure,
 // and noticing a client that left.

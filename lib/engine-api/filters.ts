@@ -1,44 +1,4 @@
-import { EngineError } from '../errors/engine-error.js';
-
-/**
- * dockerd's `httputils.BoolValue`: "", "0", "no", "false" and "none" (trimmed, any case) are
- * false, anything else is true; an absent parameter is false.
- *
- * @example
- * boolValue('1'); // true
- * boolValue('None'); // false
- */
-export function boolValue(value: unknown): boolean {
-  if (value === undefined || value === null) return false;
-  const text = (Array.isArray(value) ? String(value[0] ?? '') : String(value)).trim().toLowerCase();
-  return !(text === '' || text === '0' || text === 'no' || text === 'false' || text === 'none');
-}
-
-/**
- * A single query value as a string, or undefined. Repeated parameters keep the first value,
- * as Go's `url.Values.Get` does.
- *
- * @example
- * queryString(req.query.name);
- */
-export function queryString(value: unknown): string | undefined {
-  if (Array.isArray(value)) return value.length > 0 ? String(value[0]) : undefined;
-  if (value === undefined || value === null || typeof value === 'object') return undefined;
-  return String(value);
-}
-
-/**
- * The logs `tail` parameter: a non-negative line count, or undefined for "all". Like dockerd,
- * a value that is not an integer (such as "all") means all lines.
- *
- * @example
- * parseTail('10'); // 10
- * parseTail('all'); // undefined
- */
-export function parseTail(value: string | undefined): number | undefined {
-  if (value === undefined || !/^\d+$/.test(value.trim())) return undefined;
-  return Number(value.trim());
-}
+import { EngineError } from './engine-error.js';
 
 /**
  * A `since`/`until` timestamp in milliseconds since the epoch. Accepts what the Go client sends
@@ -59,18 +19,6 @@ export function parseTimestamp(value: string | undefined, name: string): number 
   const parsed = /^\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$/i.test(text) ? Date.parse(text) : Number.NaN;
   if (Number.isNaN(parsed)) throw EngineError.invalidParameter(`failed to parse value as time or duration: "${text}" (${name})`);
   return parsed;
-}
-
-/**
- * A non-negative integer query parameter (e.g. `limit`); absent is undefined, malformed a 400.
- *
- * @example
- * parseInteger('5', 'limit'); // 5
- */
-export function parseInteger(value: string | undefined, name: string): number | undefined {
-  if (value === undefined || value === '') return undefined;
-  if (!/^-?\d+$/.test(value)) throw EngineError.invalidParameter(`invalid value for ${name}: ${JSON.stringify(value)}`);
-  return Number(value);
 }
 
 /** Parsed `filters` JSON: filter name → accepted values. */

@@ -1,0 +1,16 @@
+import type { Readable, Writable } from 'node:stream';
+
+/**
+ * A container output stream. Bytes are already in wire form: stdcopy frames when
+ * `multiplexed` (no TTY), raw bytes otherwise. It is a plain Readable, so a slow client slows
+ * the source down (back-pressure) instead of growing a buffer.
+ */
+export interface OutputStream {
+  stream: Readable;
+  multiplexed: boolean;
+}
+
+/** An attach session: output to the client and, when requested and open, the container's stdin. */
+export interface AttachSession extends OutputStream {
+  stdin?: Writable;
+}
