@@ -1,4 +1,5 @@
 import type { LocalContainer } from './local-container.js';
+import { networkSettingsView, portsSummary, summaryNetworks } from './network-views.js';
 
 const ZERO_TIME = '0001-01-01T00:00:00Z';
 
@@ -53,9 +54,10 @@ export function inspectView(c: LocalContainer): Record<string, unknown> {
       WorkingDir: c.body.WorkingDir ?? '',
       Entrypoint: c.body.Entrypoint ?? c.image.entrypoint ?? null,
       Labels: c.labels,
+      ...(c.body.ExposedPorts ? { ExposedPorts: c.body.ExposedPorts } : {}),
     },
     // testcontainers maps `NetworkSettings.Ports` right after start; dockerd sends {} when nothing is published.
-    NetworkSettings: { Ports: {}, Networks: {} },
+    NetworkSettings: networkSettingsView(c),
   };
 }
 
@@ -68,12 +70,12 @@ export function summaryView(c: LocalContainer, now = Date.now()): Record<string,
     ImageID: c.image.id,
     Command: c.argv.join(' '),
     Created: Math.floor(c.created.getTime() / 1000),
-    Ports: [],
+    Ports: portsSummary(c),
     Labels: c.labels,
     State: c.paused === true && c.status === 'running' ? 'paused' : c.status,
     Status: humanStatus(c, now),
     HostConfig: { NetworkMode: c.body.HostConfig?.NetworkMode ?? 'default' },
-    NetworkSettings: { Networks: {} },
+    NetworkSettings: { Networks: summaryNetworks(c) },
     Mounts: [],
   };
 }

@@ -112,6 +112,7 @@ export function localImageOf(resolved: ResolvedImage, ref: string): LocalImage {
     ...(config.User ? { user: config.User } : {}),
     ...(config.StopSignal ? { stopSignal: config.StopSignal } : {}),
     ...(config.Labels ? { labels: { ...config.Labels } } : {}),
+    ...(config.ExposedPorts ? { exposedPorts: Object.keys(config.ExposedPorts) } : {}),
     ...(created && !Number.isNaN(created.getTime()) ? { created } : {}),
     rootfs: resolved.rootfs,
   };

@@ -5,10 +5,15 @@ import { refuseHostFields, UNHONORED_HOST_FIELDS } from '../local/refuse-fields.
 import { asArray, parseBind, parseMount } from './bwrap-args.js';
 import { resolveUserIn } from './passwd.js';
 import type { Cgroups } from './cgroups.js';
+import { ownsNetwork } from './network/container-network.js';
+import { exposedPortKeys, portRequests } from './network/port-bindings.js';
 import { CGROUP_HOST_FIELDS, CONTROLLER_OF, resourceLimits, type ResourceLimits } from './resource-limits.js';
 
-/** Resource fields no cgroup of this runtime can carry: refused whenever set. */
-const REFUSED_HOST_FIELDS = UNHONORED_HOST_FIELDS.filter((f) => !(CGROUP_HOST_FIELDS as readonly string[]).includes(f));
+/** Host fields the container's own network honors (network/port-bindings.ts). */
+const NETWORK_HOST_FIELDS = ['PortBindings', 'PublishAllPorts'];
+
+/** Resource fields no cgroup of this runtime can carry, and the like: refused whenever set. */
+const REFUSED_HOST_FIELDS = UNHONORED_HOST_FIELDS.filter((f) => !(CGROUP_HOST_FIELDS as readonly string[]).includes(f) && !NETWORK_HOST_FIELDS.includes(f));
 
 /**
  * Refuses, with a 400 naming the field, every create field the sandbox cannot honor, and
@@ -34,8 +39,14 @@ export function refuseUnsupported(body: ContainerCreateBody, image?: LocalImage,
     }
   }
   const mode = host.NetworkMode;
-  if (mode !== undefined && mode !== '' && mode !== 'default' && mode !== 'host' && mode !== 'none') {
-    throw EngineError.invalidParameter(`HostConfig.NetworkMode "${String(mode)}" is not supported by the sandbox runtime (host or none)`);
+  if (mode !== undefined && mode !== null && mode !== '' && mode !== 'default' && mode !== 'bridge' && mode !== 'host' && mode !== 'none') {
+    throw EngineError.invalidParameter(`HostConfig.NetworkMode "${String(mode)}" is not supported by the sandbox runtime (bridge, host or none)`);
+  }
+  exposedPortKeys(body);
+  const published = portRequests(body);
+  // dockerd drops them with a warning (host) or silently (none); a dropped field is refused here.
+  if (published.length > 0 && !ownsNetwork(body)) {
+    throw EngineError.invalidParameter(`HostConfig.PortBindings: ports cannot be published with NetworkMode "${String(mode)}" (the container has no network of its own)`);
   }
   const user = body.User;
   if (user !== undefined && user !== null && typeof user !== 'string') throw EngineError.invalidParameter('User must be a string');

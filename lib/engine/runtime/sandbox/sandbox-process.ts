@@ -21,6 +21,11 @@ export interface SandboxLaunch {
   output: (stream: 1 | 2, data: Buffer) => void;
   /** `cgroup.procs` files bwrap joins before it starts (resource limits); none: the server's own groups. */
   cgroupProcs?: string[];
+  /**
+   * Descriptors the launcher opens for bwrap before it starts (the network's launch gate, whose
+   * `args` already name them): a shell script and its arguments. None: bwrap starts directly.
+   */
+  descriptors?: { script: string; args: string[] };
 }
 
 /**
@@ -45,9 +50,11 @@ export function viaShell(script: string, args: string[]): [string, string[]] {
   return [SHELL, ['-c', `${script}; ${EXEC_AS_GIVEN}`, 'sh', ...args]];
 }
 
-/** The program and arguments that start bwrap (through the cgroup joiner when there are groups). */
+/** The program and arguments that start bwrap (through the cgroup joiner when there are groups, after the descriptors are open). */
 function command(launch: SandboxLaunch): [string, string[]] {
-  return inCgroups(launch.cgroupProcs ?? [], launch.bwrap, [...launch.args, '--', ...launch.argv]);
+  const [program, args] = inCgroups(launch.cgroupProcs ?? [], launch.bwrap, [...launch.args, '--', ...launch.argv]);
+  if (!launch.descriptors) return [program, args];
+  return viaShell(launch.descriptors.script, [...launch.descriptors.args, program, ...args]);
 }
 
 /**

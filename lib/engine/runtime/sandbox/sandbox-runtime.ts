@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { isIPv4 } from 'node:net';
 import { rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
@@ -22,6 +23,7 @@ import { sandboxExec } from './sandbox-exec.js';
 import { SharedTmpfs } from './shared-tmpfs.js';
 import { diffTrees } from '../local/diff-trees.js';
 import { runOnRootfs } from './sandbox-offline.js';
+import { ContainerNetwork, ownsNetwork, type NetworkHost } from './network/container-network.js';
 
 /** Options of {@link sandboxRuntime}. */
 export interface SandboxRuntimeOptions {
@@ -66,6 +68,18 @@ export interface SandboxRuntimeOptions {
    * `/dev/shm/dockgate-<uid>`.
    */
   tmpfsDir?: string;
+  /**
+   * Path of the slirp4netns binary, the user-mode network stack of each container's own network
+   * namespace (NetworkMode unset, `default` or `bridge`). Defaults to `slirp4netns` found on PATH;
+   * without it the constructor throws (install the Debian package "slirp4netns").
+   */
+  slirp4netns?: string;
+  /**
+   * Host address a published port listens on when its binding names none (`-p 8080:80`, `-P`),
+   * as dockerd's `--ip`. Defaults to `0.0.0.0` (every interface), as dockerd does; `127.0.0.1`
+   * keeps published ports to this machine.
+   */
+  publishHostIp?: string;
 }
 
 /** Terminal size of a Tty container until the client's first resize (dockerd's default for a console). */
@@ -73,7 +87,7 @@ const DEFAULT_TTY = { rows: 24, cols: 80 };
 
 /**
  * The isolating embedded runtime: each container runs under bubblewrap in its own mount, PID,
- * IPC and UTS namespaces (user namespace too, for a non-root `User`), rooted at its own writable
+ * IPC, UTS and network namespaces (user namespace too, for a non-root `User`), rooted at its own writable
  * copy of its image's root filesystem, with its own /proc and a minimal /dev. Images come from a
  * content-addressed {@link ImageStore} under `stateDir/images` (pull, load, save, tag, rmi,
  * prune), whose config (Cmd, Entrypoint, Env, WorkingDir, User, StopSignal, Labels) is applied at
@@ -81,8 +95,10 @@ const DEFAULT_TTY = { rows: 24, cols: 80 };
  *
  * Honored: Cmd, Entrypoint, Env, WorkingDir, User (`user[:group]`, names from the image's
  * /etc/passwd and /etc/group), Hostname, Labels, Tty (a pty: `test -t 1` is true, resize works),
- * OpenStdin, StopSignal, StopTimeout, ReadonlyRootfs, AutoRemove, Init, NetworkMode `host` (the
- * default: there is no bridge to give) and `none`, Binds and bind Mounts (ro/rw), Tmpfs (no
+ * OpenStdin, StopSignal, StopTimeout, ReadonlyRootfs, AutoRemove, Init, NetworkMode (the default
+ * and `bridge`: a network namespace of its own behind slirp4netns, which cannot reach the host's
+ * loopback; `host`; `none`), PortBindings and PublishAllPorts (tcp and udp, IPv4), ExposedPorts,
+ * Binds and bind Mounts (ro/rw), Tmpfs (no
  * options), CapAdd/CapDrop (from dockerd's default capability set). Every other isolation or
  * resource field is refused with a 400 naming it.
  *
@@ -123,6 +139,14 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   if (options.tmpfsDir !== undefined && (typeof options.tmpfsDir !== 'string' || !isAbsolute(options.tmpfsDir))) {
     throw new TypeError('sandboxRuntime option "tmpfsDir" must be an absolute path');
   }
+  const slirp4netns = options.slirp4netns ?? 'slirp4netns';
+  if (spawnSync(slirp4netns, ['--version']).status !== 0) {
+    throw new TypeError(`sandboxRuntime needs slirp4netns for its containers' own networks: "${slirp4netns}" was not found or failed (install the Debian package "slirp4netns")`);
+  }
+  const publishHostIp = options.publishHostIp ?? '0.0.0.0';
+  if (typeof publishHostIp !== 'string' || !isIPv4(publishHostIp)) throw new TypeError('sandboxRuntime option "publishHostIp" must be an IPv4 address');
+  // The gates' FIFOs and the stacks' API sockets: private, and short (a socket path has 108 bytes).
+  const network: NetworkHost = { slirp4netns, runDir: mkdtempSync(join(tmpdir(), 'dockgate-net-')), defaultHostIp: publishHostIp };
   const sharedTmpfs = new SharedTmpfs(options.tmpfsDir ?? `/dev/shm/dockgate-${process.getuid?.() ?? 0}`);
   /** What each running container's execs need: how it was built and its cgroups. */
   const running = new Map<string, { plan: BwrapPlan; cgroupProcs: readonly string[] }>();
@@ -142,7 +166,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   };
   const executor: LocalExecutor = {
     image: () => undefined,
-    networks: ['host', 'none'],
+    networks: ['bridge', 'host', 'none'],
     stateDir: containersDir,
     imageStore: (usage) => {
       store = ImageStore.open(join(stateDir, 'images'), { usage, insecureRegistries }).then(async (opened) => {
@@ -195,13 +219,19 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       } catch (error) {
         throw EngineError.system(`cannot prepare the container's tmpfs directories: ${(error as Error).message}`, error);
       }
-      const plan: BwrapPlan = { rootfs, user, tty: tty === true, tmpfs };
-      const args = bwrapArgs(body, plan);
+      // Its own network namespace (bridge mode): the command waits at bwrap's gate until the stack is up.
+      const net = ownsNetwork(body) ? await ContainerNetwork.prepare(network, id, body, join(containersDir, id), rootfs).catch((error: unknown) => {
+        sharedTmpfs.remove(id);
+        throw error;
+      }) : undefined;
+      const plan: BwrapPlan = { rootfs, user, tty: tty === true, tmpfs, ...(net ? { files: net.files } : {}) };
+      const args = [...bwrapArgs(body, plan), ...(net ? ['--unshare-net', ...net.gate.bwrapArgs()] : [])];
       const limits = checkLimits(body, cgroups, cpus);
       let group: ContainerCgroup | undefined;
       try {
         group = cgroups?.create(id, limits);
       } catch (error) {
+        await net?.stop();
         throw EngineError.system(`cannot set the container's resource limits: ${(error as Error).message}`, error);
       }
       const launched = launchSandbox({
@@ -214,12 +244,26 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         ...(tty ? { tty: consoleSize(body.HostConfig?.ConsoleSize) } : {}),
         output,
         ...(group ? { cgroupProcs: group.procs } : {}),
+        ...(net ? { descriptors: net.gate.shell() } : {}),
       }).catch(async (error: unknown) => {
         await group?.remove();
         sharedTmpfs.remove(id);
+        await net?.stop();
         throw error;
       });
       const proc = await launched;
+      let settings;
+      try {
+        settings = await net?.connect(proc.exited);
+      } catch (error) {
+        // bwrap still holds the command at the gate: it never runs.
+        proc.kill('SIGKILL');
+        await proc.exited;
+        await group?.remove();
+        sharedTmpfs.remove(id);
+        await net?.stop();
+        throw error;
+      }
       running.set(id, { plan, cgroupProcs: group?.procs ?? [] });
       if (group) groups.set(id, group);
       let oomKilled = false;
@@ -228,13 +272,14 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       const exited = proc.exited.then(async (code) => {
         running.delete(id);
         sharedTmpfs.remove(id);
+        await net?.stop();
         const last = groups.get(id);
         groups.delete(id);
         oomKilled = last?.oomKilled() === true;
         await last?.remove();
         return code;
       });
-      return { ...proc, exited, oomKilled: () => oomKilled, memoryUsage: () => groups.get(id)?.memoryUsage() };
+      return { ...proc, exited, oomKilled: () => oomKilled, memoryUsage: () => groups.get(id)?.memoryUsage(), ...(settings ? { network: settings } : {}) };
     },
     // `docker update`: the limits are checked as at create, written to the running container's
     // groups (made when it had none for a controller, its processes moved in), and kept for its next start.
