@@ -81,6 +81,13 @@ describeWithPeers('the sandbox runtime gives each container its own network name
     expect(r.stdout).toMatch(/^eth0\nlo\n\s*inet 10\.0\.2\.100\/24 .*\ndefault via 10\.0\.2\.2 dev eth0 *\nnameserver 10\.0\.2\.3\n$/);
   });
 
+  test('a container in a user namespace (non-root -u), one on a terminal (-t) and one with --init get the same network', async () => {
+    const probe = 'ip -4 addr show eth0 | grep -c 10.0.2.100';
+    expect((await run('-u', '4242', 'busybox', 'sh', '-c', probe)).stdout).toBe('1\n');
+    expect((await run('-t', 'busybox', 'sh', '-c', probe)).stdout).toBe('1\r\n');
+    expect((await run('--init', 'busybox', 'sh', '-c', probe)).stdout).toBe('1\n');
+  });
+
   test('a service on the host\'s loopback (the Redis of issue 18) answers no +PONG, neither at 127.0.0.1 nor through the gateway', async () => {
     const port = String(loopback.port);
     const r = await run('busybox', 'sh', '-c', `printf 'PING\\r\\n' | timeout 3 nc 127.0.0.1 ${port}; printf 'PING\\r\\n' | timeout 3 nc 10.0.2.2 ${port}; printf 'PING\\r\\n' | timeout 3 nc 10.0.2.2 ${anyAddress.port}; echo done`);

@@ -40,7 +40,9 @@ export class SlirpStack {
     const args = ['--configure', '--mtu=65520', '--disable-host-loopback', '--enable-sandbox', '--enable-seccomp',
       `--macaddress=${SLIRP_MAC}`, '--ready-fd=3', '--exit-fd=4'];
     if (apiSocket !== undefined) args.push(`--api-socket=${apiSocket}`);
-    args.push(String(pid), 'eth0');
+    // By path: given a pid, slirp4netns would join the namespace's user namespace too, where host root
+    // has no capability left to enter it (a non-root User runs in bwrap's own user namespace).
+    args.push('--netns-type=path', `/proc/${pid}/ns/net`, 'eth0');
     const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
     let errors = '';
     child.stderr?.on('data', (chunk: Buffer) => {
