@@ -145,8 +145,11 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   }
   const publishHostIp = options.publishHostIp ?? '0.0.0.0';
   if (typeof publishHostIp !== 'string' || !isIPv4(publishHostIp)) throw new TypeError('sandboxRuntime option "publishHostIp" must be an IPv4 address');
-  // The gates' FIFOs and the stacks' API sockets: private, and short (a socket path has 108 bytes).
-  const network: NetworkHost = { slirp4netns, runDir: mkdtempSync(join(tmpdir(), 'dockgate-net-')), defaultHostIp: publishHostIp };
+  // The gates' FIFOs and the stacks' API sockets (removed after each container): private, and
+  // short, since a socket path has 108 bytes; a temporary directory when the state dir is too deep.
+  const runDir = join(stateDir, 'run').length < 80 ? join(stateDir, 'run') : mkdtempSync(join(tmpdir(), 'dockgate-net-'));
+  mkdirSync(runDir, { recursive: true, mode: 0o700 });
+  const network: NetworkHost = { slirp4netns, runDir, defaultHostIp: publishHostIp };
   const sharedTmpfs = new SharedTmpfs(options.tmpfsDir ?? `/dev/shm/dockgate-${process.getuid?.() ?? 0}`);
   /** What each running container's execs need: how it was built and its cgroups. */
   const running = new Map<string, { plan: BwrapPlan; cgroupProcs: readonly string[] }>();
