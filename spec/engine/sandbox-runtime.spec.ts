@@ -151,7 +151,7 @@ d('sandbox runtime: stop takes down the whole process tree', () => {
 });
 
 d('sandbox runtime: isolation fields it cannot honor are refused with a 400 naming the field', () => {
-  for (const [field, value] of [['MemoryReservation', 1 << 26], ['Privileged', true], ['Devices', [{ PathOnHost: '/dev/sda' }]], ['SecurityOpt', ['apparmor=unconfined']], ['PortBindings', { '80/tcp': [{ HostPort: '8080' }] }], ['CpusetCpus', '0'], ['BlkioWeight', 300]] as const) {
+  for (const [field, value] of [['MemoryReservation', 1 << 26], ['Privileged', true], ['Devices', [{ PathOnHost: '/dev/sda' }]], ['SecurityOpt', ['apparmor=unconfined']], ['PortBindings', { '80/sctp': [{ HostPort: '8080' }] }], ['CpusetCpus', '0'], ['BlkioWeight', 300]] as const) {
     test(`HostConfig.${field}`, async () => {
       const r = await create({ Cmd: ['true'], HostConfig: { [field]: value } });
       expect(r.status).toBe(400);
@@ -174,8 +174,8 @@ d('sandbox runtime: isolation fields it cannot honor are refused with a 400 nami
     expect(r.json.message).toContain('User');
     expect(r.json.message).toContain('unable to find user daemon: no matching entries in passwd file');
   });
-  test('NetworkMode bridge is refused', async () => {
-    const r = await create({ Cmd: ['true'], HostConfig: { NetworkMode: 'bridge' } });
+  test('a NetworkMode other than bridge, host and none (another container\'s, a user network) is refused', async () => {
+    const r = await create({ Cmd: ['true'], HostConfig: { NetworkMode: 'container:abc' } });
     expect(r.status).toBe(400);
     expect(r.json.message).toContain('NetworkMode');
   });

@@ -57,8 +57,8 @@ describeWithPeers('Docker CLI 28 system, image, network and volume commands agai
     expect(load.code).toBe(0);
     expect(load.stdout).toContain('Loaded image: busybox:latest');
   });
-  test('docker network ls shows host and none; docker volume ls answers', async () => {
-    expect((await cli('network', 'ls', '--format', '{{.Name}}')).stdout.split('\n').filter(Boolean).sort()).toEqual(['host', 'none']);
+  test('docker network ls shows bridge (each container has a namespace of its own), host and none; docker volume ls answers', async () => {
+    expect((await cli('network', 'ls', '--format', '{{.Name}}')).stdout.split('\n').filter(Boolean).sort()).toEqual(['bridge', 'host', 'none']);
     expect((await cli('volume', 'ls')).code).toBe(0);
   });
 });

@@ -2,6 +2,7 @@ import type { LocalContainer } from './local-container.js';
 import { HOST_CONFIG_DEFAULTS } from './host-config-defaults.js';
 import { healthSuffix } from './healthcheck.js';
 import { restartPolicyOf } from './restart-supervisor.js';
+import { networkSettingsView, portsSummary, summaryNetworks } from './network-views.js';
 
 const ZERO_TIME = '0001-01-01T00:00:00Z';
 
@@ -77,9 +78,10 @@ export function inspectView(c: LocalContainer): Record<string, unknown> {
       ...(typeof c.body.StopSignal === 'string' && c.body.StopSignal !== '' ? { StopSignal: c.body.StopSignal } : {}),
       ...(typeof c.body.StopTimeout === 'number' ? { StopTimeout: c.body.StopTimeout } : {}),
       ...(c.body.Healthcheck ? { Healthcheck: c.body.Healthcheck } : {}),
+      ...(c.body.ExposedPorts ? { ExposedPorts: c.body.ExposedPorts } : {}),
     },
     // testcontainers maps `NetworkSettings.Ports` right after start; dockerd sends {} when nothing is published.
-    NetworkSettings: { Ports: {}, Networks: {} },
+    NetworkSettings: networkSettingsView(c),
   };
 }
 
@@ -102,12 +104,12 @@ export function summaryView(c: LocalContainer, now = Date.now()): Record<string,
     ImageID: c.image.id,
     Command: c.argv.join(' '),
     Created: Math.floor(c.created.getTime() / 1000),
-    Ports: [],
+    Ports: portsSummary(c),
     Labels: c.labels,
     State: c.restarting === true ? 'restarting' : c.paused === true && c.status === 'running' ? 'paused' : c.status,
     Status: humanStatus(c, now),
     HostConfig: { NetworkMode: c.body.HostConfig?.NetworkMode ?? 'default' },
-    NetworkSettings: { Networks: {} },
+    NetworkSettings: { Networks: summaryNetworks(c) },
     Mounts: [],
   };
 }

@@ -5,7 +5,7 @@ import type { NetworkInspectOptions } from '../../../engine-api/network-operatio
 import type { EventBus } from './event-bus.js';
 import { imageMatches } from './image-filter.js';
 import { imageHistoryView, imageInspectView, imageSummaryView } from './image-views.js';
-import type { LocalContainer, LocalImage } from './local-container.js';
+import type { LocalContainer, LocalImage, LocalNetworkName } from './local-container.js';
 import type { ImageUser, LocalImageStore } from './local-image-store.js';
 import { LocalNetworks } from './local-networks.js';
 
@@ -20,7 +20,7 @@ export class LocalCatalog {
   constructor(
     private readonly runtimeName: string,
     private readonly images: LocalImageStore,
-    networks: readonly ('host' | 'none')[],
+    networks: readonly LocalNetworkName[],
     private readonly bus: EventBus,
     private readonly containers: () => LocalContainer[],
   ) {

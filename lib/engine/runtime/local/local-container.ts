@@ -27,6 +27,8 @@ export interface LocalImage {
   rootfs?: string;
   /** The image config's Healthcheck, merged into the body's at create. */
   healthcheck?: HealthConfig;
+  /** The image config's ExposedPorts (`80/tcp` keys), merged into the container's at create. */
+  exposedPorts?: string[];
 }
 
 /** A started container process, as an executor reports it. */
@@ -50,6 +52,20 @@ export interface LocalProcess {
   oomKilled?(): boolean;
   /** Bytes of memory the container's cgroup uses now, when it has one (stats). Optional. */
   memoryUsage?(): number | undefined;
+  /** The network this run was given, when the container has its own (inspect, ps, `docker port`). Optional: none. */
+  network?: LocalNetworkSettings;
+}
+
+/** A running container's own network, as inspect's `NetworkSettings` reports it. */
+export interface LocalNetworkSettings {
+  /** The network's name in `NetworkSettings.Networks` (`bridge`). */
+  network: string;
+  ipAddress: string;
+  prefixLen: number;
+  gateway: string;
+  macAddress: string;
+  /** `NetworkSettings.Ports`: each exposed port (`80/tcp`) with its host bindings, or null when not published. */
+  ports: Record<string, { HostIp: string; HostPort: string }[] | null>;
 }
 
 /** An exec'd process; `resize(rows, cols)` when it runs on a TTY. */
@@ -74,14 +90,17 @@ export interface LocalExecRun {
   output: (stream: 1 | 2, data: Buffer) => void;
 }
 
+/** A predefined network a local runtime can have (`bridge`: a network namespace of each container's own). */
+export type LocalNetworkName = 'bridge' | 'host' | 'none';
+
 /** What runs containers for a local runtime: the process executor or a script. */
 export interface LocalExecutor {
   /** The image for a familiar reference, or undefined when it is not allowed/known. */
   image(ref: string): LocalImage | undefined;
   /** The images configured under an exact reference (what `docker images` lists at start). Defaults to none. */
   images?(): LocalImage[];
-  /** Networks the executor's containers really have (`host`: the server's own stack; `none`: no network at all). Defaults to none listed. */
-  networks?: readonly ('host' | 'none')[];
+  /** Networks the executor's containers really have (`host`: the server's own stack; `none`: no network at all; `bridge`: their own). Defaults to none listed. */
+  networks?: readonly LocalNetworkName[];
   /**
    * Refuses (throws a 400 EngineError naming the field) a create body the executor cannot honor.
    * `image` is the image the body will run, with the image config already applied to the body. Optional.

@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type { EngineFilters } from '../../../engine-api/filters.js';
 import { labelMatches } from './label-filter.js';
-import type { LocalContainer } from './local-container.js';
+import type { LocalContainer, LocalNetworkName } from './local-container.js';
 
 /** dockerd's drivers for its predefined networks. */
-const DRIVER = { host: 'host', none: 'null' } as const;
+const DRIVER = { bridge: 'bridge', host: 'host', none: 'null' } as const;
 
 /** `GET /networks` filters dockerd accepts. */
 export const NETWORK_FILTERS = ['name', 'id', 'driver', 'type', 'scope', 'label', 'dangling'] as const;
@@ -13,12 +13,14 @@ export const NETWORK_FILTERS = ['name', 'id', 'driver', 'type', 'scope', 'label'
 /**
  * The predefined networks a local runtime really has, as dockerd shows them
  * (types/network.Inspect): `host` when containers share the server's stack, `none` when they
- * have no network. No `bridge`: a local runtime builds no bridge.
+ * have no network, `bridge` when each container gets a network namespace of its own (the
+ * sandbox's default, through a user-mode stack: there is no bridge device, and containers do not
+ * reach each other through it).
  */
 export class LocalNetworks {
   private readonly created = new Date().toISOString();
 
-  constructor(private readonly names: readonly ('host' | 'none')[]) {}
+  constructor(private readonly names: readonly LocalNetworkName[]) {}
 
   list(filters: EngineFilters, containers: LocalContainer[]): Record<string, unknown>[] {
     return this.names.filter((n) => matches(n, filters)).map((n) => this.view(n, containers));
@@ -32,7 +34,7 @@ export class LocalNetworks {
     return this.view(name, containers);
   }
 
-  private view(name: 'host' | 'none', containers: LocalContainer[]): Record<string, unknown> {
+  private view(name: LocalNetworkName, containers: LocalContainer[]): Record<string, unknown> {
     return {
       Name: name,
       Id: networkId(name),
@@ -40,14 +42,14 @@ export class LocalNetworks {
       Scope: 'local',
       Driver: DRIVER[name],
       EnableIPv6: false,
-      IPAM: { Driver: 'default', Options: null, Config: [] },
+      IPAM: { Driver: 'default', Options: null, Config: name === 'bridge' ? [{ Subnet: '10.0.2.0/24', Gateway: '10.0.2.2' }] : [] },
       Internal: false,
       Attachable: false,
       Ingress: false,
       ConfigFrom: { Network: '' },
       ConfigOnly: false,
       Containers: Object.fromEntries(
-        attached(name, containers).map((c) => [c.id, { Name: c.name, EndpointID: '', MacAddress: '', IPv4Address: '', IPv6Address: '' }]),
+        attached(name, containers, this.names).map((c) => [c.id, { Name: c.name, EndpointID: '', MacAddress: '', IPv4Address: '', IPv6Address: '' }]),
       ),
       Options: {},
       Labels: {},
@@ -56,16 +58,23 @@ export class LocalNetworks {
 }
 
 /** A stable 64-hex id per predefined network name. */
-function networkId(name: string): string {
+export function networkId(name: string): string {
   return createHash('sha256').update(`dockgate-network:${name}`).digest('hex');
 }
 
-/** Running containers are all in the one network the runtime gives them. */
-function attached(name: string, containers: LocalContainer[]): LocalContainer[] {
-  return containers.filter((c) => c.status === 'running' && (c.body.HostConfig?.NetworkMode ?? 'default') !== (name === 'host' ? 'none' : 'host'));
+/**
+ * The running containers in a network: each in the one its NetworkMode names, where `default`
+ * is `bridge` when the runtime has one (each container's own namespace) and `host` otherwise.
+ */
+function attached(name: LocalNetworkName, containers: LocalContainer[], names: readonly LocalNetworkName[]): LocalContainer[] {
+  const fallback = names.includes('bridge') ? 'bridge' : 'host';
+  return containers.filter((c) => {
+    const mode = c.body.HostConfig?.NetworkMode;
+    return c.status === 'running' && (mode === undefined || mode === '' || mode === 'default' ? fallback : mode) === name;
+  });
 }
 
-function matches(name: 'host' | 'none', filters: EngineFilters): boolean {
+function matches(name: LocalNetworkName, filters: EngineFilters): boolean {
   const test = (key: string, ok: (v: string) => boolean): boolean => {
     const values = filters.get(key);
     return !values || values.size === 0 || [...values].some(ok);

@@ -237,6 +237,8 @@ export class LocalRuntime implements ContainerRuntime {
       c.finishedAt = new Date();
       c.log.endRun();
       void this.records?.save(c);
+      // dockerd removes an AutoRemove container whose start failed: `docker run --rm` waits for that.
+      if (c.autoRemove) this.destroy(c);
       throw EngineError.system(`failed to start container ${c.id}: ${(error as Error).message}`, error);
     }
     c.process = proc;

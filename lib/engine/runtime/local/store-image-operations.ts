@@ -114,6 +114,7 @@ export function localImageOf(resolved: ResolvedImage, ref: string): LocalImage {
     ...(config.StopSignal ? { stopSignal: config.StopSignal } : {}),
     ...(config.Labels ? { labels: { ...config.Labels } } : {}),
     ...(config.Healthcheck && typeof config.Healthcheck === 'object' ? { healthcheck: { ...(config.Healthcheck as HealthConfig) } } : {}),
+    ...(config.ExposedPorts ? { exposedPorts: Object.keys(config.ExposedPorts) } : {}),
     ...(created && !Number.isNaN(created.getTime()) ? { created } : {}),
     rootfs: resolved.rootfs,
   };

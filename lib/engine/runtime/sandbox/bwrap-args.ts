@@ -29,6 +29,12 @@ export interface BwrapPlan {
    * switches to `user` there, so bwrap makes no user namespace of its own.
    */
   userns?: boolean;
+  /**
+   * Files the runtime writes for the container, bound over its root (container path -> host
+   * file): /etc/resolv.conf and /etc/hosts of its own network (network/container-network.ts).
+   * Before the binds, so a bind of the same path wins, as with dockerd.
+   */
+  files?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -80,6 +86,7 @@ export function bwrapExecArgs(body: ContainerCreateBody, plan: BwrapPlan, pidnsF
 function filesystemArgs(body: ContainerCreateBody, plan: BwrapPlan): string[] {
   const host = body.HostConfig ?? {};
   const args = [host.ReadonlyRootfs === true ? '--ro-bind' : '--bind', plan.rootfs, '/', '--proc', '/proc', '--dev', '/dev', ...cgroupViewArgs(plan.cgroupDirs ?? {})];
+  for (const [path, file] of Object.entries(plan.files ?? {})) args.push('--bind', file, path);
   for (const bind of asArray(host.Binds, 'HostConfig.Binds')) {
     const b = parseBind(bind);
     args.push(b.readOnly ? '--ro-bind' : '--bind', b.source, b.target);

@@ -5,11 +5,13 @@ import { refuseHostFields, UNHONORED_HOST_FIELDS } from '../local/refuse-fields.
 import { asArray, parseBind, parseMount } from './bwrap-args.js';
 import { resolveUserIn } from './passwd.js';
 import type { Cgroups } from './cgroups.js';
+import { ownsNetwork } from './network/container-network.js';
+import { exposedPortKeys, portRequests } from './network/port-bindings.js';
 import { CGROUP_HOST_FIELDS, CONTROLLER_OF, resourceLimits, type ResourceLimits } from './resource-limits.js';
 import { securityOptions } from './seccomp/security-opt.js';
 
-/** Fields this runtime honors among those no embedded runtime did: the cgroup limits, and SecurityOpt (checked by security-opt.ts). */
-const HONORED_HERE: readonly string[] = [...CGROUP_HOST_FIELDS, 'SecurityOpt'];
+/** Fields this runtime honors among those no embedded runtime did: the cgroup limits, SecurityOpt (checked by security-opt.ts) and the published ports of its own network (network/port-bindings.ts). */
+const HONORED_HERE: readonly string[] = [...CGROUP_HOST_FIELDS, 'SecurityOpt', 'PortBindings', 'PublishAllPorts'];
 
 /** Resource and isolation fields this runtime cannot carry: refused whenever set. */
 const REFUSED_HOST_FIELDS = UNHONORED_HOST_FIELDS.filter((f) => !HONORED_HERE.includes(f));
@@ -39,8 +41,14 @@ export function refuseUnsupported(body: ContainerCreateBody, image?: LocalImage,
     }
   }
   const mode = host.NetworkMode;
-  if (mode !== undefined && mode !== '' && mode !== 'default' && mode !== 'host' && mode !== 'none') {
-    throw EngineError.invalidParameter(`HostConfig.NetworkMode "${String(mode)}" is not supported by the sandbox runtime (host or none)`);
+  if (mode !== undefined && mode !== null && mode !== '' && mode !== 'default' && mode !== 'bridge' && mode !== 'host' && mode !== 'none') {
+    throw EngineError.invalidParameter(`HostConfig.NetworkMode "${String(mode)}" is not supported by the sandbox runtime (bridge, host or none)`);
+  }
+  exposedPortKeys(body);
+  const published = portRequests(body);
+  // dockerd drops them with a warning (host) or silently (none); a dropped field is refused here.
+  if (published.length > 0 && !ownsNetwork(body)) {
+    throw EngineError.invalidParameter(`HostConfig.PortBindings: ports cannot be published with NetworkMode "${String(mode)}" (the container has no network of its own)`);
   }
   const user = body.User;
   if (user !== undefined && user !== null && typeof user !== 'string') throw EngineError.invalidParameter('User must be a string');

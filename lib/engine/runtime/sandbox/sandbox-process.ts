@@ -26,6 +26,11 @@ export interface SandboxLaunch {
   seccompFile?: string;
   /** Runs `bwrap args -- argv` in the runtime's user namespace (userns/enter.ts); none: as the server's user. */
   enter?: (bwrap: string, args: string[], argv: string[]) => [string, string[]];
+  /**
+   * Descriptors the launcher opens for bwrap before it starts (the network's launch gate, whose
+   * `args` already name them): a shell script and its arguments. None: bwrap starts directly.
+   */
+  descriptors?: { script: string; args: string[] };
 }
 
 /**
@@ -57,11 +62,13 @@ export function viaShell(script: string, args: string[]): [string, string[]] {
   return [SHELL, [...NO_RC, '-c', `${script}; ${EXEC_AS_GIVEN}`, 'sh', ...args]];
 }
 
-/** The program and arguments that start bwrap (through the cgroup joiner when there are groups). */
+/** The program and arguments that start bwrap (through the cgroup joiner when there are groups, after the descriptors are open). */
 function command(launch: SandboxLaunch): [string, string[]] {
   const bwrap: [string, string[]] = launch.enter ? launch.enter(launch.bwrap, launch.args, launch.argv) : [launch.bwrap, [...launch.args, '--', ...launch.argv]];
-  const [program, args] = launch.seccompFile === undefined ? bwrap : viaShell(OPEN_SECCOMP, [launch.seccompFile, bwrap[0], ...bwrap[1]]);
-  return inCgroups(launch.cgroupProcs ?? [], program, args);
+  const withFilter = launch.seccompFile === undefined ? bwrap : viaShell(OPEN_SECCOMP, [launch.seccompFile, bwrap[0], ...bwrap[1]]);
+  const [program, args] = inCgroups(launch.cgroupProcs ?? [], withFilter[0], withFilter[1]);
+  if (!launch.descriptors) return [program, args];
+  return viaShell(launch.descriptors.script, [...launch.descriptors.args, program, ...args]);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { isIPv4 } from 'node:net';
 import { rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
@@ -26,6 +27,7 @@ import { runOnRootfs } from './sandbox-offline.js';
 import { prepareSeccomp, seccompSupported } from './seccomp/container-seccomp.js';
 import { SandboxUserns } from './userns/sandbox-userns.js';
 import type { IdMap } from './userns/id-map.js';
+import { ContainerNetwork, ownsNetwork, type NetworkHost } from './network/container-network.js';
 
 /** Options of {@link sandboxRuntime}. */
 export interface SandboxRuntimeOptions {
@@ -89,6 +91,18 @@ export interface SandboxRuntimeOptions {
    * server's user, as before). Not root: off, and asking for it is an error.
    */
   userns?: boolean | IdMap;
+  /**
+   * Path of the slirp4netns binary, the user-mode network stack of each container's own network
+   * namespace (NetworkMode unset, `default` or `bridge`). Defaults to `slirp4netns` found on PATH;
+   * without it the constructor throws (install the Debian package "slirp4netns").
+   */
+  slirp4netns?: string;
+  /**
+   * Host address a published port listens on when its binding names none (`-p 8080:80`, `-P`),
+   * as dockerd's `--ip`. Defaults to `0.0.0.0` (every interface), as dockerd does; `127.0.0.1`
+   * keeps published ports to this machine.
+   */
+  publishHostIp?: string;
 }
 
 /** Terminal size of a Tty container until the client's first resize (dockerd's default for a console). */
@@ -96,18 +110,21 @@ const DEFAULT_TTY = { rows: 24, cols: 80 };
 
 /**
  * The isolating embedded runtime: each container runs under bubblewrap in its own mount, PID,
- * IPC, UTS and cgroup namespaces, in a user namespace mapping its ids onto an unprivileged host
+ * IPC, UTS, network and cgroup namespaces, in a user namespace mapping its ids onto an unprivileged host
  * range (option `userns`), under a seccomp filter like Docker's default profile (option
  * `seccomp`), rooted at its own writable copy of its image's root filesystem, with its own /proc,
- * a minimal /dev and its own cgroups read-only at /sys/fs/cgroup. Images come from a
+ * a minimal /dev and its own cgroups read-only at /sys/fs/cgroup. Its own network (NetworkMode
+ * unset, `default` or `bridge`) is served by slirp4netns. Images come from a
  * content-addressed {@link ImageStore} under `stateDir/images` (pull, load, save, tag, rmi,
  * prune), whose config (Cmd, Entrypoint, Env, WorkingDir, User, StopSignal, Labels) is applied at
  * create. Container records and output live under `stateDir/containers` and survive a restart.
  *
  * Honored: Cmd, Entrypoint, Env, WorkingDir, User (`user[:group]`, names from the image's
  * /etc/passwd and /etc/group), Hostname, Labels, Tty (a pty: `test -t 1` is true, resize works),
- * OpenStdin, StopSignal, StopTimeout, ReadonlyRootfs, AutoRemove, Init, NetworkMode `host` (the
- * default: there is no bridge to give) and `none`, Binds and bind Mounts (ro/rw), Tmpfs (no
+ * OpenStdin, StopSignal, StopTimeout, ReadonlyRootfs, AutoRemove, Init, NetworkMode (the default
+ * and `bridge`: a network namespace of its own behind slirp4netns, which cannot reach the host's
+ * loopback; `host`; `none`), PortBindings and PublishAllPorts (tcp and udp, IPv4), ExposedPorts,
+ * Binds and bind Mounts (ro/rw), Tmpfs (no
  * options), CapAdd/CapDrop (from dockerd's default capability set). Every other isolation or
  * resource field is refused with a 400 naming it.
  *
@@ -153,6 +170,17 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   if (seccomp && !seccompSupported()) {
     throw new TypeError(`sandboxRuntime option "seccomp": the seccomp filter has no system call table for ${process.arch} (x86_64 only); pass seccomp: false to run containers without one`);
   }
+  const slirp4netns = options.slirp4netns ?? 'slirp4netns';
+  if (spawnSync(slirp4netns, ['--version']).status !== 0) {
+    throw new TypeError(`sandboxRuntime needs slirp4netns for its containers' own networks: "${slirp4netns}" was not found or failed (install the Debian package "slirp4netns")`);
+  }
+  const publishHostIp = options.publishHostIp ?? '0.0.0.0';
+  if (typeof publishHostIp !== 'string' || !isIPv4(publishHostIp)) throw new TypeError('sandboxRuntime option "publishHostIp" must be an IPv4 address');
+  // The gates' FIFOs and the stacks' API sockets (removed after each container): private, and
+  // short, since a socket path has 108 bytes; a temporary directory when the state dir is too deep.
+  const runDir = join(stateDir, 'run').length < 80 ? join(stateDir, 'run') : mkdtempSync(join(tmpdir(), 'dockgate-net-'));
+  mkdirSync(runDir, { recursive: true, mode: 0o700 });
+  const network: NetworkHost = { slirp4netns, runDir, defaultHostIp: publishHostIp };
   const sharedTmpfs = new SharedTmpfs(options.tmpfsDir ?? `/dev/shm/dockgate-${process.getuid?.() ?? 0}`);
   /** What each running container's execs need: how it was built and its cgroups. */
   const running = new Map<string, { plan: BwrapPlan; cgroupProcs: readonly string[] }>();
@@ -176,7 +204,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   };
   const executor: LocalExecutor = {
     image: () => undefined,
-    networks: ['host', 'none'],
+    networks: ['bridge', 'host', 'none'],
     stateDir: containersDir,
     // Named volumes (`local` driver): directories under the state dir, bound in like Binds.
     volumesDir: join(stateDir, 'volumes'),
@@ -250,20 +278,30 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       if (userns) userns.ownByContainerRoot(Object.values(tmpfs));
       const enter = userns ? await userns.enter(user) : undefined;
       const seccompFile = seccomp ? prepareSeccomp(body, join(containersDir, id, 'seccomp.bpf')) : undefined;
+      // Its own network namespace (bridge mode): the command waits at bwrap's gate until the stack is up.
+      const net = ownsNetwork(body) ? await ContainerNetwork.prepare(network, id, body, join(containersDir, id), rootfs).catch((error: unknown) => {
+        sharedTmpfs.remove(id);
+        throw error;
+      }) : undefined;
       const limits = checkLimits(body, cgroups, cpus);
       let group: ContainerCgroup | undefined;
       try {
         group = cgroups?.create(id, limits);
       } catch (error) {
+        await net?.stop();
         throw EngineError.system(`cannot set the container's resource limits: ${(error as Error).message}`, error);
       }
       // The groups exist before the plan: the container sees them at /sys/fs/cgroup (cgroup-view.ts).
-      const plan: BwrapPlan = { rootfs, user, tty: tty === true, tmpfs, ...(seccompFile ? { seccompFile } : {}), ...(group ? { cgroupDirs: group.dirs } : {}), ...(userns ? { userns: true } : {}) };
+      const plan: BwrapPlan = {
+        rootfs, user, tty: tty === true, tmpfs, ...(seccompFile ? { seccompFile } : {}), ...(group ? { cgroupDirs: group.dirs } : {}),
+        ...(userns ? { userns: true } : {}), ...(net ? { files: net.files } : {}),
+      };
       let args: string[];
       try {
-        args = bwrapArgs(body, plan);
+        args = [...bwrapArgs(body, plan), ...(net ? ['--unshare-net', ...net.gate.bwrapArgs()] : [])];
       } catch (error) {
         await group?.remove();
+        await net?.stop();
         throw error;
       }
       const launched = launchSandbox({
@@ -278,12 +316,26 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         ...(group ? { cgroupProcs: group.procs } : {}),
         ...(seccompFile ? { seccompFile } : {}),
         ...(enter ? { enter } : {}),
+        ...(net ? { descriptors: net.gate.shell() } : {}),
       }).catch(async (error: unknown) => {
         await group?.remove();
         sharedTmpfs.remove(id);
+        await net?.stop();
         throw error;
       });
       const proc = await launched;
+      let settings;
+      try {
+        settings = await net?.connect(proc.exited);
+      } catch (error) {
+        // bwrap still holds the command at the gate: it never runs.
+        proc.kill('SIGKILL');
+        await proc.exited;
+        await group?.remove();
+        sharedTmpfs.remove(id);
+        await net?.stop();
+        throw error;
+      }
       running.set(id, { plan, cgroupProcs: group?.procs ?? [] });
       if (group) groups.set(id, group);
       let oomKilled = false;
@@ -292,13 +344,14 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       const exited = proc.exited.then(async (code) => {
         running.delete(id);
         sharedTmpfs.remove(id);
+        await net?.stop();
         const last = groups.get(id);
         groups.delete(id);
         oomKilled = last?.oomKilled() === true;
         await last?.remove();
         return code;
       });
-      return { ...proc, exited, oomKilled: () => oomKilled, memoryUsage: () => groups.get(id)?.memoryUsage() };
+      return { ...proc, exited, oomKilled: () => oomKilled, memoryUsage: () => groups.get(id)?.memoryUsage(), ...(settings ? { network: settings } : {}) };
     },
     // `docker update`: the limits are checked as at create, written to the running container's
     // groups (made when it had none for a controller, its processes moved in), and kept for its next start.

@@ -1,0 +1,69 @@
+import type { LocalContainer, LocalNetworkSettings } from './local-container.js';
+import { networkId } from './local-networks.js';
+
+/**
+ * Inspect's `NetworkSettings` as dockerd 20.10 writes it (API 1.41). A container with its own
+ * network (the sandbox's default) reports its address, gateway and published ports while it
+ * runs; a container sharing the server's network, or not running, has none (`Ports` is {}).
+ */
+export function networkSettingsView(c: LocalContainer): Record<string, unknown> {
+  const net = c.status === 'running' ? c.process?.network : undefined;
+  if (!net) return { Ports: {}, Networks: {} };
+  const endpoint = endpointView(net);
+  return {
+    Bridge: '',
+    SandboxID: '',
+    HairpinMode: false,
+    LinkLocalIPv6Address: '',
+    LinkLocalIPv6PrefixLen: 0,
+    Ports: net.ports,
+    SandboxKey: `/proc/${c.pid}/ns/net`,
+    SecondaryIPAddresses: null,
+    SecondaryIPv6Addresses: null,
+    EndpointID: endpoint.EndpointID,
+    Gateway: net.gateway,
+    GlobalIPv6Address: '',
+    GlobalIPv6PrefixLen: 0,
+    IPAddress: net.ipAddress,
+    IPPrefixLen: net.prefixLen,
+    IPv6Gateway: '',
+    MacAddress: net.macAddress,
+    Networks: { [net.network]: endpoint },
+  };
+}
+
+/** `GET /containers/json` `Ports`: one entry per published binding, and exposed ports without a host side. */
+export function portsSummary(c: LocalContainer): Record<string, unknown>[] {
+  const net = c.status === 'running' ? c.process?.network : undefined;
+  if (!net) return [];
+  return Object.entries(net.ports).flatMap(([key, bindings]) => {
+    const [port = '0', type = 'tcp'] = key.split('/');
+    if (!bindings) return [{ PrivatePort: Number(port), Type: type }];
+    return bindings.map((b) => ({ IP: b.HostIp, PrivatePort: Number(port), PublicPort: Number(b.HostPort), Type: type }));
+  });
+}
+
+/** The summary's `NetworkSettings.Networks`, as `docker ps --format '{{.Networks}}'` reads it. */
+export function summaryNetworks(c: LocalContainer): Record<string, unknown> {
+  const net = c.status === 'running' ? c.process?.network : undefined;
+  return net ? { [net.network]: endpointView(net) } : {};
+}
+
+function endpointView(net: LocalNetworkSettings): Record<string, unknown> {
+  return {
+    IPAMConfig: null,
+    Links: null,
+    Aliases: null,
+    NetworkID: networkId(net.network),
+    // One endpoint per run of the container: its stack's address never changes, so its id need not either.
+    EndpointID: networkId(`${net.network}:${net.ipAddress}`),
+    Gateway: net.gateway,
+    IPAddress: net.ipAddress,
+    IPPrefixLen: net.prefixLen,
+    IPv6Gateway: '',
+    GlobalIPv6Address: '',
+    GlobalIPv6PrefixLen: 0,
+    MacAddress: net.macAddress,
+    DriverOpts: null,
+  };
+}

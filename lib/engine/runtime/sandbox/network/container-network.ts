@@ -1,0 +1,190 @@
+import { createSocket } from 'node:dgram';
+import { lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import type { ContainerCreateBody } from '../../../../engine-api/runtime-types.js';
+import type { LocalNetworkSettings } from '../../local/local-container.js';
+import { LaunchGate } from './launch-gate.js';
+import { exposedPortKeys, portRequests, type PortMap, type PortProto, type PortRequest } from './port-bindings.js';
+import { SLIRP_MAC, SLIRP_NET, SlirpStack } from './slirp-stack.js';
+
+/** What every container network of one runtime shares, fixed at the runtime's construction. */
+export interface NetworkHost {
+  /** The slirp4netns binary. */
+  slirp4netns: string;
+  /** A private (0700) directory for the FIFOs and API sockets (short paths: a socket path has 108 bytes). */
+  runDir: string;
+  /** Host address of a published port whose binding names none (dockerd's `--ip`). */
+  defaultHostIp: string;
+}
+
+/**
+ * The container gets its own network namespace with a user-mode stack, as dockerd's default
+ * `bridge` mode gives one with a veth: NetworkMode unset, `default` or `bridge`. `host` keeps the
+ * server's network and `none` a namespace with loopback only.
+ */
+export function ownsNetwork(body: ContainerCreateBody): boolean {
+  const mode = body.HostConfig?.NetworkMode;
+  return mode === undefined || mode === null || mode === '' || mode === 'default' || mode === 'bridge';
+}
+
+/**
+ * One start of one container on its own network: the files it reads its network from
+ * (/etc/resolv.conf, /etc/hosts), the gate holding its command, then the stack and the
+ * published ports, and at the end all of it taken down again.
+ */
+export class ContainerNetwork {
+  private stack: SlirpStack | undefined;
+  private readonly apiSocket: string;
+
+  private constructor(
+    private readonly host: NetworkHost,
+    private readonly body: ContainerCreateBody,
+    private readonly requests: PortRequest[],
+    readonly gate: LaunchGate,
+    /** Container path -> host file, bound over the root filesystem copy (bwrap-args' `files`). */
+    readonly files: Record<string, string>,
+    base: string,
+  ) {
+    this.apiSocket = `${base}.sock`;
+  }
+
+  /**
+   * Before the launch: the port requests (checked again, as at create), the container's
+   * resolv.conf and hosts files in its state directory (`dir`), their mount points in its root
+   * filesystem copy (an empty file, where the image has none: a read-only root cannot get one
+   * later), and the gate.
+   */
+  static async prepare(host: NetworkHost, id: string, body: ContainerCreateBody, dir: string, rootfs: string): Promise<ContainerNetwork> {
+    const requests = portRequests(body);
+    const hostname = typeof body.Hostname === 'string' && body.Hostname !== '' ? body.Hostname : id.slice(0, 12);
+    const files: Record<string, string> = {};
+    for (const [path, text] of [['/etc/resolv.conf', resolvConf()], ['/etc/hosts', hostsFile(hostname)]] as const) {
+      if (!mountPoint(rootfs, path)) continue;
+      const file = join(dir, path.slice('/etc/'.length));
+      writeFileSync(file, text, { mode: 0o644 });
+      files[path] = file;
+    }
+    const base = join(host.runDir, id.slice(0, 16));
+    return new ContainerNetwork(host, body, requests, await LaunchGate.create(base), files, base);
+  }
+
+  /**
+   * After the launch: waits for bwrap's child, starts the stack on its namespace, publishes the
+   * ports, and only then lets the command run. Undefined when bwrap ended before it made the
+   * container (its own error is in the container's output). On failure the caller kills bwrap,
+   * which is still holding the command.
+   */
+  async connect(ended: Promise<unknown>): Promise<LocalNetworkSettings | undefined> {
+    const pid = await this.gate.childPid(ended);
+    if (pid === undefined) {
+      this.gate.remove();
+      return undefined;
+    }
+    this.stack = await SlirpStack.start(this.host.slirp4netns, pid, this.requests.length > 0 ? this.apiSocket : undefined);
+    const ports: PortMap = Object.fromEntries(exposedPortKeys(this.body).map((key) => [key, null]));
+    for (const r of this.requests) {
+      const hostIp = r.hostIp === '' ? this.host.defaultHostIp : r.hostIp;
+      const hostPort = await this.publish(r, hostIp);
+      (ports[r.key] ??= []).push({ HostIp: hostIp, HostPort: String(hostPort) });
+    }
+    this.gate.release();
+    return { network: 'bridge', ipAddress: SLIRP_NET.ipAddress, prefixLen: SLIRP_NET.prefixLen, gateway: SLIRP_NET.gateway, macAddress: SLIRP_MAC, ports };
+  }
+
+  /** Takes the stack down (its host ports close with it) and removes the gate and socket. */
+  async stop(): Promise<void> {
+    await this.stack?.stop();
+    this.stack = undefined;
+    this.gate.remove();
+    rmSync(this.apiSocket, { force: true });
+  }
+
+  /**
+   * Opens one host port. An ephemeral one (`-p PORT`, `-P`) is picked by the kernel, as
+   * dockerd's allocator picks from the same ip_local_port_range (slirp4netns takes no port 0),
+   * and picked again once if another process took it meanwhile.
+   */
+  private async publish(r: PortRequest, hostIp: string): Promise<number> {
+    for (let attempt = 0; ; attempt++) {
+      const hostPort = r.hostPort !== 0 ? r.hostPort : await freePort(r.proto, hostIp);
+      try {
+        await this.stack!.forward(r.proto, hostIp, hostPort, r.port);
+        return hostPort;
+      } catch (error) {
+        if (r.hostPort !== 0 || attempt > 0) throw error;
+      }
+    }
+  }
+}
+
+/**
+ * An empty regular file at `path` in the root filesystem copy, to bind the generated file over.
+ * A symlink there is replaced (it would be resolved outside the container's root while bwrap
+ * builds it); a directory there is left alone and not bound over (false).
+ */
+function mountPoint(rootfs: string, path: string): boolean {
+  const target = join(rootfs, path);
+  let stat;
+  try {
+    stat = lstatSync(target);
+  } catch {
+    stat = undefined;
+  }
+  if (stat?.isFile()) return true;
+  if (stat?.isDirectory()) return false;
+  if (stat) rmSync(target, { force: true });
+  mkdirSync(join(rootfs, '/etc'), { recursive: true });
+  writeFileSync(target, '');
+  return true;
+}
+
+/**
+ * The container's resolv.conf: slirp4netns's DNS forwarder, with the host's search domains and
+ * options, as dockerd writes one for the default bridge (the host's nameservers are replaced:
+ * the forwarder reaches them from the host's side).
+ */
+function resolvConf(): string {
+  let kept: string[] = [];
+  try {
+    kept = readFileSync('/etc/resolv.conf', 'utf8').split('\n').filter((l) => /^\s*(search|domain|options)\s/.test(l));
+  } catch {
+    // No resolv.conf on the host: the forwarder alone.
+  }
+  return [`nameserver ${SLIRP_NET.dns}`, ...kept].join('\n') + '\n';
+}
+
+/** dockerd's /etc/hosts for a bridge container: the loopback names, then its address and hostname. */
+function hostsFile(hostname: string): string {
+  return [
+    '127.0.0.1\tlocalhost',
+    '::1\tlocalhost ip6-localhost ip6-loopback',
+    'fe00::0\tip6-localnet',
+    'ff00::0\tip6-mcastprefix',
+    'ff02::1\tip6-allnodes',
+    'ff02::2\tip6-allrouters',
+    `${SLIRP_NET.ipAddress}\t${hostname}`,
+  ].join('\n') + '\n';
+}
+
+/** A host port free now on `hostIp` for `proto`, from the kernel's ephemeral range. */
+function freePort(proto: PortProto, hostIp: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    if (proto === 'udp') {
+      const socket = createSocket('udp4');
+      socket.once('error', reject);
+      socket.bind(0, hostIp, () => {
+        const { port } = socket.address();
+        socket.close(() => resolve(port));
+      });
+      return;
+    }
+    const server = createServer();
+    server.once('error', reject);
+    server.listen({ host: hostIp, port: 0, exclusive: true }, () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
