@@ -24,6 +24,8 @@ export function inspectView(c: LocalContainer): Record<string, unknown> {
       FinishedAt: c.finishedAt?.toISOString() ?? ZERO_TIME,
     },
     Image: c.image.id,
+    // The file output goes to now (rotation starts the next one); empty when it is kept in memory or not at all.
+    LogPath: c.log.path ?? '',
     Name: `/${c.name}`,
     RestartCount: 0,
     Driver: 'dockgate',
@@ -32,7 +34,7 @@ export function inspectView(c: LocalContainer): Record<string, unknown> {
       // The create body's HostConfig as sent (every field in it was honored or refused at create),
       // so `docker inspect` shows the limits, binds and capabilities the container runs with.
       ...(c.body.HostConfig ?? {}),
-      LogConfig: { Type: 'json-file', Config: {} },
+      LogConfig: c.logging?.view ?? { Type: 'json-file', Config: {} },
       NetworkMode: c.body.HostConfig?.NetworkMode ?? 'default',
       AutoRemove: c.autoRemove,
       RestartPolicy: { Name: '', MaximumRetryCount: 0 },

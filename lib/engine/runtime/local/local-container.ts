@@ -2,6 +2,7 @@ import type { PassThrough, Writable } from 'node:stream';
 import type { ImageStoreApi, ImageUsage } from '../../images/image-store-types.js';
 import type { ContainerCreateBody, WaitResult } from '../types.js';
 import type { OutputLog } from './output-log.js';
+import type { LogSettings } from './log-config.js';
 import type { ContainerChange } from '../operations/container-operations.js';
 
 /** An image a local runtime can run. */
@@ -162,6 +163,8 @@ export interface LocalContainer {
   startedAt?: Date;
   finishedAt?: Date;
   log: OutputLog;
+  /** `HostConfig.LogConfig` as checked at create (absent: json-file with the default rotation). */
+  logging?: LogSettings;
   stdin?: PassThrough;
   process?: LocalProcess;
   exitWaiters: Set<(result: WaitResult) => void>;
