@@ -58,6 +58,8 @@ export class OutputLog extends EventEmitter {
   readonly capacity: number;
   readonly files: LogFiles | undefined;
   private readonly keep: boolean;
+  /** Largest payload of one record: small next to max-size, so a file ends close to it. */
+  private readonly piece: number;
   /** Offset the next record will have. */
   end: number;
   runsStarted = 0;
@@ -72,6 +74,8 @@ export class OutputLog extends EventEmitter {
     this.files = o.files;
     this.keep = o.keep !== false;
     this.end = this.files?.end ?? 0;
+    const maxSize = this.files?.rotation.maxSize;
+    this.piece = maxSize === undefined ? MAX_PAYLOAD : Math.min(MAX_PAYLOAD, Math.max(128, Math.floor(maxSize / 8)));
   }
 
   /** True while output goes to the files (false without them, or after a write failed). */
@@ -102,8 +106,12 @@ export class OutputLog extends EventEmitter {
 
   append(stream: 1 | 2, data: Buffer, time: number = nowMs()): void {
     if (data.length === 0 || this.closed) return;
-    for (let at = 0; at < data.length; at += MAX_PAYLOAD) {
-      const part = at === 0 && data.length <= MAX_PAYLOAD ? data : data.subarray(at, at + MAX_PAYLOAD);
+    for (let at = 0, end = 0; at < data.length; at = end) {
+      end = Math.min(data.length, at + this.piece);
+      // Cut after a newline when there is one, so that a rotated file begins with a whole line (as dockerd's do).
+      const nl = end < data.length ? data.lastIndexOf(0x0a, end - 1) : -1;
+      if (nl >= at) end = nl + 1;
+      const part = at === 0 && end === data.length ? data : data.subarray(at, end);
       this.records.push({ stream, time, data: part, offset: this.end, head: recordHead(stream, time, part.length) });
       this.end += part.length + RECORD_OVERHEAD;
       this.memBytes += part.length + RECORD_OVERHEAD;
