@@ -168,6 +168,23 @@ describe('a follower reads the files, then the live output, with no gap and no d
     expect(seen[seen.length - 1]).toBe(n - 1);
     expect(seen[0]).toBe(0);
   });
+  test('follow with tail: the last lines from the files, then what comes, once each', async () => {
+    const log = onDisk(tmp(), 256, 3);
+    log.beginRun();
+    for (let i = 0; i < 40; i++) log.append(1, Buffer.from(`${i}\n`));
+    await log.settled();
+    const reader = new LogReader(log, { from: log.start, tail: 2, untilRunsEnded: 1, ...raw });
+    const chunks: Buffer[] = [];
+    const reading = (async () => {
+      for await (const c of reader) chunks.push(c as Buffer);
+    })();
+    await new Promise((r) => setTimeout(r, 20));
+    log.append(1, Buffer.from('40\n41\n'));
+    await log.settled();
+    log.endRun();
+    await reading;
+    expect(Buffer.concat(chunks).toString()).toBe('38\n39\n40\n41\n');
+  });
   test('a slow reader of 4 MiB through a 64 KiB log without files loses nothing', async () => {
     const log = new OutputLog(64 * 1024);
     log.beginRun();
