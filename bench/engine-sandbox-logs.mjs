@@ -67,7 +67,8 @@ async function sandboxed(order) {
     (await http(socket, 'POST', `/v1.28/containers/${Id}/start`)).resume();
     const { LogPath } = await json(await http(socket, 'GET', `/v1.28/containers/${Id}/json`));
     const size = () => { try { return statSync(LogPath).size; } catch { return 0; } };
-    while (size() < TOTAL / 2) await new Promise((r) => setTimeout(r, 5));
+    const giveUp = Date.now() + 120_000;
+    while (size() < TOTAL / 2 && Date.now() < giveUp) await new Promise((r) => setTimeout(r, 5));
     t0 = performance.now();
     res = await http(socket, 'GET', `/v1.28/containers/${Id}/logs?stdout=1&stderr=1&follow=1`);
   }

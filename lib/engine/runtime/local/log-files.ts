@@ -1,5 +1,5 @@
 import {
-  closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readSync, unlinkSync, writev,
+  closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readSync, unlinkSync, writev,
 } from 'node:fs';
 import { join } from 'node:path';
 import { READ_BLOCK, RECORD_OVERHEAD, RECORD_TRAILER, recordAt } from './log-record.js';
@@ -35,8 +35,8 @@ export class LogFiles {
     readonly dir: string,
     readonly rotation: LogRotation,
   ) {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const seqs = readdirSync(dir).map((n) => NAME.exec(n)).filter((m) => m !== null).map((m) => Number(m[1])).sort((a, b) => a - b);
+    // Made at the first write, so that a create refused after this leaves nothing on disk.
+    const seqs = (existsSync(dir) ? readdirSync(dir) : []).map((n) => NAME.exec(n)).filter((m) => m !== null).map((m) => Number(m[1])).sort((a, b) => a - b);
     let base = 0;
     for (const seq of seqs) {
       const path = join(dir, fileName(seq));
@@ -80,6 +80,7 @@ export class LogFiles {
     const segment = this.current;
     let fd: number;
     try {
+      if (this.fd === undefined) mkdirSync(this.dir, { recursive: true, mode: 0o700 });
       fd = this.fd ??= openSync(segment.path, 'a', 0o600);
     } catch (error) {
       this.failed = error as Error;
