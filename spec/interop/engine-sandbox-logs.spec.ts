@@ -103,14 +103,21 @@ for (const [label, open] of engines) {
       for (const id of made) await docker(e.socket, ['rm', '-f', id]);
       await e.close();
     });
+    // Containers stay running while they are read: other suites prune stopped containers on dockerd.
+    const untilLogged = async (socket: string, id: string, last: string, args: string[] = []): Promise<string> => {
+      for (let i = 0; i < 100; i++) {
+        const out = (await docker(socket, ['logs', ...args, id])).stdout;
+        if (out.trimEnd().endsWith(last)) return out;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`${id} never logged ${last}`);
+    };
     const threeLines = async (): Promise<{ socket: string; id: string; times: number[] }> => {
       const e = await opened();
-      const run = await docker(e.socket, ['run', '-d', ...e.extra, e.image, 'sh', '-c', 'echo a; usleep 300000; echo b; usleep 300000; echo c']);
+      const run = await docker(e.socket, ['run', '-d', ...e.extra, e.image, 'sh', '-c', 'echo a; usleep 300000; echo b; usleep 300000; echo c; sleep 60']);
       const id = run.stdout.trim();
       made.push(id);
-      await docker(e.socket, ['wait', id]);
-      const stamped = await docker(e.socket, ['logs', '-t', id]);
-      const lines = stamped.stdout.trim().split('\n');
+      const lines = (await untilLogged(e.socket, id, ' c', ['-t'])).trim().split('\n');
       expect(lines.map((l) => l.split(' ')[1])).toEqual(['a', 'b', 'c']);
       for (const l of lines) expect(l.split(' ')[0]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z$/);
       return { socket: e.socket, id, times: lines.map((l) => rfc3339Ms(l.split(' ')[0]!)) };
@@ -131,10 +138,10 @@ for (const [label, open] of engines) {
     });
     test('--log-driver none: docker run still shows the output; docker logs is dockerd\'s "does not support reading"', async () => {
       const e = await opened();
-      const id = `dg-none-${Date.now()}`;
-      const run = await docker(e.socket, ['run', '--name', id, '--log-driver', 'none', ...e.extra, e.image, 'echo', 'hi']);
-      made.push(id);
+      const run = await docker(e.socket, ['run', '--rm', '--log-driver', 'none', ...e.extra, e.image, 'echo', 'hi']);
       expect(run).toMatchObject({ code: 0, stdout: 'hi\n' });
+      const id = (await docker(e.socket, ['run', '-d', '--log-driver', 'none', ...e.extra, e.image, 'sleep', '60'])).stdout.trim();
+      made.push(id);
       const logs = await docker(e.socket, ['logs', id]);
       expect(logs.code).toBe(1);
       expect(logs.stderr).toContain('configured logging driver does not support reading');
@@ -147,14 +154,14 @@ for (const [label, open] of engines) {
       const opt = await docker(e.socket, ['create', '--log-opt', 'foo=bar', ...e.extra, e.image, 'true']);
       expect(opt.code).not.toBe(0);
       expect(opt.stderr).toContain("unknown log opt 'foo' for json-file log driver");
-    });
+    }, 60_000); // dockerd looks a plugin up for 15 s before it says it is not found
     test('max-size and max-file are kept and shown by inspect; logs of a rotated log end with the last line', async () => {
       const e = await opened();
       const run = await docker(e.socket, ['run', '-d', '--log-opt', 'max-size=1k', '--log-opt', 'max-file=2', ...e.extra, e.image,
-        'sh', '-c', 'i=0; while [ $i -lt 300 ]; do echo line $i; i=$((i+1)); done']);
+        'sh', '-c', 'i=0; while [ $i -lt 300 ]; do echo line $i; i=$((i+1)); done; sleep 60']);
       const id = run.stdout.trim();
       made.push(id);
-      await docker(e.socket, ['wait', id]);
+      await untilLogged(e.socket, id, 'line 299');
       const config = JSON.parse((await docker(e.socket, ['inspect', '-f', '{{json .HostConfig.LogConfig}}', id])).stdout);
       expect(config).toMatchObject({ Type: 'json-file', Config: { 'max-size': '1k', 'max-file': '2' } });
       const lines = (await docker(e.socket, ['logs', id])).stdout.trim().split('\n');
