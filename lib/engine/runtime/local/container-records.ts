@@ -1,12 +1,13 @@
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../images/store/atomic-file.js';
 import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
 import type { LocalContainer, LocalImage, LocalStatus } from './local-container.js';
 import { PassThrough } from 'node:stream';
-import { OutputLog, type LogChunk } from './output-log.js';
-import type { HealthState } from './healthcheck.js';
+import type { HealthState } from './health-types.js';
+import type { OutputLog } from './output-log.js';
+import { MAX_PAYLOAD, recordHead, recordTrailer } from './log-record.js';
 
 /**
  * dockerd's exit code for a container found running when the daemon comes back without
@@ -39,19 +40,26 @@ export interface ContainerRecord {
   health?: HealthState;
 }
 
-/** A container read back at start, with its kept output. */
+/** A container read back at start (its output is in its log files, {@link ContainerRecords.logDir}). */
 export interface RestoredContainer {
   record: ContainerRecord;
-  log: { stream: 1 | 2; time: number; data: Buffer }[];
 }
 
-/** Frame header of `output.log`: stream (1 byte), time in ms (float64), length (uint32), all big-endian. */
+/** One piece of output in the format of `output.log`, which servers before the log files wrote at a container's exit. */
+export interface LegacyChunk {
+  stream: 1 | 2;
+  time: number;
+  data: Buffer;
+}
+
+/** Frame header of the legacy `output.log`: stream (1 byte), time in ms (float64), length (uint32), all big-endian. */
 const HEADER = 13;
 
 /**
- * Container records and their output on disk, so they survive a restart. Each file is
- * replaced atomically (temporary file, fsync, rename); writes for one container are queued so an
- * older state never lands after a newer one, and nothing is written once it is removed.
+ * Container records on disk, so they survive a restart: `<dir>/<id>/container.json`, replaced
+ * atomically (temporary file, fsync, rename); writes for one container are queued so an older
+ * state never lands after a newer one, and nothing is written once it is removed. The
+ * container's output is appended as it comes to its log files in `<dir>/<id>/logs/` (log-files.ts).
  */
 export class ContainerRecords {
   private readonly queues = new Map<string, Promise<void>>();
@@ -72,15 +80,37 @@ export class ContainerRecords {
         continue;
       }
       if (record.id !== id || record.status === 'removing') continue;
-      let log: RestoredContainer['log'] = [];
-      try {
-        log = decodeLog(readFileSync(join(this.dir, id, 'output.log')));
-      } catch {
-        // No output kept (never exited under this server, or written by none): an empty log.
-      }
-      out.push({ record, log });
+      this.upgradeLegacyLog(id);
+      out.push({ record });
     }
     return out;
+  }
+
+  /** Where the container's log files are. */
+  logDir(id: string): string {
+    return join(this.dir, id, 'logs');
+  }
+
+  /** Output an earlier version kept in `output.log` becomes the first log file. */
+  private upgradeLegacyLog(id: string): void {
+    const legacy = join(this.dir, id, 'output.log');
+    if (!existsSync(legacy)) return;
+    try {
+      if (!existsSync(this.logDir(id))) {
+        const parts: Buffer[] = [];
+        for (const c of decodeLog(readFileSync(legacy))) {
+          for (let at = 0; at < c.data.length; at += MAX_PAYLOAD) {
+            const data = c.data.subarray(at, at + MAX_PAYLOAD);
+            parts.push(recordHead(c.stream, c.time, data.length), data, recordTrailer(data.length));
+          }
+        }
+        mkdirSync(this.logDir(id), { recursive: true, mode: 0o700 });
+        writeFileSync(join(this.logDir(id), '000001.log'), Buffer.concat(parts), { mode: 0o600 });
+      }
+      unlinkSync(legacy);
+    } catch {
+      // Unreadable: the container comes back with the logs it has.
+    }
   }
 
   save(c: LocalContainer): Promise<void> {
@@ -88,11 +118,6 @@ export class ContainerRecords {
     return this.enqueue(c.id, async () => {
       await writeFileAtomic(join(this.dir, c.id, 'container.json'), JSON.stringify(record));
     });
-  }
-
-  saveLog(c: LocalContainer): Promise<void> {
-    const bytes = encodeLog(c.log.kept());
-    return this.enqueue(c.id, () => writeFileAtomic(join(this.dir, c.id, 'output.log'), bytes));
   }
 
   /** Deletes the container's directory after its pending writes; nothing is written for it afterwards. */
@@ -160,12 +185,10 @@ export function restoredState(record: ContainerRecord, now: Date): Pick<Containe
   return { status: record.status, exitCode: record.exitCode, error: record.error, ...(record.finishedAt ? { finishedAt: record.finishedAt } : {}) };
 }
 
-/** The in-memory container for a record read back, in its {@link restoredState}, its output refilled. */
-export function restoredContainer({ record, log }: RestoredContainer, maxLogBytes: number, now = new Date()): LocalContainer {
+/** The in-memory container for a record read back, in its {@link restoredState}, with its log (opened on its files). */
+export function restoredContainer({ record }: RestoredContainer, output: OutputLog, now = new Date()): LocalContainer {
   const state = restoredState(record, now);
   const { created, ...image } = record.image;
-  const output = new OutputLog(maxLogBytes);
-  output.restore(log);
   return {
     id: record.id,
     name: record.name,
@@ -195,7 +218,8 @@ export function restoredContainer({ record, log }: RestoredContainer, maxLogByte
   };
 }
 
-export function encodeLog(chunks: readonly Pick<LogChunk, 'stream' | 'time' | 'data'>[]): Buffer {
+/** The legacy `output.log` form (kept to read state written by earlier versions). */
+export function encodeLog(chunks: readonly LegacyChunk[]): Buffer {
   const parts: Buffer[] = [];
   for (const c of chunks) {
     const header = Buffer.alloc(HEADER);
@@ -207,8 +231,8 @@ export function encodeLog(chunks: readonly Pick<LogChunk, 'stream' | 'time' | 'd
   return Buffer.concat(parts);
 }
 
-export function decodeLog(bytes: Buffer): RestoredContainer['log'] {
-  const out: RestoredContainer['log'] = [];
+export function decodeLog(bytes: Buffer): LegacyChunk[] {
+  const out: LegacyChunk[] = [];
   let at = 0;
   while (at + HEADER <= bytes.length) {
     const stream = bytes.readUInt8(at);

@@ -31,6 +31,8 @@ export function inspectView(c: LocalContainer): Record<string, unknown> {
       ...(c.health ? { Health: { Status: c.health.Status, FailingStreak: c.health.FailingStreak, Log: c.health.Log } } : {}),
     },
     Image: c.image.id,
+    // The file output goes to now (rotation starts the next one); empty when it is kept in memory or not at all.
+    LogPath: c.log.path ?? '',
     Name: `/${c.name}`,
     RestartCount: c.restartCount ?? 0,
     Driver: 'dockgate',
@@ -50,7 +52,7 @@ export function inspectView(c: LocalContainer): Record<string, unknown> {
       ...HOST_CONFIG_DEFAULTS,
       ...(c.body.HostConfig ?? {}),
       ...defaultSwap(c.body.HostConfig ?? undefined),
-      LogConfig: { Type: 'json-file', Config: {} },
+      LogConfig: c.logging?.view ?? { Type: 'json-file', Config: {} },
       NetworkMode: c.body.HostConfig?.NetworkMode ?? 'default',
       AutoRemove: c.autoRemove,
       RestartPolicy: restartPolicyOf(c.body.HostConfig),

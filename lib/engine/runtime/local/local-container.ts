@@ -4,6 +4,7 @@ import type { ContainerCreateBody, WaitResult } from '../../../engine-api/runtim
 import type { OutputLog } from './output-log.js';
 import type { ContainerChange } from '../../../engine-api/container-operations.js';
 import type { HealthConfig, HealthState } from './health-types.js';
+import type { LogSettings } from './log-config.js';
 
 /** An image a local runtime can run. */
 export interface LocalImage {
@@ -199,6 +200,8 @@ export interface LocalContainer {
   startedAt?: Date;
   finishedAt?: Date;
   log: OutputLog;
+  /** `HostConfig.LogConfig` as checked at create (absent: json-file with the default rotation). */
+  logging?: LogSettings;
   stdin?: PassThrough;
   process?: LocalProcess;
   exitWaiters: Set<(result: WaitResult) => void>;

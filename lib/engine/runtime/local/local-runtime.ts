@@ -14,6 +14,8 @@ import { familiarImageRef } from '../../../engine-api/image-ref.js';
 import type { LocalContainer, LocalExecutor, LocalProcess } from './local-container.js';
 import { LogReader } from './log-reader.js';
 import { OutputLog } from './output-log.js';
+import { LogFiles } from './log-files.js';
+import { logSettings, keptLogSettings, type LogSettings } from './log-config.js';
 import { ContainerTable } from './container-table.js';
 import { labelMatches } from './label-filter.js';
 import type { LocalLimits } from './local-limits.js';
@@ -155,12 +157,19 @@ export class LocalRuntime implements ContainerRuntime {
     const body = this.lifecycle.prepare(applied.body, image);
     // The executor checks the body as it will run it: named volumes as binds of their directories.
     this.executor.validate?.(this.volumes?.resolve(body) ?? body, image);
+    const logging = logSettings(body, this.name);
     if (argv.length === 0) throw EngineError.invalidParameter('No command specified');
     if (this.table.size >= this.limits.maxContainers) {
       // dockerd has no such limit; 409 tells the client the state must change (remove some) first.
       throw EngineError.conflict(`too many containers (${this.limits.maxContainers}); remove some before creating more`);
     }
     const id = randomBytes(32).toString('hex');
+    let log: OutputLog;
+    try {
+      log = this.newLog(id, logging);
+    } catch (error) {
+      throw EngineError.system(`cannot open the container's log files: ${(error as Error).message}`, error);
+    }
     const container: LocalContainer = {
       id,
       name: name ?? `dockgate_${id.slice(0, 12)}`,
@@ -177,7 +186,8 @@ export class LocalRuntime implements ContainerRuntime {
       pid: 0,
       exitCode: 0,
       error: '',
-      log: new OutputLog(this.limits.maxLogBytes),
+      log,
+      logging,
       stdin: body.OpenStdin === true ? new PassThrough() : undefined,
       exitWaiters: new Set(),
       removeWaiters: new Set(),
@@ -188,11 +198,30 @@ export class LocalRuntime implements ContainerRuntime {
     return { id, warnings: [] };
   }
 
+  /**
+   * A container's output: appended to its log files as it comes when the runtime keeps state
+   * (json-file and its alias local), in memory otherwise; with `none`, only to whoever is attached.
+   */
+  private newLog(id: string, logging: LogSettings): OutputLog {
+    const capacity = this.limits.maxLogBytes;
+    if (logging.driver === 'none') return new OutputLog({ capacity, keep: false });
+    if (!this.records || !logging.rotation) return new OutputLog({ capacity });
+    return new OutputLog({ capacity, files: LogFiles.open(this.records.logDir(id), logging.rotation) });
+  }
+
   /** A container kept by an earlier server: back in the table as it was, a running one as exited. */
   private restore(restored: RestoredContainer): void {
-    const back = restoredContainer(restored, this.limits.maxLogBytes);
+    const logging = keptLogSettings(restored.record.body, this.name);
+    let log: OutputLog;
+    try {
+      log = this.newLog(restored.record.id, logging);
+    } catch {
+      log = new OutputLog({ capacity: this.limits.maxLogBytes });
+    }
+    const back = { ...restoredContainer(restored, log), logging };
     // An AutoRemove container that was running is removed on the way back, as dockerd does after a crash.
     if (back.autoRemove && back.status !== restored.record.status) {
+      log.close();
       this.executor.removed?.(back.id);
       void this.records?.remove(back.id);
       return;
@@ -200,6 +229,7 @@ export class LocalRuntime implements ContainerRuntime {
     try {
       this.table.add(back);
     } catch {
+      log.close();
       return;
     }
     if (back.status !== restored.record.status) void this.records?.save(back);
@@ -262,10 +292,7 @@ export class LocalRuntime implements ContainerRuntime {
     c.process = undefined;
     c.log.endRun();
     this.lifecycle.exited(c, code);
-    if (!c.autoRemove) {
-      void this.records?.saveLog(c);
-      void this.records?.save(c);
-    }
+    if (!c.autoRemove) void this.records?.save(c);
     // dockerd publishes `oom` before `die` when the OOM killer took the container's process.
     if (c.oomKilled) this.bus.publish('oom', eventActor(c));
     this.bus.publish('die', eventActor(c), { exitCode: String(code) });
@@ -298,10 +325,12 @@ export class LocalRuntime implements ContainerRuntime {
 
   async logs(ref: string, options: LogsOptions): Promise<OutputStream> {
     const c = this.table.resolve(ref);
+    // dockerd's words and status for a driver that cannot be read back (daemon/logs.go).
+    if (c.logging?.driver === 'none') throw EngineError.notImplemented('configured logging driver does not support reading');
     const log = c.log;
-    const from = options.tail === undefined ? log.start : log.offsetForTail(options.tail);
     const stream = new LogReader(log, {
-      from,
+      from: log.start,
+      ...(options.tail !== undefined ? { tail: options.tail } : {}),
       ...(options.follow ? { untilRunsEnded: this.runToFollow(c) } : { stopAt: log.end }),
       multiplexed: !c.tty,
       stdout: options.stdout,
@@ -499,6 +528,8 @@ export class LocalRuntime implements ContainerRuntime {
     for (const c of running) c.process?.kill('SIGKILL');
     await Promise.all(running.map((c) => c.process?.exited));
     await new Promise((resolve) => setImmediate(resolve));
+    await Promise.all(this.table.all().map((c) => c.log.settled()));
+    for (const c of this.table.all()) c.log.close();
     await this.records?.flush();
   }
 }

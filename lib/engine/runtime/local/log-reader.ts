@@ -1,10 +1,17 @@
+import { close, open, read } from 'node:fs';
 import { Readable } from 'node:stream';
 import { frameHeader } from '../../../engine-api/stdcopy.js';
-import type { LogChunk, LogCursor, OutputLog } from './output-log.js';
+import type { LogCursor, OutputLog } from './output-log.js';
+import { READ_BLOCK, RECORD_OVERHEAD, frameOf, payloadOf, recordAt } from './log-record.js';
+import { tailStart } from './log-tail.js';
+import type { Segment } from './log-files.js';
 
 /** What a {@link LogReader} reads and how it formats it. */
 export interface LogReaderOptions {
+  /** Offset to start at (clamped to the oldest byte kept). */
   from: number;
+  /** Start instead at the last this many lines (computed when the reader first reads). */
+  tail?: number;
   /** Stop at this offset (a non-follow read stops at the end as it was when asked). */
   stopAt?: number;
   /** Following: finish once this many runs have ended and everything is read. */
@@ -14,17 +21,30 @@ export interface LogReaderOptions {
   stderr: boolean;
   timestamps: boolean;
   since?: number;
+  /** Records after this time end the stream (they come in time order). */
   until?: number;
 }
 
 /**
  * A byte stream over an {@link OutputLog}: stdcopy frames (or raw bytes for a TTY container),
- * optionally with RFC 3339 timestamps. It reads only when the consumer asks (`_read`), and
- * holds its place with a cursor, so the log keeps unread bytes and pauses the producer instead.
+ * optionally with RFC 3339 timestamps. What is written it reads from the log's files, a block
+ * at a time; what is not yet written, from memory; one position (a log offset) says where it
+ * is, so it goes from the one to the other with no gap and no duplicate. It reads only when
+ * the consumer asks (`_read`) and holds its place with a cursor, so the log keeps unread bytes
+ * and pauses the producer instead.
  */
 export class LogReader extends Readable {
   private readonly cursor: LogCursor;
   private waiting = false;
+  /** A file read (or the tail search) is in flight. */
+  private busy = false;
+  private ended = false;
+  private pastUntil = false;
+  private tail: number | undefined;
+  /** Payload bytes of the record at `skipAt` not to send (the tail began inside it). */
+  private skip = 0;
+  private skipAt = -1;
+  private file: { segment: Segment; fd: number } | undefined;
   private readonly atLineStart = { 1: true, 2: true };
   private readonly wake = (): void => {
     if (!this.waiting) return;
@@ -38,6 +58,7 @@ export class LogReader extends Readable {
   ) {
     super({ highWaterMark: 64 * 1024 });
     this.cursor = log.register(options.from);
+    this.tail = options.tail;
     log.on('append', this.wake);
     log.on('run-end', this.wake);
   }
@@ -53,63 +74,178 @@ export class LogReader extends Readable {
   }
 
   private release(): void {
+    if (this.ended) return;
+    this.ended = true;
     this.log.off('append', this.wake);
     this.log.off('run-end', this.wake);
     this.log.unregister(this.cursor);
+    if (!this.busy) this.closeFile();
+  }
+
+  private closeFile(): void {
+    if (this.file) close(this.file.fd, () => undefined);
+    this.file = undefined;
   }
 
   private finished(): boolean {
+    if (this.pastUntil) return true;
     const { stopAt, untilRunsEnded } = this.options;
     if (stopAt !== undefined) return this.cursor.position >= stopAt;
     if (this.cursor.position < this.log.end) return false;
     return this.log.closed || untilRunsEnded === undefined || this.log.runsEnded >= untilRunsEnded;
   }
 
+  private moveTo(position: number): void {
+    this.cursor.position = position;
+    this.log.advanced();
+  }
+
   private pump(): void {
-    for (;;) {
+    while (!this.busy && !this.ended) {
+      if (this.tail !== undefined) {
+        this.findTail(this.tail);
+        return;
+      }
       if (this.finished()) {
         this.release();
         this.push(null);
         return;
       }
-      const chunk = this.log.chunkAt(this.cursor.position);
+      const position = this.cursor.position;
+      const files = this.log.files;
+      if (position < this.log.start) {
+        // Dropped before it was read (only output of a log without files, or after a failed write).
+        this.moveTo(this.log.start);
+        continue;
+      }
+      if (files && position < files.end && position < this.log.memStart) {
+        this.readFile(position);
+        return;
+      }
+      const chunk = this.log.chunkAt(position);
       if (chunk === undefined) {
         this.waiting = true;
         return;
       }
-      const from = Math.max(0, this.cursor.position - chunk.offset);
-      const limit = this.options.stopAt === undefined ? chunk.data.length : Math.min(chunk.data.length, this.options.stopAt - chunk.offset);
-      const data = chunk.data.subarray(from, limit);
-      this.cursor.position = chunk.offset + limit;
-      this.log.advanced();
-      if (!this.wanted(chunk)) continue;
-      const payload = this.options.timestamps ? this.stamp(chunk, data) : data;
-      // Both halves of a frame are pushed whatever the first push says: the cursor already moved.
-      const headerFits = this.options.multiplexed ? this.push(frameHeader(chunk.stream, payload.length)) : true;
-      const payloadFits = this.push(payload);
-      if (!headerFits || !payloadFits) return;
+      this.moveTo(chunk.offset + chunk.data.length + RECORD_OVERHEAD);
+      if (chunk.offset < position) continue; // (a position inside a record only comes from a tail, which sets skipAt)
+      const fits = this.deliver(chunk.stream, chunk.time, chunk.offset, chunk.data, undefined, chunk.head);
+      if (!fits) return;
     }
   }
 
-  private wanted(chunk: LogChunk): boolean {
-    const { stdout, stderr, since, until } = this.options;
-    if (chunk.stream === 1 ? !stdout : !stderr) return false;
-    if (since !== undefined && chunk.time < since) return false;
-    if (until !== undefined && chunk.time > until) return false;
-    return true;
+  private findTail(lines: number): void {
+    this.busy = true;
+    this.tail = undefined;
+    tailStart(this.log, lines).then(
+      (start) => {
+        this.busy = false;
+        if (this.ended) return this.closeFile();
+        this.skip = start.skip;
+        this.skipAt = start.offset;
+        this.moveTo(Math.max(start.offset, this.cursor.position));
+        this.pump();
+      },
+      (error: Error) => {
+        this.busy = false;
+        this.destroy(error);
+      },
+    );
   }
 
-  /** Prefixes each line start with its chunk's time, as `docker logs -t` shows. */
-  private stamp(chunk: LogChunk, data: Buffer): Buffer {
-    const prefix = Buffer.from(`${formatRfc3339Nano(chunk.time)} `);
+  /** Reads a block of whole records from the file holding `position` and sends them. */
+  private readFile(position: number): void {
+    const segment = this.log.files!.segmentAt(position);
+    if (!segment) {
+      // Not reachable while files are contiguous; go on with what is in memory rather than loop.
+      this.moveTo(this.log.files!.end);
+      return this.pump();
+    }
+    const stopAt = this.options.stopAt ?? Infinity;
+    const want = Math.min(READ_BLOCK, segment.base + segment.size - position, stopAt - position);
+    this.busy = true;
+    const withFd = (fd: number): void => {
+      const block = Buffer.allocUnsafe(want);
+      read(fd, block, 0, want, position - segment.base, (error, got) => {
+        this.busy = false;
+        if (this.ended) return this.closeFile();
+        if (error) return this.destroy(error);
+        this.sendBlock(block.subarray(0, got), position, segment);
+      });
+    };
+    if (this.file?.segment === segment) return withFd(this.file.fd);
+    this.closeFile();
+    open(segment.path, 'r', (error, fd) => {
+      if (this.ended) {
+        this.busy = false;
+        if (!error) close(fd, () => undefined);
+        return;
+      }
+      if (error) {
+        // Deleted by rotation (a reader in it holds rotation back, so only when it was lost otherwise): go on after it.
+        this.busy = false;
+        this.moveTo(segment.base + segment.size);
+        return this.pump();
+      }
+      this.file = { segment, fd };
+      withFd(fd);
+    });
+  }
+
+  private sendBlock(block: Buffer, position: number, segment: Segment): void {
+    let at = 0;
+    let fits = true;
+    let r;
+    while ((r = recordAt(block, at)) !== undefined) {
+      at += RECORD_OVERHEAD + r.length;
+      if (!this.deliver(r.stream, r.time, position + r.at, payloadOf(block, r), frameOf(block, r))) fits = false;
+      if (this.pastUntil) break;
+    }
+    // A block with no whole record is not a log file's: skip the rest of that file rather than loop.
+    this.moveTo(at === 0 ? segment.base + segment.size : position + at);
+    if (fits) this.pump();
+  }
+
+  /**
+   * Sends one record if it is wanted; false when the consumer wants no more for now. `frame` is
+   * the record's header and payload as one slice (on-disk records), sent as is when unchanged.
+   */
+  private deliver(stream: 1 | 2, time: number, offset: number, payload: Buffer, frame: Buffer | undefined, head?: Buffer): boolean {
+    const { stdout, stderr, since, until, multiplexed, timestamps } = this.options;
+    if (until !== undefined && time > until) {
+      this.pastUntil = true;
+      return true;
+    }
+    if (stream === 1 ? !stdout : !stderr) return true;
+    if (since !== undefined && time < since) return true;
+    let data = payload;
+    if (offset === this.skipAt && this.skip > 0) {
+      data = data.subarray(this.skip);
+      frame = undefined;
+      if (data.length === 0) return true;
+    }
+    if (timestamps) {
+      data = this.stamp(stream, time, data);
+      frame = undefined;
+    }
+    if (!multiplexed) return this.push(data);
+    if (frame) return this.push(frame);
+    // Both halves of a frame are pushed whatever the first push says: the cursor already moved.
+    const headerFits = this.push(head && data === payload ? head.subarray(8) : frameHeader(stream, data.length));
+    return this.push(data) && headerFits;
+  }
+
+  /** Prefixes each line start with its record's time, as `docker logs -t` shows. */
+  private stamp(stream: 1 | 2, time: number, data: Buffer): Buffer {
+    const prefix = Buffer.from(`${formatRfc3339Nano(time)} `);
     const parts: Buffer[] = [];
     let start = 0;
     while (start < data.length) {
-      if (this.atLineStart[chunk.stream]) parts.push(prefix);
+      if (this.atLineStart[stream]) parts.push(prefix);
       const nl = data.indexOf(0x0a, start);
       const end = nl === -1 ? data.length : nl + 1;
       parts.push(data.subarray(start, end));
-      this.atLineStart[chunk.stream] = nl !== -1;
+      this.atLineStart[stream] = nl !== -1;
       start = end;
     }
     return Buffer.concat(parts);

@@ -1,13 +1,17 @@
 import { EventEmitter } from 'node:events';
+import type { LogFiles } from './log-files.js';
+import { MAX_PAYLOAD, RECORD_OVERHEAD, recordHead, recordTrailer } from './log-record.js';
 
-/** One piece of output as it came from the container. */
+/** One record of output still in memory (see log-record.ts for its form on disk). */
 export interface LogChunk {
   stream: 1 | 2;
   /** Milliseconds since the epoch, sub-millisecond precision. */
   time: number;
   data: Buffer;
-  /** Byte offset of `data[0]` in the container's whole output. */
+  /** Log offset of the record (offsets count records' bytes as they lie on disk). */
   offset: number;
+  /** The record's 16 bytes before the payload; bytes 8-16 are its stdcopy frame header. */
+  head: Buffer;
 }
 
 /** A reader's position; the log keeps every byte at or after the slowest registered cursor. */
@@ -15,62 +19,106 @@ export interface LogCursor {
   position: number;
 }
 
+/** Where a log keeps its output. */
+export interface OutputLogOptions {
+  /**
+   * Bytes of output held in memory. With files: the backlog not yet written (the producer is
+   * paused beyond it). Without: the history kept, older records dropped as a rotated file would be.
+   */
+  capacity: number;
+  /** The container's log files: output goes there as it comes and readers read it back. */
+  files?: LogFiles;
+  /** False for the `none` driver: output reaches readers that are there (attach) and is then dropped. Defaults to true. */
+  keep?: boolean;
+}
+
 /**
- * A container's output, bounded: it keeps at most `capacity` bytes (older chunks are dropped,
- * as a capped log file would rotate). Bytes a registered reader has not read yet are never
- * dropped; instead the log reports `full` and the producer pauses the child's pipes until the
- * reader catches up, so a slow client slows the container down rather than growing memory.
+ * A container's output. With files, each chunk is appended to disk as it comes: a write is
+ * issued as soon as the previous one is done, with everything that arrived meanwhile (one
+ * `writev`), so a crash of the server loses only what was not yet handed to the kernel, and
+ * memory holds only that backlog. Readers read what is written from the files and the rest from
+ * memory, by offset, so there is no gap and no duplicate where the one ends and the other begins.
+ *
+ * Bytes a registered reader has not read are never lost: a file is not deleted by rotation while
+ * a reader is still in it, and a log without files keeps them in memory; either way the log
+ * reports `full` and the producer pauses the child until the reader catches up, so a slow client
+ * slows the container down rather than growing memory or disk.
  *
  * Events: `append` (new data), `run-end` (a run finished), `drain` (no longer full).
  */
 export class OutputLog extends EventEmitter {
-  private chunks: LogChunk[] = [];
-  private retained = 0;
+  /** Records in memory, oldest first, from index `first`. */
+  private records: LogChunk[] = [];
+  private first = 0;
+  private memBytes = 0;
   private cursors = new Set<LogCursor>();
   private wasFull = false;
-  /** Total bytes ever appended (the offset the next byte will have). */
-  end = 0;
+  private writing = false;
+  private settledWaiters: (() => void)[] = [];
+  readonly capacity: number;
+  readonly files: LogFiles | undefined;
+  private readonly keep: boolean;
+  /** Largest payload of one record: small next to max-size, so a file ends close to it. */
+  private readonly piece: number;
+  /** Offset the next record will have. */
+  end: number;
   runsStarted = 0;
   runsEnded = 0;
   closed = false;
 
-  constructor(readonly capacity: number) {
+  constructor(options: OutputLogOptions | number) {
     super();
     this.setMaxListeners(0);
+    const o = typeof options === 'number' ? { capacity: options } : options;
+    this.capacity = o.capacity;
+    this.files = o.files;
+    this.keep = o.keep !== false;
+    this.end = this.files?.end ?? 0;
+    const maxSize = this.files?.rotation.maxSize;
+    this.piece = maxSize === undefined ? MAX_PAYLOAD : Math.min(MAX_PAYLOAD, Math.max(128, Math.floor(maxSize / 8)));
   }
 
-  /** Offset of the oldest byte still kept. */
+  /** True while output goes to the files (false without them, or after a write failed). */
+  get onDisk(): boolean {
+    return this.files !== undefined && this.files.failed === undefined;
+  }
+
+  /** Offset of the oldest byte still readable. */
   get start(): number {
-    return this.chunks[0]?.offset ?? this.end;
+    if (this.onDisk) return this.files!.start;
+    return this.memStart;
   }
 
-  /** True when unread bytes exceed the capacity: the producer should pause. */
+  /** Offset of the oldest record in memory (everything before it is on disk, or gone). */
+  get memStart(): number {
+    return this.records[this.first]?.offset ?? this.end;
+  }
+
+  /** True when the producer should pause: the backlog is over capacity, or rotation waits for a reader. */
   get full(): boolean {
-    return this.retained > this.capacity;
+    return this.memBytes > this.capacity || (this.onDisk && this.files!.current.size >= this.files!.rotation.maxSize && !this.mayRotate());
+  }
+
+  /** The file a reader reads now (inspect's LogPath), when the log has files. */
+  get path(): string | undefined {
+    return this.files?.current.path;
   }
 
   append(stream: 1 | 2, data: Buffer, time: number = nowMs()): void {
-    if (data.length === 0) return;
-    this.chunks.push({ stream, time, data, offset: this.end });
-    this.end += data.length;
-    this.retained += data.length;
+    if (data.length === 0 || this.closed) return;
+    for (let at = 0, end = 0; at < data.length; at = end) {
+      end = Math.min(data.length, at + this.piece);
+      // Cut after a newline when there is one, so that a rotated file begins with a whole line (as dockerd's do).
+      const nl = end < data.length ? data.lastIndexOf(0x0a, end - 1) : -1;
+      if (nl >= at) end = nl + 1;
+      const part = at === 0 && end === data.length ? data : data.subarray(at, end);
+      this.records.push({ stream, time, data: part, offset: this.end, head: recordHead(stream, time, part.length) });
+      this.end += part.length + RECORD_OVERHEAD;
+      this.memBytes += part.length + RECORD_OVERHEAD;
+    }
+    this.write();
     this.trim();
     this.emit('append');
-  }
-
-  /** The chunks still kept, oldest first (what a restarted server can give back). */
-  kept(): readonly LogChunk[] {
-    return this.chunks;
-  }
-
-  /**
-   * Refills an empty log with chunks kept by an earlier server, as one finished run: their
-   * offsets are renumbered from 0, so readers see them as the container's whole output.
-   */
-  restore(chunks: readonly { stream: 1 | 2; time: number; data: Buffer }[]): void {
-    if (this.end !== 0) throw new Error('restore into a log that has output');
-    for (const c of chunks) this.append(c.stream, c.data, c.time);
-    if (chunks.length > 0) this.runsStarted = this.runsEnded = 1;
   }
 
   beginRun(): void {
@@ -80,12 +128,23 @@ export class OutputLog extends EventEmitter {
   endRun(): void {
     this.runsEnded = this.runsStarted;
     this.emit('run-end');
+    // An exited container holds no file descriptor (a thousand of them would).
+    void this.settled().then(() => {
+      if (!this.writing && this.runsEnded === this.runsStarted) this.files?.close();
+    });
   }
 
-  /** No more output will ever come (container removed): followers finish. */
+  /** No more output will ever come (container removed): followers finish, the files are closed once written. */
   close(): void {
     this.closed = true;
     this.emit('run-end');
+    if (!this.writing) this.files?.close();
+  }
+
+  /** Resolves once everything appended so far is written (at once without files). */
+  settled(): Promise<void> {
+    if (!this.writing) return Promise.resolve();
+    return new Promise((resolve) => this.settledWaiters.push(resolve));
   }
 
   register(position: number): LogCursor {
@@ -95,65 +154,117 @@ export class OutputLog extends EventEmitter {
   }
 
   unregister(cursor: LogCursor): void {
-    if (this.cursors.delete(cursor)) this.trim();
+    if (this.cursors.delete(cursor)) this.advanced();
   }
 
-  /** Call after moving a cursor forward, so fully read chunks can go. */
+  /** Call after moving a cursor forward: read records can go, a waiting rotation can happen. */
   advanced(): void {
+    if (!this.writing) this.rotateIfDue();
     this.trim();
   }
 
-  /** The chunk holding `offset`, or the first one after it when `offset` was dropped. */
+  /** The record in memory holding `offset`, or the first one after it. */
   chunkAt(offset: number): LogChunk | undefined {
-    const chunks = this.chunks;
-    let lo = 0;
-    let hi = chunks.length - 1;
+    const records = this.records;
+    let lo = this.first;
+    let hi = records.length - 1;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
-      const c = chunks[mid]!;
+      const c = records[mid]!;
       if (offset < c.offset) hi = mid - 1;
-      else if (offset >= c.offset + c.data.length) lo = mid + 1;
+      else if (offset >= c.offset + c.data.length + RECORD_OVERHEAD) lo = mid + 1;
       else return c;
     }
-    return chunks[lo];
+    return records[lo];
   }
 
-  /** Offset where the last `lines` lines begin (a final newline ends the last line, it does not start one). */
-  offsetForTail(lines: number): number {
-    if (lines <= 0) return this.end;
-    let seen = 0;
-    let skipFinal = true;
-    for (let i = this.chunks.length - 1; i >= 0; i--) {
-      const c = this.chunks[i]!;
-      for (let j = c.data.length - 1; j >= 0; j--) {
-        if (c.data[j] !== 0x0a) {
-          skipFinal = false;
-          continue;
-        }
-        if (skipFinal) {
-          skipFinal = false;
-          continue;
-        }
-        if (++seen === lines) return c.offset + j + 1;
-      }
+  /** The records in memory, newest first (for tail). */
+  *newestInMemory(): Generator<LogChunk> {
+    for (let i = this.records.length - 1; i >= this.first; i--) yield this.records[i]!;
+  }
+
+  /** Whether rotation may delete the oldest file now: no reader is still in it. */
+  private mayRotate(): boolean {
+    const files = this.files!;
+    if (files.segments.length < files.rotation.maxFile) return true;
+    const oldest = files.segments[0]!;
+    const oldestEnd = oldest.base + oldest.size;
+    for (const c of this.cursors) if (c.position < oldestEnd) return false;
+    return true;
+  }
+
+  private rotateIfDue(): void {
+    const files = this.files;
+    if (!this.onDisk || files!.current.size < files!.rotation.maxSize || !this.mayRotate()) return;
+    try {
+      files!.rotate();
+      while (files!.segments.length > files!.rotation.maxFile) files!.dropOldest();
+    } catch (error) {
+      files!.failed = error as Error;
     }
-    return this.start;
+  }
+
+  /** Hands the backlog to the files: one write at a time, each with all that is waiting. */
+  private write(): void {
+    if (this.writing || !this.onDisk) return;
+    this.rotateIfDue();
+    const files = this.files!;
+    let from = this.first;
+    while (from < this.records.length && this.records[from]!.offset < files.end) from++;
+    if (from === this.records.length) return;
+    const room = files.current.size < files.rotation.maxSize ? files.rotation.maxSize - files.current.size : Infinity;
+    const buffers: Buffer[] = [];
+    let bytes = 0;
+    // Up to the rotation point (at least one record), and within the kernel's iovec limit.
+    for (let i = from; i < this.records.length && buffers.length < 1020 && (bytes === 0 || bytes < room); i++) {
+      const r = this.records[i]!;
+      buffers.push(r.head, r.data, recordTrailer(r.data.length));
+      bytes += r.data.length + RECORD_OVERHEAD;
+    }
+    this.writing = true;
+    files.append(buffers, bytes, () => {
+      this.writing = false;
+      this.trim();
+      if (this.closed) {
+        files.close();
+      } else {
+        this.write();
+      }
+      if (!this.writing) for (const resolve of this.settledWaiters.splice(0)) resolve();
+    });
   }
 
   private trim(): void {
-    let slowest = Infinity;
-    for (const c of this.cursors) slowest = Math.min(slowest, c.position);
-    while (this.retained > this.capacity && this.chunks.length > 0) {
-      const first = this.chunks[0]!;
-      if (first.offset + first.data.length > slowest) break;
-      this.chunks.shift();
-      this.retained -= first.data.length;
+    const records = this.records;
+    if (this.onDisk) {
+      const written = this.files!.end;
+      while (this.first < records.length && records[this.first]!.offset < written) this.dropFirst();
+    } else {
+      let slowest = Infinity;
+      for (const c of this.cursors) slowest = Math.min(slowest, c.position);
+      const keep = this.keep ? this.capacity : 0;
+      while (this.first < records.length && this.memBytes > keep) {
+        const r = records[this.first]!;
+        if (r.offset + r.data.length + RECORD_OVERHEAD > slowest) break;
+        this.dropFirst();
+      }
+    }
+    if (this.first > 1024 && this.first * 2 > records.length) {
+      this.records = records.slice(this.first);
+      this.first = 0;
     }
     const full = this.full;
     const drained = this.wasFull && !full;
     // Set before emitting: a 'drain' listener appends synchronously and re-enters trim().
     this.wasFull = full;
     if (drained) this.emit('drain');
+  }
+
+  private dropFirst(): void {
+    const r = this.records[this.first]!;
+    this.records[this.first] = undefined as unknown as LogChunk;
+    this.first++;
+    this.memBytes -= r.data.length + RECORD_OVERHEAD;
   }
 }
 

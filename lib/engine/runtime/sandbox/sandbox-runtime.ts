@@ -54,7 +54,10 @@ export interface SandboxRuntimeOptions {
   seedRepositories?: string[];
   /** Registries (`host[:port]`) pulled from over plain HTTP besides 127.0.0.0/8 and localhost. Defaults to none. */
   insecureRegistries?: string[];
-  /** Bytes of output kept per container. Defaults to 1 MiB. */
+  /**
+   * Bytes of a container's output held in memory until written to its log files (beyond it the
+   * container is paused); the files themselves follow its `LogConfig` rotation. Defaults to 1 MiB.
+   */
   maxLogBytes?: number;
   /** Containers kept at once. Defaults to 1000. */
   maxContainers?: number;
