@@ -178,6 +178,8 @@ export type LocalStatus = 'created' | 'running' | 'exited' | 'removing';
 
 /** Everything a local runtime keeps about one container. */
 export interface LocalContainer {
+  /** The executor's start while it is under way (status already `running`, no process yet). */
+  startup?: Promise<unknown>;
   id: string;
   name: string;
   created: Date;

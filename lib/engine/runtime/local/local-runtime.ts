@@ -246,8 +246,9 @@ export class LocalRuntime implements ContainerRuntime {
     c.oomKilled = false;
     c.log.beginRun();
     let proc;
+    let startup: Promise<unknown> | undefined;
     try {
-      proc = await this.executor.start({
+      const launching = this.executor.start({
         argv: c.argv,
         env: c.env,
         image: c.image,
@@ -260,7 +261,14 @@ export class LocalRuntime implements ContainerRuntime {
           if (c.log.full) c.process?.pause();
         },
       });
+      // `running` from here on, but without a process until the executor answers (the sandbox's
+      // network gate takes a while): a stop or kill meanwhile waits for it, as dockerd's does
+      // for its container lock, instead of answering "already stopped".
+      startup = launching;
+      c.startup = launching;
+      proc = await launching;
     } catch (error) {
+      if (c.startup === startup) c.startup = undefined;
       c.status = 'exited';
       c.exitCode = 127;
       c.error = (error as Error).message;
@@ -271,6 +279,7 @@ export class LocalRuntime implements ContainerRuntime {
       if (c.autoRemove) this.destroy(c);
       throw EngineError.system(`failed to start container ${c.id}: ${(error as Error).message}`, error);
     }
+    if (c.startup === startup) c.startup = undefined;
     c.process = proc;
     c.pid = proc.pid;
     const resume = (): void => proc.resume();
@@ -453,6 +462,7 @@ export class LocalRuntime implements ContainerRuntime {
       void this.records?.save(c);
       return;
     }
+    await c.startup?.catch(() => undefined);
     const proc = c.process;
     if (c.status !== 'running' || !proc) throw EngineError.conflict(`Cannot kill container: ${ref}: Container ${c.id} is not running`);
     this.lifecycle.supervisor.stoppedByUser(c, cancel);
@@ -470,6 +480,7 @@ export class LocalRuntime implements ContainerRuntime {
       this.bus.publish('stop', eventActor(c));
       return;
     }
+    await c.startup?.catch(() => undefined);
     const proc = c.process;
     if (c.status !== 'running' || !proc) throw EngineError.notModified('Container is already stopped');
     this.lifecycle.supervisor.stoppedByUser(c);
