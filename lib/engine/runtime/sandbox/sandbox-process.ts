@@ -1,17 +1,18 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { spawn as spawnPty } from 'node-pty';
 import type { LocalProcess } from '../local/local-container.js';
 import { descendants } from '../local/proc-stats.js';
 import { pipedProcess } from '../local/piped-process.js';
 import { ptyProcess } from '../local/pty-process.js';
-import { envRecord } from '../local/env-record.js';
+import { discardEnvArgs, ENV_ARGS_FD, LAUNCHER_ENV, OPEN_ENV_ARGS, writeEnvArgs } from './launcher-env.js';
 
 /** One bwrap invocation: its arguments, the command, and how its output leaves. */
 export interface SandboxLaunch {
   bwrap: string;
   args: string[];
   argv: string[];
+  /** The container's environment: given to the command by bwrap (`--setenv`), never to a launcher. */
   env: string[];
   openStdin: boolean;
   /** Pid 1 of the container is bwrap's init (HostConfig.Init): signals go to the command below it. */
@@ -30,30 +31,34 @@ export interface SandboxLaunch {
  * The files come as arguments, not environment variables, which would reach the container.
  * 125 is dockerd's exit code for a container that could not be started.
  */
-const JOIN_CGROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done';
+export const JOIN_CGROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done';
 
 /**
- * The shell of these small launchers. bash passes on environment entries whose names are not
- * shell identifiers (`spring.profiles.active=dev`, which Docker allows), where dash and busybox sh
- * drop them; `env -u` then takes out the variables the shell adds itself. /bin/sh without bash.
+ * The shell of these small launchers. It runs as host root with {@link LAUNCHER_ENV} only (no
+ * container data in its environment: see launcher-env.ts), then execs the program.
  */
-const SHELL = existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
-const EXEC_AS_GIVEN = 'exec /usr/bin/env -u PWD -u OLDPWD -u SHLVL "$@"';
+const SHELL = '/bin/sh';
 
-/** `script` in the launcher shell, then `args` (the program and its arguments after the script's own) exec'd with the environment as given. */
+/** `script` in the launcher shell, then `args` (the program and its arguments after the script's own) exec'd. */
 export function viaShell(script: string, args: string[]): [string, string[]] {
-  return [SHELL, ['-c', `${script}; ${EXEC_AS_GIVEN}`, 'sh', ...args]];
+  return [SHELL, ['-c', `${script}; exec "$@"`, 'sh', ...args]];
 }
 
-/** The program and arguments that start bwrap (through the cgroup joiner when there are groups). */
-function command(launch: SandboxLaunch): [string, string[]] {
-  return inCgroups(launch.cgroupProcs ?? [], launch.bwrap, [...launch.args, '--', ...launch.argv]);
+/**
+ * The program and arguments that start bwrap: a launcher shell opens the file holding the
+ * container's environment for bwrap's `--args` (launcher-env.ts), joins the cgroups, then execs
+ * bwrap, which gives the command that environment and nothing of the launcher's.
+ */
+function command(launch: SandboxLaunch, envFile: string): [string, string[]] {
+  const procs = launch.cgroupProcs ?? [];
+  return viaShell(`${OPEN_ENV_ARGS}; ${JOIN_CGROUPS}`, [envFile, String(procs.length), ...procs,
+    launch.bwrap, '--args', String(ENV_ARGS_FD), ...launch.args, '--', ...launch.argv]);
 }
 
 /**
  * `program args` started inside the cgroups whose `cgroup.procs` files are given (none: as it
- * is). Used for the container's bwrap and for each `docker exec` in it, which dockerd also
- * puts in the container's groups so that its limits hold for exec'd processes too.
+ * is). Used for each `docker exec`, which dockerd also puts in the container's groups so that
+ * its limits hold for exec'd processes too.
  */
 export function inCgroups(procs: readonly string[], program: string, args: string[]): [string, string[]] {
   if (procs.length === 0) return [program, args];
@@ -66,11 +71,13 @@ export function launchSandbox(launch: SandboxLaunch): Promise<LocalProcess> {
 }
 
 function launchOnPipes(launch: SandboxLaunch): Promise<LocalProcess> {
-  const [program, args] = command(launch);
+  const envFile = writeEnvArgs(launch.env);
+  const [program, args] = command(launch, envFile);
   const child = spawn(program, args, {
-    env: envRecord(launch.env),
+    env: { ...LAUNCHER_ENV },
     stdio: [launch.openStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
   });
+  child.once('error', () => discardEnvArgs(envFile));
   return pipedProcess(child, launch.output, (pid) => ({
     kill: (sig) => signalContainer(pid, launch.init, sig, () => child.kill(sig)),
     pids: () => containerPids(pid),
@@ -85,17 +92,20 @@ function launchOnPipes(launch: SandboxLaunch): Promise<LocalProcess> {
  */
 function launchOnPty(launch: SandboxLaunch, size: { rows: number; cols: number }): Promise<LocalProcess> {
   let pty;
+  let envFile: string | undefined;
   try {
-    const [program, args] = command(launch);
+    envFile = writeEnvArgs(launch.env);
+    const [program, args] = command(launch, envFile);
     pty = spawnPty(program, args, {
       name: 'xterm',
       rows: size.rows,
       cols: size.cols,
       cwd: '/',
-      env: envRecord(launch.env),
+      env: { ...LAUNCHER_ENV },
       encoding: null,
     });
   } catch (error) {
+    if (envFile !== undefined) discardEnvArgs(envFile);
     return Promise.reject(error as Error);
   }
   const term = pty;

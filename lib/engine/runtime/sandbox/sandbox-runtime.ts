@@ -159,7 +159,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       return sandboxExec(run, {
         bwrap,
         nsenter: hostTool('nsenter'),
-        setpriv: hostTool('setpriv'),
+        ...(existsSync(busybox) ? { busybox } : {}),
         ...container,
         resolveUser: (spec) => resolveUserIn(container.plan.rootfs, spec),
       });
