@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { EngineError } from '../../errors/engine-error.js';
 import type { ContainerCreateBody } from '../types.js';
 import type { ResolvedUser } from './passwd.js';
+import { procProtectionArgs } from './masked-paths.js';
 
 /** How one container runs under bubblewrap, beyond its create body. */
 export interface BwrapPlan {
@@ -64,10 +65,10 @@ export function bwrapExecArgs(body: ContainerCreateBody, plan: BwrapPlan, pidnsF
   return args;
 }
 
-/** The container's root filesystem copy, its /proc and /dev, Binds, bind Mounts and Tmpfs. */
+/** The container's root filesystem copy, its /proc (Docker's masked and read-only paths: masked-paths.ts) and /dev, Binds, bind Mounts and Tmpfs. */
 function filesystemArgs(body: ContainerCreateBody, plan: BwrapPlan): string[] {
   const host = body.HostConfig ?? {};
-  const args = [host.ReadonlyRootfs === true ? '--ro-bind' : '--bind', plan.rootfs, '/', '--proc', '/proc', '--dev', '/dev'];
+  const args = [host.ReadonlyRootfs === true ? '--ro-bind' : '--bind', plan.rootfs, '/', '--proc', '/proc', ...procProtectionArgs(), '--dev', '/dev'];
   for (const bind of asArray(host.Binds, 'HostConfig.Binds')) {
     const b = parseBind(bind);
     args.push(b.readOnly ? '--ro-bind' : '--bind', b.source, b.target);

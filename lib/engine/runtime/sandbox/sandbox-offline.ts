@@ -1,5 +1,6 @@
 import type { LocalProcess } from '../local/local-container.js';
 import { launchSandbox } from './sandbox-process.js';
+import { procProtectionArgs } from './masked-paths.js';
 
 /** What a copy into or out of a stopped container may do as root: own and write files, nothing else. */
 const COPY_CAPS = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'MKNOD'];
@@ -14,7 +15,7 @@ const COPY_CAPS = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'MKNOD'];
 export function runOnRootfs(run: { bwrap: string; rootfs: string; argv: string[]; stdin: boolean; output: (stream: 1 | 2, data: Buffer) => void }): Promise<LocalProcess> {
   const args = [
     '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-net', '--die-with-parent', '--new-session', '--as-pid-1',
-    '--bind', run.rootfs, '/', '--proc', '/proc', '--dev', '/dev',
+    '--bind', run.rootfs, '/', '--proc', '/proc', ...procProtectionArgs(), '--dev', '/dev',
     '--cap-drop', 'ALL', ...COPY_CAPS.flatMap((c) => ['--cap-add', `CAP_${c}`]),
     '--chdir', '/',
   ];
