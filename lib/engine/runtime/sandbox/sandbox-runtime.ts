@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
@@ -116,6 +116,10 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   const busybox = options.busybox ?? '/bin/busybox';
   const containersDir = join(stateDir, 'containers');
   mkdirSync(containersDir, { recursive: true });
+  // Only root may traverse the state directory (made so even when it already exists): it holds
+  // the image store and every container's root filesystem copy, with whatever files a container
+  // made there, on a host filesystem without nosuid or nodev.
+  for (const dir of [stateDir, containersDir]) chmodSync(dir, 0o700);
   let store: Promise<ImageStoreApi> | undefined;
   if (options.cgroups !== undefined && typeof options.cgroups !== 'boolean') throw new TypeError('sandboxRuntime option "cgroups" must be a boolean');
   const cgroups = options.cgroups === false ? undefined : Cgroups.detect();
