@@ -2,14 +2,17 @@ import { createHash } from 'node:crypto';
 import { pack, type Header as Headers } from 'tar-stream';
 
 /** One layer entry: its tar header and, for a regular file, its content. */
-export interface LayerEntry { header: Headers; body?: Buffer }
+export interface LayerEntry { header: Partial<Headers> & { name: string }; body?: Buffer }
 
 async function tarOf(entries: readonly LayerEntry[]): Promise<Buffer> {
   const p = pack();
   const chunks: Buffer[] = [];
-  p.on('data', (c: Buffer) => chunks.push(c));
-  const done = new Promise((resolve) => p.on('end', resolve));
-  for (const { header, body } of entries) p.entry({ mtime: new Date(0), uid: 0, gid: 0, ...header }, body);
+  p.on('data', (c: unknown) => chunks.push(c as Buffer));
+  const done = new Promise<void>((resolve) => p.on('end', () => resolve()));
+  for (const { header, body } of entries) {
+    const full = { mtime: new Date(0), uid: 0, gid: 0, ...header };
+    p.entry(full, body ?? Buffer.alloc(0));
+  }
   p.finalize();
   await done;
   return Buffer.concat(chunks);
