@@ -61,7 +61,7 @@ export class ImageStore implements ImageStoreApi {
     this.dir = dir;
     this.#index = index;
     this.options = options;
-    this.files = new LayerFiles(join(dir, 'layers'), join(dir, 'rootfs'));
+    this.files = new LayerFiles(join(dir, 'layers'), join(dir, 'rootfs'), options.maxLayerBytes);
   }
 
   /** Opens (creating when needed) the store in `dir`, reading back its index. */

@@ -8,7 +8,7 @@ import { ImageStore } from '../../images/image-store.js';
 import type { ImageStoreApi } from '../../images/image-store-types.js';
 import { withSeedAliases } from './sandbox-images.js';
 import { isDomain } from '../../../reference/repository-name.js';
-import type { ContainerRuntime } from '../types.js';
+import type { ContainerCreateBody, ContainerRuntime } from '../types.js';
 import type { LocalExecutor } from '../local/local-container.js';
 import { LocalRuntime } from '../local/local-runtime.js';
 import { localLimits } from '../local/local-limits.js';
@@ -20,6 +20,8 @@ import { CGROUP_HOST_FIELDS } from './resource-limits.js';
 import { launchSandbox } from './sandbox-process.js';
 import { sandboxExec } from './sandbox-exec.js';
 import { SharedTmpfs } from './shared-tmpfs.js';
+import { sandboxDefaults, withDefaultPids } from './default-limits.js';
+import { tmpfsMount } from './tmpfs-options.js';
 import { diffTrees } from '../local/diff-trees.js';
 import { runOnRootfs } from './sandbox-offline.js';
 
@@ -66,6 +68,18 @@ export interface SandboxRuntimeOptions {
    * `/dev/shm/dockgate-<uid>`.
    */
   tmpfsDir?: string;
+  /**
+   * `pids.max` of every container whose create body sets no PidsLimit (-1 there asks for none,
+   * as in Docker). Needs the pids cgroup; where it cannot be managed the default is not applied.
+   * Defaults to 2048, podman's default.
+   */
+  pidsLimit?: number;
+  /** Bytes of each `Tmpfs` mount without `size=`, and the most a `size=` may ask for (more is refused, naming this cap). Defaults to 64 MiB. */
+  tmpfsSize?: number;
+  /** Bytes a `docker load` archive may hold, uncompressed (its spool on disk is bounded by it); more is refused, naming the cap. Defaults to 4 GiB. */
+  maxLoadBytes?: number;
+  /** Bytes one pulled layer may hold, uncompressed; more fails the pull, naming the cap. Defaults to 4 GiB. */
+  maxLayerBytes?: number;
 }
 
 /** Terminal size of a Tty container until the client's first resize (dockerd's default for a console). */
@@ -82,8 +96,8 @@ const DEFAULT_TTY = { rows: 24, cols: 80 };
  * Honored: Cmd, Entrypoint, Env, WorkingDir, User (`user[:group]`, names from the image's
  * /etc/passwd and /etc/group), Hostname, Labels, Tty (a pty: `test -t 1` is true, resize works),
  * OpenStdin, StopSignal, StopTimeout, ReadonlyRootfs, AutoRemove, Init, NetworkMode `host` (the
- * default: there is no bridge to give) and `none`, Binds and bind Mounts (ro/rw), Tmpfs (no
- * options), CapAdd/CapDrop (from dockerd's default capability set). Every other isolation or
+ * default: there is no bridge to give) and `none`, Binds and bind Mounts (ro/rw), Tmpfs (`size=`, `mode=`,
+ * up to the tmpfsSize cap), CapAdd/CapDrop (from dockerd's default capability set). Every other isolation or
  * resource field is refused with a 400 naming it.
  *
  * @example
@@ -123,6 +137,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   let store: Promise<ImageStoreApi> | undefined;
   if (options.cgroups !== undefined && typeof options.cgroups !== 'boolean') throw new TypeError('sandboxRuntime option "cgroups" must be a boolean');
   const cgroups = options.cgroups === false ? undefined : Cgroups.detect();
+  const defaults = sandboxDefaults(options, cgroups);
+  const limitsOf = (body: ContainerCreateBody) => withDefaultPids(checkLimits(body, cgroups, cpus), body, cgroups, defaults.pidsLimit);
   const cpus = availableParallelism();
   if (options.tmpfsDir !== undefined && (typeof options.tmpfsDir !== 'string' || !isAbsolute(options.tmpfsDir))) {
     throw new TypeError('sandboxRuntime option "tmpfsDir" must be an absolute path');
@@ -149,7 +165,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     networks: ['host', 'none'],
     stateDir: containersDir,
     imageStore: (usage) => {
-      store = ImageStore.open(join(stateDir, 'images'), { usage, insecureRegistries }).then(async (opened) => {
+      store = ImageStore.open(join(stateDir, 'images'), { usage, insecureRegistries, maxLoadBytes: defaults.maxLoadBytes, maxLayerBytes: defaults.maxLayerBytes }).then(async (opened) => {
         // The offline busybox: only names that mean no image yet (a pulled busybox is kept).
         if (existsSync(busybox)) await opened.seedBusybox(seedTags);
         return existsSync(busybox) ? withSeedAliases(opened, seedRepositories) : opened;
@@ -177,7 +193,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       if (!existsSync(rootfs) || !opened?.imageRootfs) return [];
       return diffTrees(await opened.imageRootfs(c.image.id), rootfs);
     },
-    validate: (body, image) => refuseUnsupported(body, image, cgroups, cpus),
+    validate: (body, image) => refuseUnsupported(body, image, cgroups, cpus, defaults.tmpfsSize),
     // The writable root filesystem copy goes with the container (asynchronously: rm -f answers
     // first); the record and output are removed by the runtime's records.
     removed: (id) => {
@@ -195,13 +211,14 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       if (tty && !fullEnv.some((e) => e.startsWith('TERM='))) fullEnv.push('TERM=xterm');
       let tmpfs: Record<string, string>;
       try {
-        tmpfs = sharedTmpfs.prepare(id, tmpfsPaths(body));
+        const options = (body.HostConfig?.Tmpfs ?? {}) as Record<string, unknown>;
+        tmpfs = sharedTmpfs.prepare(id, tmpfsPaths(body).map((path) => tmpfsMount(path, options[path], defaults.tmpfsSize)));
       } catch (error) {
         throw EngineError.system(`cannot prepare the container's tmpfs directories: ${(error as Error).message}`, error);
       }
       const plan: BwrapPlan = { rootfs, user, tty: tty === true, tmpfs };
       const args = bwrapArgs(body, plan);
-      const limits = checkLimits(body, cgroups, cpus);
+      const limits = limitsOf(body);
       let group: ContainerCgroup | undefined;
       try {
         group = cgroups?.create(id, limits);
@@ -247,7 +264,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       if (refused.length > 0) {
         throw EngineError.invalidParameter(`${refused.join(', ')}: updating containers is not supported by the sandbox runtime (only ${CGROUP_HOST_FIELDS.join(', ')})`);
       }
-      const limits = checkLimits({ ...c.body, HostConfig: { ...(c.body.HostConfig ?? {}), ...update } }, cgroups, cpus);
+      const limits = limitsOf({ ...c.body, HostConfig: { ...(c.body.HostConfig ?? {}), ...update } });
       const entry = running.get(c.id);
       if (!entry || !cgroups) return update;
       let group: ContainerCgroup;
