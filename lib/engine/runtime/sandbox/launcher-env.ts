@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { setTimeout as delay } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EngineError } from '../../errors/engine-error.js';
@@ -17,11 +18,13 @@ export const LAUNCHER_ENV: Readonly<Record<string, string>> = Object.freeze({ PA
 export const ENV_ARGS_FD = 5;
 
 /**
- * Shell that opens the file named by its first argument as {@link ENV_ARGS_FD} and removes it
- * (bwrap reads it from the descriptor and closes it before the command starts). 125 is
- * dockerd's code for a container that could not be started.
+ * Shell that opens the file named by its first argument as {@link ENV_ARGS_FD} (bwrap reads it
+ * from the descriptor and closes it before the command starts). Built-ins only: a launcher that
+ * forked a helper (`rm`) would show a child that is not bwrap's, which an exec could take for
+ * the container's pid 1. The server removes the file once it is open ({@link removeOnceOpened}).
+ * 125 is dockerd's code for a container that could not be started.
  */
-export const OPEN_ENV_ARGS = `exec ${ENV_ARGS_FD}<"$1" && rm -f -- "$1" || exit 125; shift`;
+export const OPEN_ENV_ARGS = `exec ${ENV_ARGS_FD}<"$1" || exit 125; shift`;
 
 let privateDir: string | undefined;
 
@@ -48,4 +51,26 @@ export function writeEnvArgs(entries: readonly string[]): string {
 /** Removes an environment file a launcher never opened (it failed to start). */
 export function discardEnvArgs(file: string): void {
   rmSync(file, { force: true });
+}
+
+/** How long a launcher is given to open its environment file: 400 × 5 ms. */
+const OPEN_POLLS = 400;
+
+/**
+ * Removes the environment file as soon as the launcher `pid` holds it open as
+ * {@link ENV_ARGS_FD} (or has exited, or after two seconds): from then on only the descriptor
+ * gives it, and bwrap closes that before the command runs.
+ */
+export async function removeOnceOpened(file: string, pid: number | undefined): Promise<void> {
+  for (let i = 0; pid !== undefined && i < OPEN_POLLS; i++) {
+    let target: string | undefined;
+    try {
+      target = readlinkSync(`/proc/${pid}/fd/${ENV_ARGS_FD}`);
+    } catch {
+      if (!existsSync(`/proc/${pid}`)) break;
+    }
+    if (target !== undefined && target.startsWith(file)) break;
+    await delay(5);
+  }
+  discardEnvArgs(file);
 }

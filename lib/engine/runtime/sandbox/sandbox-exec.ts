@@ -7,7 +7,7 @@ import { spawnExec } from '../local/spawn-exec.js';
 import type { ResolvedUser } from './passwd.js';
 import { bwrapExecArgs, hasUserNamespace, type BwrapPlan } from './bwrap-args.js';
 import { JOIN_CGROUPS, viaShell } from './sandbox-process.js';
-import { discardEnvArgs, ENV_ARGS_FD, LAUNCHER_ENV, OPEN_ENV_ARGS, writeEnvArgs } from './launcher-env.js';
+import { discardEnvArgs, ENV_ARGS_FD, LAUNCHER_ENV, OPEN_ENV_ARGS, removeOnceOpened, writeEnvArgs } from './launcher-env.js';
 
 /** What an exec needs to know of the running container and the host tools. */
 export interface SandboxExecContext {
@@ -78,7 +78,10 @@ export async function sandboxExec(run: LocalExecRun, ctx: SandboxExecContext): P
     stdin: run.stdin,
     ...(run.consoleSize ? { consoleSize: run.consoleSize } : {}),
     output: run.output,
-  }).catch((error: unknown) => {
+  }).then((proc) => {
+    void removeOnceOpened(envFile, proc.pid);
+    return proc;
+  }, (error: unknown) => {
     discardEnvArgs(envFile);
     throw error;
   });

@@ -5,7 +5,7 @@ import type { LocalProcess } from '../local/local-container.js';
 import { descendants } from '../local/proc-stats.js';
 import { pipedProcess } from '../local/piped-process.js';
 import { ptyProcess } from '../local/pty-process.js';
-import { discardEnvArgs, ENV_ARGS_FD, LAUNCHER_ENV, OPEN_ENV_ARGS, writeEnvArgs } from './launcher-env.js';
+import { discardEnvArgs, ENV_ARGS_FD, LAUNCHER_ENV, OPEN_ENV_ARGS, removeOnceOpened, writeEnvArgs } from './launcher-env.js';
 
 /** One bwrap invocation: its arguments, the command, and how its output leaves. */
 export interface SandboxLaunch {
@@ -55,16 +55,6 @@ function command(launch: SandboxLaunch, envFile: string): [string, string[]] {
     launch.bwrap, '--args', String(ENV_ARGS_FD), ...launch.args, '--', ...launch.argv]);
 }
 
-/**
- * `program args` started inside the cgroups whose `cgroup.procs` files are given (none: as it
- * is). Used for each `docker exec`, which dockerd also puts in the container's groups so that
- * its limits hold for exec'd processes too.
- */
-export function inCgroups(procs: readonly string[], program: string, args: string[]): [string, string[]] {
-  if (procs.length === 0) return [program, args];
-  return viaShell(JOIN_CGROUPS, [String(procs.length), ...procs, program, ...args]);
-}
-
 /** Starts bwrap on pipes or on a pty; resolves once it runs, rejects when it cannot start. */
 export function launchSandbox(launch: SandboxLaunch): Promise<LocalProcess> {
   return launch.tty ? launchOnPty(launch, launch.tty) : launchOnPipes(launch);
@@ -78,6 +68,7 @@ function launchOnPipes(launch: SandboxLaunch): Promise<LocalProcess> {
     stdio: [launch.openStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
   });
   child.once('error', () => discardEnvArgs(envFile));
+  child.once('spawn', () => void removeOnceOpened(envFile, child.pid));
   return pipedProcess(child, launch.output, (pid) => ({
     kill: (sig) => signalContainer(pid, launch.init, sig, () => child.kill(sig)),
     pids: () => containerPids(pid),
@@ -109,6 +100,7 @@ function launchOnPty(launch: SandboxLaunch, size: { rows: number; cols: number }
     return Promise.reject(error as Error);
   }
   const term = pty;
+  void removeOnceOpened(envFile, term.pid);
   return Promise.resolve(ptyProcess(term, launch.output, {
     kill: (sig) => signalContainer(term.pid, launch.init, sig, () => term.kill(sig)),
     pids: () => containerPids(term.pid),

@@ -39,7 +39,7 @@ export class SharedTmpfs {
         const source = sources[mount.path]!;
         mkdirSync(source, { recursive: true, mode: 0o700 });
         const flags = ['nosuid', 'nodev', ...(mount.noexec ? ['noexec'] : []), `size=${mount.size}`, `mode=${mount.mode.toString(8).padStart(4, '0')}`];
-        const done = spawnSync('mount', ['-t', 'tmpfs', '-o', flags.join(','), 'dockgate-tmpfs', source], { env: { ...LAUNCHER_ENV }, encoding: 'utf8' });
+        const done = spawnSync('mount', ['-t', 'tmpfs', '-o', flags.join(','), 'tmpfs', source], { env: { ...LAUNCHER_ENV }, encoding: 'utf8' });
         if (done.status !== 0) throw new Error(`cannot mount a ${mount.size}-byte tmpfs for ${mount.path}: ${(done.stderr || done.error?.message || '').trim()}`);
       }
     } catch (error) {
