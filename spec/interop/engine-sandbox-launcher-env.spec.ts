@@ -1,6 +1,8 @@
 import { test, expect, afterAll } from '@jest/globals';
-import { existsSync, rmSync } from 'node:fs';
+import { describe } from '@jest/globals';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { describeWithPeers } from '../support/peers.js';
+import { discardEnvArgs, writeEnvArgs } from '../../lib/engine/runtime/sandbox/launcher-env.js';
 import { CGROUPS_V1, SANDBOX_PEERS, sandboxCli } from './support/sandbox-cli.js';
 
 /**
@@ -61,5 +63,17 @@ describeWithPeers('sandbox runtime: a container\'s Env reaches only the containe
     expectContained(await sandbox.cli('exec', ...hostile('exec-user'), name, ...SHOW_ENV), 'exec-user');
     expect((await sandbox.cli('exec', ...hostile('exec-user'), name, '/usr/bin/id', '-u')).stdout).toBe('1000\n');
     await sandbox.cli('rm', '-f', name);
+  });
+});
+
+describe('the environment file bwrap reads (--args) cannot be split into options', () => {
+  test('an entry holding a NUL byte is refused, naming it (the engine refuses it at create too; this holds for any caller)', () => {
+    expect(() => writeEnvArgs(['A=x\u0000--bind\u0000/\u0000/host'])).toThrow('Env entry "A" contains a NUL byte');
+  });
+  test('the file is readable by its owner only and holds --clearenv, then --setenv NAME VALUE per entry', () => {
+    const file = writeEnvArgs(['A=1', 'spring.profiles.active=dev', 'EMPTY']);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(readFileSync(file, 'utf8').split('\0')).toEqual(['--clearenv', '--setenv', 'A', '1', '--setenv', 'spring.profiles.active', 'dev', '--setenv', 'EMPTY', '', '']);
+    discardEnvArgs(file);
   });
 });
