@@ -66,6 +66,17 @@ describeWithPeers('process runtime: each container is tracked by a cgroup, so ki
     await cli('rm', '-f', name);
   });
 
+  test('an exec joins the container\'s group: a setsid child it leaves is gone after docker rm -f', async () => {
+    const name = `dg-exec-setsid-${Date.now()}`;
+    expect((await cli('run', '-d', '--name', name, 'busybox', 'sleep', '1009')).code).toBe(0);
+    expect((await cli('exec', name, 'sh', '-c', 'setsid sleep 1008 >/dev/null 2>&1 < /dev/null &')).code).toBe(0);
+    for (let i = 0; i < 100 && sleepers(1008).length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(sleepers(1008)).toHaveLength(1);
+    expect((await cli('rm', '-f', name)).code).toBe(0);
+    for (let i = 0; i < 50 && sleepers(1008).length + sleepers(1009).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect([...sleepers(1008), ...sleepers(1009)]).toEqual([]);
+  });
+
   test('docker top lists the setsid child too (the group, not the process tree)', async () => {
     const name = `dg-top-${Date.now()}`;
     expect((await cli('run', '-d', '--name', name, 'busybox', 'sh', '-c', 'setsid sleep 1006 & sleep 1007')).code).toBe(0);

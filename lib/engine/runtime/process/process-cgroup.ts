@@ -59,24 +59,31 @@ export class ProcessTracker {
   /** Starts the program inside a new group; the child is the launcher that becomes the program. */
   spawn(run: TrackedSpawn): { child: ChildProcess; group: ContainerCgroup } {
     const group = this.cgroups.create(run.id, { pids: this.pidsLimit });
-    let child: ChildProcess;
     try {
-      child = spawn(PERL, ['-e', LAUNCH, String(group.procs.length), ...group.procs, run.program, ...run.argv], {
-        cwd: run.cwd,
-        env: { ...LAUNCHER_ENV },
-        stdio: [run.openStdin ? 'pipe' : 'ignore', 'pipe', 'pipe', 'pipe'],
-        // Its own process group too, so a signal other than SIGKILL reaches what it started.
-        detached: true,
-      });
+      return { child: launchInGroup(group.procs, run), group };
     } catch (error) {
       void group.remove();
       throw error;
     }
-    const envPipe = child.stdio[3] as Writable | null;
-    envPipe?.on('error', () => undefined);
-    envPipe?.end(run.env.map((e) => `${e}\0`).join(''));
-    return { child, group };
   }
+}
+
+/**
+ * Starts `run.program` through the launcher inside existing groups (a container's, for its
+ * execs: dockerd puts an exec in the container's cgroup, and so kill and rm reach it).
+ */
+export function launchInGroup(procs: readonly string[], run: Omit<TrackedSpawn, 'id'>): ChildProcess {
+  const child = spawn(PERL, ['-e', LAUNCH, String(procs.length), ...procs, run.program, ...run.argv], {
+    cwd: run.cwd,
+    env: { ...LAUNCHER_ENV },
+    stdio: [run.openStdin ? 'pipe' : 'ignore', 'pipe', 'pipe', 'pipe'],
+    // Its own process group too, so a signal other than SIGKILL reaches what it started.
+    detached: true,
+  });
+  const envPipe = child.stdio[3] as Writable | null;
+  envPipe?.on('error', () => undefined);
+  envPipe?.end(run.env.map((e) => `${e}\0`).join(''));
+  return child;
 }
 
 /**

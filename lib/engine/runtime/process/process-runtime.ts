@@ -15,6 +15,7 @@ import { processExec } from './process-exec.js';
 import { groupKiller, pipedProcess } from '../local/piped-process.js';
 import { envRecord } from '../local/env-record.js';
 import { joined, killGroup, ProcessTracker } from './process-cgroup.js';
+import type { ContainerCgroup } from '../sandbox/cgroups.js';
 
 /** How one allow-listed image runs on the host. */
 export interface ProcessImage {
@@ -85,6 +86,8 @@ export function processRuntime(options: ProcessRuntimeOptions): ContainerRuntime
   const cwd = options.cwd ?? tmpdir();
   const lookup = (ref: string) => images.get(ref) ?? anyTag(images, ref);
   const tracker = trackerFor(options);
+  /** Each running container's group (its execs join it). */
+  const groups = new Map<string, ContainerCgroup>();
   const executor: LocalExecutor = {
     image: (ref) => lookup(ref)?.image,
     // A `name:*` entry lists as `name:latest`, the tag clients use when they name none.
@@ -101,7 +104,7 @@ export function processRuntime(options: ProcessRuntimeOptions): ContainerRuntime
         throw EngineError.invalidParameter(`HostConfig.NetworkMode "${String(mode)}" is not supported by the process runtime (host only)`);
       }
     },
-    exec: (run) => processExec(run, lookup(run.container.image.ref)!.program, cwd),
+    exec: (run) => processExec(run, lookup(run.container.image.ref)!.program, cwd, groups.get(run.container.id)?.procs),
     start: async ({ id, argv, env, image, openStdin, output }) => {
       const spec = lookup(image.ref)!;
       if (!tracker) return startUntracked(spec.program, argv, env, cwd, openStdin, output);
@@ -124,7 +127,16 @@ export function processRuntime(options: ProcessRuntimeOptions): ContainerRuntime
       });
       // Started means in its group: a kill or top right after start must find it there.
       await joined(group, child);
-      return { ...proc, exited: proc.exited.then(async (code) => { await killGroup(group, child); await group.remove(); return code; }) };
+      groups.set(id, group);
+      return {
+        ...proc,
+        exited: proc.exited.then(async (code) => {
+          groups.delete(id);
+          await killGroup(group, child);
+          await group.remove();
+          return code;
+        }),
+      };
     },
   };
   return new LocalRuntime('process', executor, limits);
