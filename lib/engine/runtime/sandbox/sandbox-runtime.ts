@@ -35,7 +35,11 @@ export interface SandboxRuntimeOptions {
   stateDir?: string;
   /** Path of the bubblewrap binary. Defaults to `bwrap` found on PATH. */
   bwrap?: string;
-  /** Static busybox the offline `busybox` image is made from. Defaults to `/bin/busybox`. */
+  /**
+   * Static busybox the offline `busybox` image is made from, and whose `nsenter` applet switches
+   * an exec to another user inside its sandbox (without it, such execs are refused). Defaults to
+   * `/bin/busybox`.
+   */
   busybox?: string;
   /**
    * References the offline busybox image is tagged with when they name no image yet. Defaults
