@@ -42,6 +42,6 @@ describe('a launcher binds bwrap\'s host paths in a private staging tmpfs, so th
     expect(program).toBe('/usr/bin/unshare');
     expect(rootArgs.join(' ')).toContain(`/usr/bin/nsenter --user=/proc/1/fd/9 --setuid=0 --setgid=0 -- bwrap --bind ${STAGE_DIR}/0 / --cap-drop ALL --cap-add CAP_CHOWN -- id`);
     const [, userArgs] = inUserNamespace(TOOLS, 'bwrap', ['--bind', '/r', '/', '--cap-drop', 'ALL', '--cap-add', 'CAP_CHOWN'], ['id'], { uid: 1000, gid: 0 });
-    expect(userArgs.join(' ')).toContain(`/usr/bin/setpriv --regid=100000 --clear-groups -- bwrap --userns 11 --uid 1000 --gid 0 --bind ${STAGE_DIR}/0 / --cap-drop ALL -- id`);
+    expect(userArgs.join(' ')).toContain(`/usr/bin/setpriv --regid=100000 --clear-groups -- bwrap --userns 7 --uid 1000 --gid 0 --bind ${STAGE_DIR}/0 / --cap-drop ALL -- id`);
   });
 });

@@ -123,6 +123,10 @@ export interface ImageStoreOptions {
   fetch?: typeof fetch;
   /** The platform pulls pick by default (`linux/amd64`). Defaults to this server's. */
   platform?: string;
+  /** Bytes a `docker load` archive may hold, uncompressed (and so what its spool takes on disk). Defaults to 4 GiB. */
+  maxLoadBytes?: number;
+  /** Bytes one pulled or loaded layer may hold, uncompressed. Defaults to 4 GiB. */
+  maxLayerBytes?: number;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { EngineError } from '../../engine-api/engine-error.js';
@@ -54,7 +54,7 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
     this.dir = dir;
     this.#index = index;
     this.options = options;
-    this.files = new LayerFiles(join(dir, 'layers'), join(dir, 'rootfs'));
+    this.files = new LayerFiles(join(dir, 'layers'), join(dir, 'rootfs'), options.maxLayerBytes);
   }
 
   /** Opens (creating when needed) the store in `dir`, reading back its index. */
@@ -63,6 +63,9 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
     const resolved = resolveStoreOptions(options);
     await mkdir(join(dir, 'blobs', 'sha256'), { recursive: true });
     for (const sub of ['layers', 'rootfs']) await mkdir(join(dir, sub), { recursive: true });
+    // Only root may traverse the store (made so even when it already exists): the unpacked
+    // roots hold whatever files images bring, and no host user is to reach them.
+    for (const sub of ['', 'blobs', join('blobs', 'sha256'), 'layers', 'rootfs']) await chmod(join(dir, sub), 0o700);
     // Leftovers of an interrupted write (temporary names, spooled archives) are never part of the store.
     await rm(join(dir, 'tmp'), { recursive: true, force: true });
     for (const sub of ['layers', 'rootfs', join('blobs', 'sha256')]) {

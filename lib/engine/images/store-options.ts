@@ -9,6 +9,16 @@ export interface ResolvedStoreOptions {
   usage: ImageUsage;
   fetch: typeof fetch;
   platform: string;
+  maxLoadBytes: number;
+  maxLayerBytes: number;
+}
+
+const FOUR_GIB = 4 * 1024 * 1024 * 1024;
+
+function byteCap(value: unknown, name: string): number {
+  if (value === undefined) return FOUR_GIB;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw new TypeError(`"${name}" must be a positive integer`);
+  return value;
 }
 
 /** Defaults and validates the store's options once; a bad option throws a TypeError naming it. */
@@ -26,5 +36,7 @@ export function resolveStoreOptions(options: ImageStoreOptions): ResolvedStoreOp
     usage: options.usage ?? (() => []),
     fetch: options.fetch ?? fetch,
     platform,
+    maxLoadBytes: byteCap(options.maxLoadBytes, 'maxLoadBytes'),
+    maxLayerBytes: byteCap(options.maxLayerBytes, 'maxLayerBytes'),
   };
 }

@@ -11,6 +11,7 @@ import { parseManifest, selectManifest } from '../registry/manifests.js';
 import { parsePlatform } from '../store/platform.js';
 import { SpooledArchive } from './spool-archive.js';
 import { decompressedLayer } from '../store/decompress.js';
+import { byteCap } from '../store/byte-cap.js';
 
 const bad = (why: string) => EngineError.invalidParameter(`invalid image archive: ${why}`);
 
@@ -94,7 +95,11 @@ export async function loadArchive(store: ImageStoreCore, archive: Readable, sign
   signal?.addEventListener('abort', abort, { once: true });
   try {
     // dockerd also loads a gzipped archive (`docker save | gzip`), told by its magic bytes.
-    const spool = await SpooledArchive.from(await decompressedLayer(archive), dir);
+    // The cap bounds the spool on disk too: it counts the uncompressed bytes before they are written.
+    const decompressed = await decompressedLayer(archive);
+    const capped = decompressed.pipe(byteCap(store.options.maxLoadBytes, 'the image archive', 'maxLoadBytes'));
+    decompressed.on('error', (err) => capped.destroy(err));
+    const spool = await SpooledArchive.from(capped, dir);
     const images = spool.has('manifest.json') ? await dockerArchiveImages(spool) : spool.has('index.json') ? await ociLayoutImages(spool, store.options.platform) : undefined;
     if (!images) throw bad('neither manifest.json nor index.json found');
     for (const image of images) {

@@ -12,6 +12,12 @@ const WHITEOUT_PREFIX = '.wh.';
 /** OCI image-spec layer.md: `.wh..wh..opq` in a directory hides all its lower-layer children. */
 const OPAQUE = '.wh..wh..opq';
 
+/** Filesystem errors that are this server's trouble (a full disk), not the layer's. */
+const SERVER_TROUBLE = new Set(['ENOSPC', 'EDQUOT', 'EIO', 'EMFILE', 'ENFILE', 'ENOMEM', 'EROFS']);
+
+/** setuid and setgid, stripped from every file a layer brings. */
+const SETID_BITS = 0o6000;
+
 const badLayer = (message: string) => EngineError.invalidParameter(`invalid layer: ${message}`);
 
 /** A tar member name as a clean path relative to the root, or undefined for the root itself. */
@@ -79,13 +85,11 @@ async function writeBody(body: AsyncIterable<Buffer>, path: string): Promise<voi
   }
 }
 
-function mknod(path: string, header: Headers): Promise<void> {
-  const kind = header.type === 'block-device' ? 'b' : header.type === 'fifo' ? 'p' : 'c';
-  const args = kind === 'p' ? [path, 'p'] : [path, kind, String(header.devmajor ?? 0), String(header.devminor ?? 0)];
+function mkfifo(path: string, header: Headers): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn('mknod', ['-m', (header.mode ?? 0o644).toString(8), ...args], { stdio: 'ignore' });
+    const child = spawn('mkfifo', ['-m', ((header.mode ?? 0o644) & 0o777).toString(8), path], { stdio: 'ignore' });
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve() : reject(badLayer(`cannot create device ${header.name}`))));
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(badLayer(`cannot create FIFO ${header.name}`))));
   });
 }
 
@@ -97,16 +101,23 @@ async function setMetadata(path: string, header: Headers): Promise<void> {
     await lutimes(path, mtime, mtime).catch(() => undefined);
     return;
   }
-  if (header.mode !== undefined) await chmod(path, header.mode & 0o7777);
+  // Never setuid or setgid: the store is on a host filesystem without nosuid (see applyLayer).
+  if (header.mode !== undefined) await chmod(path, header.mode & ~SETID_BITS & 0o7777);
   await utimes(path, mtime, mtime);
 }
 
 /**
  * Applies one uncompressed layer tar onto `root` (the directory holding the lower layers
- * already applied): regular files, directories, links, devices and FIFOs as recorded, and the OCI
+ * already applied): regular files, directories, links and FIFOs as recorded, and the OCI
  * whiteouts (`.wh.<name>` removes `<name>`, `.wh..wh..opq` empties the directory of what lower
  * layers put there). The whiteout files themselves are never written. Entries that would leave
  * `root` (`..`, absolute link targets in parents) are refused.
+ *
+ * The store lives on a host filesystem mounted without nosuid or nodev, so an image must not
+ * plant anything a host user could use there: setuid and setgid bits are stripped, and
+ * character and block devices are not made (skipped; the sandbox gives containers their devices
+ * through bwrap's `--dev`, which also hides an image's /dev). Inside a sandbox nothing is lost:
+ * bwrap sets no_new_privs, under which setuid bits never took effect.
  */
 export async function applyLayer(root: string, tar: Readable): Promise<void> {
   const written = new Set<string>();
@@ -155,13 +166,22 @@ export async function applyLayer(root: string, tar: Readable): Promise<void> {
       case 'link': {
         const target = layerPath(header.linkname ?? '');
         if (target === undefined) throw badLayer(`hard link ${header.name} has no target`);
-        await link(await resolveInRoot(root, target), path);
+        try {
+          await link(await resolveInRoot(root, target), path);
+        } catch (err) {
+          // A hard link names a file of this image (one an earlier entry or layer made): a target
+          // that is not there (`/etc/shadow` of the host, say) is the layer's fault, not ours.
+          throw badLayer(`hard link ${header.name} points to ${header.linkname ?? ''}, which is not a file of the image (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+        }
         break;
       }
       case 'character-device':
       case 'block-device':
+        // Never made on the host (see applyLayer); a container's devices come from bwrap's /dev.
+        body.resume();
+        return;
       case 'fifo':
-        await mknod(path, header);
+        await mkfifo(path, header);
         break;
       default:
         throw badLayer(`entry ${header.name} has unsupported type ${header.type ?? 'unknown'}`);
@@ -169,7 +189,17 @@ export async function applyLayer(root: string, tar: Readable): Promise<void> {
     body.resume();
     if (header.type !== 'link') await setMetadata(path, header);
   }
-  for await (const entry of ex) await handle(entry.header, entry as unknown as AsyncIterable<Buffer> & { resume(): unknown });
+  for await (const entry of ex) {
+    try {
+      await handle(entry.header, entry as unknown as AsyncIterable<Buffer> & { resume(): unknown });
+    } catch (err) {
+      // What an entry asks for and the filesystem refuses (a file where its parent should be a
+      // directory, say) is a bad layer, answered 400 naming the entry; the system's own message
+      // is left out, as it names host paths.
+      if (err instanceof EngineError || SERVER_TROUBLE.has((err as NodeJS.ErrnoException).code ?? '')) throw err;
+      throw badLayer(`entry ${entry.header.name} cannot be applied (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
   for (const dirRel of opaque) {
     const dir = dirRel === '' ? root : await resolveInRoot(root, dirRel);
     await removeLowerChildren(dir, dirRel === '' ? '' : `/${dirRel}`, written);

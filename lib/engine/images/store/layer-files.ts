@@ -6,13 +6,15 @@ import { pipeline } from 'node:stream/promises';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type { StoredLayer } from '../image-store-types.js';
 import { applyLayer } from './apply-layer.js';
+import { byteCap } from './byte-cap.js';
 import { tempPathFor } from './atomic-file.js';
 import { decompressedLayer } from './decompress.js';
 import { digestHex, HashingStream, verifyDigest } from './digest.js';
 
 /** Where layers (uncompressed tars by diff ID) and unpacked root filesystems (by image ID) live. */
 export class LayerFiles {
-  constructor(readonly layersDir: string, readonly rootfsDir: string) {}
+  /** `maxLayerBytes`: what one layer may hold, uncompressed (more fails its import, naming the cap). */
+  constructor(readonly layersDir: string, readonly rootfsDir: string, readonly maxLayerBytes = Number.MAX_SAFE_INTEGER) {}
 
   layerFile(diffId: string): string {
     return join(this.layersDir, `${digestHex(diffId)}.tar`);
@@ -39,7 +41,7 @@ export class LayerFiles {
     const hasher = new HashingStream();
     if (onBytes) hasher.on('data', () => onBytes(hasher.bytes));
     try {
-      await pipeline(await decompressedLayer(source), hasher, createWriteStream(temp));
+      await pipeline(await decompressedLayer(source), byteCap(this.maxLayerBytes, 'the layer', 'maxLayerBytes'), hasher, createWriteStream(temp));
       const diffId = hasher.digest();
       if (expectedDiffId !== undefined) verifyDigest('layer', expectedDiffId, diffId);
       await rename(temp, this.layerFile(diffId));

@@ -14,6 +14,8 @@ import { descendants } from '../local/proc-stats.js';
 import { processExec } from './process-exec.js';
 import { groupKiller, pipedProcess } from '../local/piped-process.js';
 import { envRecord } from '../local/env-record.js';
+import { joined, killGroup, ProcessTracker } from './process-cgroup.js';
+import type { ContainerCgroup } from '../sandbox/cgroups.js';
 
 /** How one allow-listed image runs on the host. */
 export interface ProcessImage {
@@ -49,9 +51,22 @@ export interface ProcessRuntimeOptions {
   maxLogBytes?: number;
   /** Containers kept at once, running or exited; a create beyond it is 409 until some are removed. Defaults to 1000. */
   maxContainers?: number;
+  /**
+   * Track each container by a cgroup v1 pids group of its own, so that kill and rm reach every
+   * process it started (a `setsid` child too), and limit its processes ({@link pidsLimit}).
+   * Defaults to true; then a server that cannot manage the pids cgroup (not root, cgroup v2) is
+   * refused at construction. `false` runs containers untracked: kill and rm then reach the
+   * command's process group only, and a child that calls setsid outlives its container.
+   */
+  cgroups?: boolean;
+  /** Most processes at once per container (`pids.max` of its group). Defaults to 2048, podman's default. */
+  pidsLimit?: number;
   /** Working directory of every child. The request's WorkingDir is a path inside an image and is not used on the host. Defaults to `os.tmpdir()`. */
   cwd?: string;
 }
+
+/** podman's default pids limit (containers.conf `pids_limit`). */
+const DEFAULT_PIDS_LIMIT = 2048;
 
 const DEFAULT_ENV = ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'];
 
@@ -70,6 +85,9 @@ export function processRuntime(options: ProcessRuntimeOptions): ContainerRuntime
   const limits = localLimits(options, 'processRuntime');
   const cwd = options.cwd ?? tmpdir();
   const lookup = (ref: string) => images.get(ref) ?? anyTag(images, ref);
+  const tracker = trackerFor(options);
+  /** Each running container's group (its execs join it). */
+  const groups = new Map<string, ContainerCgroup>();
   const executor: LocalExecutor = {
     image: (ref) => lookup(ref)?.image,
     // A `name:*` entry lists as `name:latest`, the tag clients use when they name none.
@@ -86,30 +104,75 @@ export function processRuntime(options: ProcessRuntimeOptions): ContainerRuntime
         throw EngineError.invalidParameter(`HostConfig.NetworkMode "${String(mode)}" is not supported by the process runtime (host only)`);
       }
     },
-    exec: (run) => processExec(run, lookup(run.container.image.ref)!.program, cwd),
-    start: ({ argv, env, image, openStdin, output }) => {
+    exec: (run) => processExec(run, lookup(run.container.image.ref)!.program, cwd, groups.get(run.container.id)?.procs),
+    start: async ({ id, argv, env, image, openStdin, output }) => {
       const spec = lookup(image.ref)!;
-      const child = spawn(spec.program, argv.slice(1), {
-        argv0: argv[0],
-        cwd,
-        env: envRecord(env),
-        stdio: [openStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
-        shell: false,
-        // Own process group, so kill reaches every process the command started (kill(-pgid)).
-        detached: true,
+      if (!tracker) return startUntracked(spec.program, argv, env, cwd, openStdin, output);
+      let spawned;
+      try {
+        spawned = tracker.spawn({ id, program: spec.program, argv, env, cwd, openStdin });
+      } catch (error) {
+        throw EngineError.system(`cannot make the container's cgroup: ${(error as Error).message}`, error);
+      }
+      const { child, group } = spawned;
+      // Like a container's pid 1: when the command exits, whatever it left behind goes too,
+      // found by its cgroup (a setsid child has left the process group and the tree).
+      child.once('exit', () => void killGroup(group, child));
+      const proc = await pipedProcess(child, output, () => ({
+        kill: (sig) => (sig === 'SIGKILL' ? void killGroup(group, child) : groupKiller(child)(sig)),
+        pids: () => group.pids(),
+      })).catch(async (error: unknown) => {
+        await group.remove();
+        throw error;
       });
-      // Like a container's pid 1: when the command exits, whatever it left behind in its group goes too.
-      child.once('exit', () => {
-        try {
-          if (child.pid) process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          // the group is already empty
-        }
-      });
-      return pipedProcess(child, output, (pid) => ({ kill: groupKiller(child), pids: () => (pid ? [pid, ...descendants(pid)] : []) }));
+      // Started means in its group: a kill or top right after start must find it there.
+      await joined(group, child);
+      groups.set(id, group);
+      return {
+        ...proc,
+        exited: proc.exited.then(async (code) => {
+          groups.delete(id);
+          await killGroup(group, child);
+          await group.remove();
+          return code;
+        }),
+      };
     },
   };
   return new LocalRuntime('process', executor, limits);
+}
+
+/** The cgroup tracker the options ask for, checked once at construction. */
+function trackerFor(options: ProcessRuntimeOptions): ProcessTracker | undefined {
+  if (options.cgroups !== undefined && typeof options.cgroups !== 'boolean') throw new TypeError('processRuntime option "cgroups" must be a boolean');
+  const pidsLimit = options.pidsLimit ?? DEFAULT_PIDS_LIMIT;
+  if (!Number.isSafeInteger(pidsLimit) || pidsLimit < 1) throw new TypeError('processRuntime option "pidsLimit" must be a positive integer');
+  if (options.cgroups === false) return undefined;
+  const tracker = ProcessTracker.detect(pidsLimit);
+  if (!tracker) {
+    throw new TypeError('processRuntime tracks each container by a cgroup and cannot manage the cgroup v1 pids controller here (it needs root on a cgroup v1 host); option "cgroups: false" runs containers untracked');
+  }
+  return tracker;
+}
+
+/** Without a cgroup (option `cgroups: false`): the command's own process group is all kill reaches. */
+function startUntracked(program: string, argv: string[], env: string[], cwd: string, openStdin: boolean, output: (stream: 1 | 2, data: Buffer) => void) {
+  const child = spawn(program, argv.slice(1), {
+    argv0: argv[0],
+    cwd,
+    env: envRecord(env),
+    stdio: [openStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    shell: false,
+    detached: true,
+  });
+  child.once('exit', () => {
+    try {
+      if (child.pid) process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // the group is already empty
+    }
+  });
+  return pipedProcess(child, output, (pid) => ({ kill: groupKiller(child), pids: () => (pid ? [pid, ...descendants(pid)] : []) }));
 }
 
 function validate(options: ProcessRuntimeOptions): Map<string, { image: LocalImage; program: string }> {

@@ -5,6 +5,7 @@ import type { ResolvedUser } from './passwd.js';
 import { seccompArgs } from './seccomp/seccomp-fd.js';
 import { cgroupViewArgs, UNSHARE_CGROUP } from './cgroup-view.js';
 import type { CgroupController } from './resource-limits.js';
+import { procProtectionArgs } from './masked-paths.js';
 
 /** How one container runs under bubblewrap, beyond its create body. */
 export interface BwrapPlan {
@@ -82,10 +83,13 @@ export function bwrapExecArgs(body: ContainerCreateBody, plan: BwrapPlan, pidnsF
   return args;
 }
 
-/** The container's root filesystem copy, its /proc and /dev, Binds, bind Mounts and Tmpfs. */
+/** The container's root filesystem copy, its /proc (Docker's masked and read-only paths: masked-paths.ts), /dev, /sys (cgroup-view.ts), Binds, bind Mounts and Tmpfs. */
 function filesystemArgs(body: ContainerCreateBody, plan: BwrapPlan): string[] {
   const host = body.HostConfig ?? {};
-  const args = [host.ReadonlyRootfs === true ? '--ro-bind' : '--bind', plan.rootfs, '/', '--proc', '/proc', '--dev', '/dev', ...cgroupViewArgs(plan.cgroupDirs ?? {})];
+  // /sys: a read-only tmpfs holding only the container's cgroup view, so none of the host's sysfs
+  // (Docker's masked /sys paths included) shows at all.
+  const args = [host.ReadonlyRootfs === true ? '--ro-bind' : '--bind', plan.rootfs, '/', '--proc', '/proc', ...procProtectionArgs(), '--dev', '/dev',
+    ...cgroupViewArgs(plan.cgroupDirs ?? {})];
   for (const [path, file] of Object.entries(plan.files ?? {})) args.push('--bind', file, path);
   for (const bind of asArray(host.Binds, 'HostConfig.Binds')) {
     const b = parseBind(bind);

@@ -10,6 +10,8 @@ export interface ContainerCgroup {
   readonly procs: string[];
   /** Each controller's group directory (the container's read-only view of its limits, cgroup-view.ts). */
   readonly dirs: Readonly<Partial<Record<CgroupController, string>>>;
+  /** Every process in the container's groups now (`cgroup.procs` of its first group), setsid or not. */
+  pids(): number[];
   /** Bytes of memory the container uses now (`memory.usage_in_bytes`), when it has a memory group. */
   memoryUsage(): number | undefined;
   /** Whether the kernel's OOM killer killed a process of the container (`memory.oom_control`). */
@@ -137,9 +139,17 @@ export class Cgroups {
       throw error;
     }
     const memoryDir = dirs.get('memory');
+    const procs = [...dirs.values()].map((dir) => join(dir, 'cgroup.procs'));
     return {
-      procs: [...dirs.values()].map((dir) => join(dir, 'cgroup.procs')),
+      procs,
       dirs: Object.fromEntries(dirs),
+      pids: () => {
+        try {
+          return readFileSync(procs[0] ?? '', 'utf8').split('\n').filter(Boolean).map(Number);
+        } catch {
+          return [];
+        }
+      },
       memoryUsage: () => (memoryDir ? readNumber(join(memoryDir, 'memory.usage_in_bytes')) : undefined),
       oomKilled: () => {
         if (!memoryDir) return false;

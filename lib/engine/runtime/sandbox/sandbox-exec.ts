@@ -7,15 +7,16 @@ import { descendants } from '../local/proc-stats.js';
 import { spawnExec } from '../local/spawn-exec.js';
 import type { ResolvedUser } from './passwd.js';
 import { bwrapExecArgs, hasUserNamespace, type BwrapPlan } from './bwrap-args.js';
-import { inCgroups, viaShell } from './sandbox-process.js';
+import { JOIN_CGROUPS, viaShell, withEnvArgs } from './sandbox-process.js';
 import { OPEN_SECCOMP } from './seccomp/seccomp-fd.js';
+import { discardEnvArgs, LAUNCHER_ENV, OPEN_ENV_ARGS, removeOnceOpened, writeEnvArgs } from './launcher-env.js';
 
 /** What an exec needs to know of the running container and the host tools. */
 export interface SandboxExecContext {
   bwrap: string;
   nsenter: string;
-  /** util-linux `setpriv`, which sets no_new_privs before nsenter (bwrap sets it on the container). */
-  setpriv: string;
+  /** The host's static busybox, whose `nsenter` applet switches an exec to another user inside its sandbox; none: execs run as root only. */
+  busybox?: string;
   /** The container's bwrap plan: its root filesystem copy, its user, its shared tmpfs directories. */
   plan: BwrapPlan;
   /** The container's `cgroup.procs` files (resource limits); none when it has no groups. */
@@ -32,22 +33,29 @@ export interface SandboxExecContext {
  * (else the container's) user with names from the container's /etc/passwd, its working
  * directory, the container's environment plus the exec's `Env` (and HOME). The command is a
  * process of the container's PID namespace (its /proc/1 is the container's pid 1) and dies
- * with it. Under the runtime's user namespace (the default for a root server, userns/) every
- * exec takes the first way below, entering that namespace as its user (`ctx.enter`), and gets
- * the container's seccomp filter. Without it, two ways in, by who runs:
+ * with it. Every way in starts with a launcher shell (with a fixed environment of its own,
+ * launcher-env.ts) that opens the exec's environment file for bwrap's `--args`, the container's
+ * PID namespace and seccomp filter, and joins the container's cgroups; nsenter then joins its
+ * network, IPC, UTS and cgroup namespaces, and bwrap joins its PID namespace, builds a mount
+ * namespace from the same host directories (masked /proc paths and the /sys cgroup view
+ * included), drops to the container's capabilities (`bwrapExecArgs`), loads the container's
+ * seccomp filter and gives the command its environment (`--clearenv`, `--setenv`): no host
+ * program ever sees the container's Env.
  *
- * - uid 0 in a container without a user namespace: nsenter joins the container's network, IPC,
- *   UTS and cgroup namespaces, then bwrap joins its PID namespace and builds a mount namespace from the
- *   same host directories, dropping to the container's capabilities (`bwrapExecArgs`). nsenter
- *   alone would leave the host root's full capability set to the command.
- * - any other uid: nsenter joins every namespace of the container, its root and working
- *   directory, and sets the uid and gid; the kernel clears every capability at that setuid, and
- *   no_new_privs (set before, as bwrap sets it on the container) keeps setuid-root files and file
- *   capabilities from giving any back. In a container with a user namespace (a non-root `User`)
- *   bwrap maps that one uid and gid only, so an exec can run only as the container's user there.
- *   No seccomp filter is loaded on this way (nsenter cannot load one).
+ * - Under the runtime's user namespace (the default for a root server, userns/), the user is
+ *   set by the namespace's launcher (`ctx.enter`): root enters as the namespace's uid 0, any
+ *   other user through bwrap's own `--userns`/`--uid`/`--gid`. No busybox is needed there: the
+ *   switch happens before bwrap mounts anything or runs anything of the container's, with the
+ *   namespace's ids only, and the command runs under the filter like every other exec.
+ * - Without it, bwrap cannot set another uid (it has no user namespace of its own to map one
+ *   in): an exec as another uid (or in a container with a user namespace of its own, a non-root
+ *   `User`) passes through busybox's nsenter inside the sandbox (`userSwitchArgs`), which sets
+ *   the uid and gid; the kernel clears every capability at that setuid, and no_new_privs (set
+ *   by bwrap) keeps setuid-root files and file capabilities from giving any back. In a container
+ *   with a user namespace bwrap maps that one uid and gid only, so an exec can run only as the
+ *   container's user there.
  *
- * Either way the command starts inside the container's cgroups (`inCgroups`), so its memory,
+ * The command starts inside the container's cgroups, so its memory,
  * CPU and pids limits count the exec's processes too.
  */
 export async function sandboxExec(run: LocalExecRun, ctx: SandboxExecContext): Promise<LocalExecProcess> {
@@ -66,43 +74,66 @@ export async function sandboxExec(run: LocalExecRun, ctx: SandboxExecContext): P
   const cwd = run.workingDir !== '' ? run.workingDir : (run.container.body.WorkingDir || '/');
   if (!cwd.startsWith('/')) throw EngineError.invalidParameter(`WorkingDir "${cwd}" must be an absolute path`);
   const init = await containerInit(run, ctx.bwrap);
-  const [file, args] = inCgroups(ctx.cgroupProcs, ...(ctx.enter || (uid === 0 && !hasUserNamespace(owner))
-    ? bwrapExec(run, ctx, init, cwd, { uid, gid })
-    : userExec(run, ctx, init, cwd, uid, gid)));
+  const switchUser = !ctx.enter && (uid !== 0 || hasUserNamespace(owner));
+  if (switchUser && ctx.busybox === undefined) {
+    throw EngineError.invalidParameter(`User "${spec}": the sandbox runtime runs execs as a non-root user with a static busybox, and this server has none (sandboxRuntime option "busybox")`);
+  }
+  // Joining the container's own user namespace (setns) from under its filter needs CAP_SYS_ADMIN,
+  // which Docker's profile (and the container's) does not grant: that one way keeps no filter, as
+  // before (only without the runtime's user namespace, where the container is not in it either).
+  const joinUserNamespace = switchUser && hasUserNamespace(owner);
+  const seccomp = joinUserNamespace ? undefined : ctx.plan.seccompFile;
+  const plan: BwrapPlan = { ...ctx.plan, tty: run.tty };
+  if (seccomp === undefined) delete plan.seccompFile;
+  const bwrapArgs = withEnvArgs([...bwrapExecArgs(run.container.body, plan, 3, cwd), ...(switchUser ? userSwitchArgs(ctx.busybox!, joinUserNamespace) : [])]);
+  const argv = switchUser ? [EXEC_BUSYBOX, 'nsenter', ...(joinUserNamespace ? ['-U/proc/1/ns/user'] : []), '-S', String(uid), '-G', String(gid), '-F', '--', ...run.argv] : run.argv;
+  const [program, programArgs] = ctx.enter ? ctx.enter(ctx.bwrap, bwrapArgs, argv, { uid, gid }) : [ctx.bwrap, [...bwrapArgs, '--', ...argv]];
+  const envFile = writeEnvArgs(env);
+  const script = [OPEN_ENV_ARGS, OPEN_PIDNS, ...(seccomp === undefined ? [] : [OPEN_SECCOMP]), JOIN_CGROUPS].join('; ');
+  const [file, args] = viaShell(script, [envFile, `/proc/${init}/ns/pid`, ...(seccomp === undefined ? [] : [seccomp]), String(ctx.cgroupProcs.length), ...ctx.cgroupProcs,
+    ctx.nsenter, '--target', String(init), '--net', '--ipc', '--uts', '--cgroup', '--', program, ...programArgs]);
   return spawnExec({
     file,
     args,
     cwd: '/',
-    env,
+    env: Object.entries(LAUNCHER_ENV).map(([k, v]) => `${k}=${v}`),
     tty: run.tty,
     stdin: run.stdin,
     ...(run.consoleSize ? { consoleSize: run.consoleSize } : {}),
     output: run.output,
+  }).then((proc) => {
+    void removeOnceOpened(envFile, proc.pid);
+    return proc;
+  }, (error: unknown) => {
+    discardEnvArgs(envFile);
+    throw error;
   });
 }
 
 /**
- * bwrap takes the PID namespace as an open descriptor: a shell opens the container's as fd 3
- * and execs nsenter with it (node-pty passes no extra descriptors, so spawn's stdio cannot).
+ * bwrap takes the PID namespace as an open descriptor: the launcher shell opens the container's
+ * as fd 3 before it execs nsenter (node-pty passes no extra descriptors, so spawn's stdio cannot).
  * 126 (dockerd's "cannot invoke") when pid 1 is gone meanwhile. bwrap leaves the descriptor
  * open, so the command has a fd 3 dockerd's exec would not have: the PID namespace it is already
  * in (owned by the user namespace it is already in), which gives it nothing new.
  */
 const OPEN_PIDNS = 'exec 3<"$1" || exit 126; shift';
 
-function bwrapExec(run: LocalExecRun, ctx: SandboxExecContext, init: number, cwd: string, user: { uid: number; gid: number }): [string, string[]] {
-  const bwrapArgs = bwrapExecArgs(run.container.body, { ...ctx.plan, tty: run.tty }, 3, cwd);
-  const seccomp = ctx.plan.seccompFile;
-  // The container's seccomp filter too: the shell opens it for bwrap's --seccomp, as at start.
-  const script = seccomp === undefined ? OPEN_PIDNS : `${OPEN_PIDNS}; ${OPEN_SECCOMP}`;
-  const [program, args] = ctx.enter ? ctx.enter(ctx.bwrap, bwrapArgs, run.argv, user) : [ctx.bwrap, [...bwrapArgs, '--', ...run.argv]];
-  return viaShell(script, [`/proc/${init}/ns/pid`, ...(seccomp === undefined ? [] : [seccomp]),
-    ctx.nsenter, '--target', String(init), '--net', '--ipc', '--uts', '--cgroup', '--', program, ...args]);
-}
+/** Where the exec's own mount namespace holds the host's static busybox (never the container's). */
+const EXEC_BUSYBOX = '/dev/busybox-dockgate';
 
-function userExec(run: LocalExecRun, ctx: SandboxExecContext, init: number, cwd: string, uid: number, gid: number): [string, string[]] {
-  return [ctx.setpriv, ['--no-new-privs', '--',
-    ctx.nsenter, '--target', String(init), '--all', '--root', `--wdns=${cwd}`, `--setuid=${uid}`, `--setgid=${gid}`, '--', ...run.argv]];
+/**
+ * What an exec as another user needs inside its sandbox: the host's static busybox (bound
+ * read-only into the exec's own /dev, which the container does not see), whose `nsenter` applet
+ * joins the container's user namespace when it has one and sets the uid and gid; and the
+ * capabilities for that, which the kernel clears at the setuid to a non-root uid. bwrap cannot
+ * set another uid without a user namespace of its own, and the host's nsenter and setpriv would
+ * read the container's Env as host root (launcher-env.ts); busybox is static, so no loader
+ * variable reaches it, and it runs with the container's own capability set plus these.
+ */
+function userSwitchArgs(busybox: string, joinUserNamespace: boolean): string[] {
+  const caps = ['CAP_SETUID', 'CAP_SETGID', ...(joinUserNamespace ? ['CAP_SYS_ADMIN'] : [])];
+  return ['--ro-bind', busybox, EXEC_BUSYBOX, ...caps.flatMap((c) => ['--cap-add', c])];
 }
 
 /**

@@ -7,6 +7,8 @@ import { resolveUserIn } from './passwd.js';
 import type { Cgroups } from './cgroups.js';
 import { ownsNetwork } from './network/container-network.js';
 import { exposedPortKeys, portRequests } from './network/port-bindings.js';
+import { SANDBOX_DEFAULTS } from './default-limits.js';
+import { tmpfsMount } from './tmpfs-options.js';
 import { CGROUP_HOST_FIELDS, CONTROLLER_OF, resourceLimits, type ResourceLimits } from './resource-limits.js';
 import { securityOptions } from './seccomp/security-opt.js';
 
@@ -20,7 +22,7 @@ const REFUSED_HOST_FIELDS = UNHONORED_HOST_FIELDS.filter((f) => !HONORED_HERE.in
  * Refuses, with a 400 naming the field, every create field the sandbox cannot honor, and
  * checks the honored ones (binds exist, capabilities are names, User names exist in the image).
  */
-export function refuseUnsupported(body: ContainerCreateBody, image?: LocalImage, cgroups?: Cgroups, cpus = 1): void {
+export function refuseUnsupported(body: ContainerCreateBody, image?: LocalImage, cgroups?: Cgroups, cpus = 1, tmpfsSize = SANDBOX_DEFAULTS.tmpfsSize): void {
   const host = body.HostConfig ?? {};
   refuseHostFields(body, REFUSED_HOST_FIELDS, 'sandbox');
   checkLimits(body, cgroups, cpus);
@@ -32,7 +34,7 @@ export function refuseUnsupported(body: ContainerCreateBody, image?: LocalImage,
     if (typeof host.Tmpfs !== 'object' || Array.isArray(host.Tmpfs)) throw EngineError.invalidParameter('HostConfig.Tmpfs must map paths to options');
     for (const [path, opts] of Object.entries(host.Tmpfs as Record<string, unknown>)) {
       if (!path.startsWith('/')) throw EngineError.invalidParameter(`HostConfig.Tmpfs path "${path}" must be absolute`);
-      if (opts !== '' && opts !== undefined) throw EngineError.invalidParameter(`HostConfig.Tmpfs options for "${path}" are not supported by the sandbox runtime`);
+      tmpfsMount(path, opts, tmpfsSize);
     }
   }
   for (const field of ['CapAdd', 'CapDrop'] as const) {

@@ -1,6 +1,8 @@
 import type { LocalProcess } from '../local/local-container.js';
 import { launchSandbox } from './sandbox-process.js';
 import { seccompArgs } from './seccomp/seccomp-fd.js';
+import { procProtectionArgs } from './masked-paths.js';
+import { cgroupViewArgs, UNSHARE_CGROUP } from './cgroup-view.js';
 
 /** What a copy into or out of a stopped container may do as root: own and write files, nothing else. */
 const COPY_CAPS = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'MKNOD'];
@@ -20,8 +22,9 @@ export function runOnRootfs(run: {
   seccompFile?: string;
 }): Promise<LocalProcess> {
   const args = [
-    '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-net', '--die-with-parent', '--new-session', '--as-pid-1',
-    '--bind', run.rootfs, '/', '--proc', '/proc', '--dev', '/dev',
+    '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-net', UNSHARE_CGROUP, '--die-with-parent', '--new-session', '--as-pid-1',
+    // The same /proc masks and /sys as a running container's (a copy has no cgroups: an empty view).
+    '--bind', run.rootfs, '/', '--proc', '/proc', ...procProtectionArgs(), '--dev', '/dev', ...cgroupViewArgs({}),
     '--cap-drop', 'ALL', ...COPY_CAPS.flatMap((c) => ['--cap-add', `CAP_${c}`]),
     ...seccompArgs(run.seccompFile),
     '--chdir', '/',

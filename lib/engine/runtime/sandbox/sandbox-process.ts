@@ -1,18 +1,19 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { spawnPty } from '../local/node-pty.js';
 import type { LocalProcess } from '../local/local-container.js';
 import { descendants } from '../local/proc-stats.js';
 import { pipedProcess } from '../local/piped-process.js';
 import { ptyProcess } from '../local/pty-process.js';
-import { envRecord } from '../local/env-record.js';
 import { OPEN_SECCOMP } from './seccomp/seccomp-fd.js';
+import { discardEnvArgs, ENV_ARGS_FD, LAUNCHER_ENV, OPEN_ENV_ARGS, removeOnceOpened, writeEnvArgs } from './launcher-env.js';
 
 /** One bwrap invocation: its arguments, the command, and how its output leaves. */
 export interface SandboxLaunch {
   bwrap: string;
   args: string[];
   argv: string[];
+  /** The container's environment: given to the command by bwrap (`--setenv`), never to a launcher. */
   env: string[];
   openStdin: boolean;
   /** Pid 1 of the container is bwrap's init (HostConfig.Init): signals go to the command below it. */
@@ -40,45 +41,50 @@ export interface SandboxLaunch {
  * The files come as arguments, not environment variables, which would reach the container.
  * 125 is dockerd's exit code for a container that could not be started.
  */
-const JOIN_CGROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done';
+export const JOIN_CGROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done';
 
 /**
- * The shell of these small launchers. bash passes on environment entries whose names are not
- * shell identifiers (`spring.profiles.active=dev`, which Docker allows), where dash and busybox sh
- * drop them; `env -u` then takes out the variables the shell adds itself. /bin/sh without bash.
+ * The shell of these small launchers. It runs as host root with {@link LAUNCHER_ENV} only (no
+ * container data in its environment: see launcher-env.ts), then execs the program.
  */
-const SHELL = existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
-const EXEC_AS_GIVEN = 'exec /usr/bin/env -u PWD -u OLDPWD -u SHLVL "$@"';
+const SHELL = '/bin/sh';
 
 /**
- * bash runs the server user's ~/.bashrc when its stdin is a socket (its remote-shell rule), and
- * node gives a child's stdin as a socket pair: `--norc` keeps the launcher from running it (it
- * hung an exec with stdin on a machine whose .bashrc runs `pyenv rehash`).
+ * No rc file ever runs in a launcher: /bin/sh (dash on Debian) reads none when it is not
+ * interactive and `ENV` is not in {@link LAUNCHER_ENV}. bash would run the server user's
+ * ~/.bashrc when its stdin is a socket (its remote-shell rule), and node gives a child's stdin as
+ * a socket pair (a .bashrc running `pyenv rehash` hung exec -i and cp): should the shell ever be
+ * bash, `--norc` keeps it from that.
  */
-const NO_RC = SHELL === '/bin/bash' ? ['--norc'] : [];
+const NO_RC = SHELL.endsWith('bash') ? ['--norc'] : [];
 
-/** `script` in the launcher shell, then `args` (the program and its arguments after the script's own) exec'd with the environment as given. */
+/** `script` in the launcher shell, then `args` (the program and its arguments after the script's own) exec'd. */
 export function viaShell(script: string, args: string[]): [string, string[]] {
-  return [SHELL, [...NO_RC, '-c', `${script}; ${EXEC_AS_GIVEN}`, 'sh', ...args]];
+  return [SHELL, [...NO_RC, '-c', `${script}; exec "$@"`, 'sh', ...args]];
 }
 
-/** The program and arguments that start bwrap (through the cgroup joiner when there are groups, after the descriptors are open). */
-function command(launch: SandboxLaunch): [string, string[]] {
-  const bwrap: [string, string[]] = launch.enter ? launch.enter(launch.bwrap, launch.args, launch.argv) : [launch.bwrap, [...launch.args, '--', ...launch.argv]];
-  const withFilter = launch.seccompFile === undefined ? bwrap : viaShell(OPEN_SECCOMP, [launch.seccompFile, bwrap[0], ...bwrap[1]]);
-  const [program, args] = inCgroups(launch.cgroupProcs ?? [], withFilter[0], withFilter[1]);
-  if (!launch.descriptors) return [program, args];
-  return viaShell(launch.descriptors.script, [...launch.descriptors.args, program, ...args]);
+/** `bwrap`'s own arguments reading the container's environment from the launcher's descriptor (launcher-env.ts), then `args`. */
+export function withEnvArgs(args: readonly string[]): string[] {
+  return ['--args', String(ENV_ARGS_FD), ...args];
 }
 
 /**
- * `program args` started inside the cgroups whose `cgroup.procs` files are given (none: as it
- * is). Used for the container's bwrap and for each `docker exec` in it, which dockerd also
- * puts in the container's groups so that its limits hold for exec'd processes too.
+ * The program and arguments that start bwrap: a launcher shell opens the file holding the
+ * container's environment for bwrap's `--args` (launcher-env.ts) and the seccomp filter for its
+ * `--seccomp`, joins the cgroups, then execs bwrap (through the user namespace's launcher when
+ * there is one, userns/enter.ts), which gives the command that environment and nothing of the
+ * launcher's. Every host program on the way (shell, unshare, nsenter, setpriv, bwrap) runs with
+ * {@link LAUNCHER_ENV} only.
  */
-export function inCgroups(procs: readonly string[], program: string, args: string[]): [string, string[]] {
-  if (procs.length === 0) return [program, args];
-  return viaShell(JOIN_CGROUPS, [String(procs.length), ...procs, program, ...args]);
+function command(launch: SandboxLaunch, envFile: string): [string, string[]] {
+  const procs = launch.cgroupProcs ?? [];
+  const args = withEnvArgs(launch.args);
+  const [program, programArgs] = launch.enter ? launch.enter(launch.bwrap, args, launch.argv) : [launch.bwrap, [...args, '--', ...launch.argv]];
+  const seccomp = launch.seccompFile === undefined ? [] : [launch.seccompFile];
+  // The network's launch gate (its FIFOs as fds 3 and 4, network/launch-gate.ts) opens first.
+  const gate = launch.descriptors;
+  const script = [...(gate ? [gate.script] : []), OPEN_ENV_ARGS, ...(seccomp.length > 0 ? [OPEN_SECCOMP] : []), JOIN_CGROUPS].join('; ');
+  return viaShell(script, [...(gate?.args ?? []), envFile, ...seccomp, String(procs.length), ...procs, program, ...programArgs]);
 }
 
 /** Starts bwrap on pipes or on a pty; resolves once it runs, rejects when it cannot start. */
@@ -87,11 +93,14 @@ export function launchSandbox(launch: SandboxLaunch): Promise<LocalProcess> {
 }
 
 function launchOnPipes(launch: SandboxLaunch): Promise<LocalProcess> {
-  const [program, args] = command(launch);
+  const envFile = writeEnvArgs(launch.env);
+  const [program, args] = command(launch, envFile);
   const child = spawn(program, args, {
-    env: envRecord(launch.env),
+    env: { ...LAUNCHER_ENV },
     stdio: [launch.openStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
   });
+  child.once('error', () => discardEnvArgs(envFile));
+  child.once('spawn', () => void removeOnceOpened(envFile, child.pid));
   return pipedProcess(child, launch.output, (pid) => ({
     kill: (sig) => signalContainer(pid, launch.init, sig, () => child.kill(sig)),
     pids: () => containerPids(pid),
@@ -106,20 +115,24 @@ function launchOnPipes(launch: SandboxLaunch): Promise<LocalProcess> {
  */
 function launchOnPty(launch: SandboxLaunch, size: { rows: number; cols: number }): Promise<LocalProcess> {
   let pty;
+  let envFile: string | undefined;
   try {
-    const [program, args] = command(launch);
+    envFile = writeEnvArgs(launch.env);
+    const [program, args] = command(launch, envFile);
     pty = spawnPty(program, args, {
       name: 'xterm',
       rows: size.rows,
       cols: size.cols,
       cwd: '/',
-      env: envRecord(launch.env),
+      env: { ...LAUNCHER_ENV },
       encoding: null,
     });
   } catch (error) {
+    if (envFile !== undefined) discardEnvArgs(envFile);
     return Promise.reject(error as Error);
   }
   const term = pty;
+  void removeOnceOpened(envFile, term.pid);
   return Promise.resolve(ptyProcess(term, launch.output, {
     kill: (sig) => signalContainer(term.pid, launch.init, sig, () => term.kill(sig)),
     pids: () => containerPids(term.pid),

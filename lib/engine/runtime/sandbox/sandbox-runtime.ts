@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { isIPv4 } from 'node:net';
 import { rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -9,7 +9,7 @@ import { ImageStore } from '../../images/image-store.js';
 import type { ImageStoreApi } from '../../images/image-store-types.js';
 import { withSeedAliases } from './sandbox-images.js';
 import { isDomain } from '../../../reference/repository-name.js';
-import type { ContainerRuntime } from '../../../engine-api/runtime-types.js';
+import type { ContainerCreateBody, ContainerRuntime } from '../../../engine-api/runtime-types.js';
 import type { LocalExecutor } from '../local/local-container.js';
 import { LocalRuntime } from '../local/local-runtime.js';
 import { localLimits } from '../local/local-limits.js';
@@ -22,6 +22,8 @@ import { CGROUP_HOST_FIELDS } from './resource-limits.js';
 import { launchSandbox } from './sandbox-process.js';
 import { sandboxExec } from './sandbox-exec.js';
 import { SharedTmpfs } from './shared-tmpfs.js';
+import { sandboxDefaults, withDefaultPids } from './default-limits.js';
+import { tmpfsMount } from './tmpfs-options.js';
 import { diffTrees, sizeOfChanges } from '../local/diff-trees.js';
 import { runOnRootfs } from './sandbox-offline.js';
 import { prepareSeccomp, seccompSupported } from './seccomp/container-seccomp.js';
@@ -39,7 +41,11 @@ export interface SandboxRuntimeOptions {
   stateDir?: string;
   /** Path of the bubblewrap binary. Defaults to `bwrap` found on PATH. */
   bwrap?: string;
-  /** Static busybox the offline `busybox` image is made from. Defaults to `/bin/busybox`. */
+  /**
+   * Static busybox the offline `busybox` image is made from, and whose `nsenter` applet switches
+   * an exec to another user inside its sandbox (without it, such execs are refused). Defaults to
+   * `/bin/busybox`.
+   */
   busybox?: string;
   /**
    * References the offline busybox image is tagged with when they name no image yet. Defaults
@@ -106,6 +112,18 @@ export interface SandboxRuntimeOptions {
    * keeps published ports to this machine.
    */
   publishHostIp?: string;
+  /**
+   * `pids.max` of every container whose create body sets no PidsLimit (-1 there asks for none,
+   * as in Docker). Needs the pids cgroup; where it cannot be managed the default is not applied.
+   * Defaults to 2048, podman's default.
+   */
+  pidsLimit?: number;
+  /** Bytes of each `Tmpfs` mount without `size=`, and the most a `size=` may ask for (more is refused, naming this cap). Defaults to 64 MiB. */
+  tmpfsSize?: number;
+  /** Bytes a `docker load` archive may hold, uncompressed (its spool on disk is bounded by it); more is refused, naming the cap. Defaults to 4 GiB. */
+  maxLoadBytes?: number;
+  /** Bytes one pulled layer may hold, uncompressed; more fails the pull, naming the cap. Defaults to 4 GiB. */
+  maxLayerBytes?: number;
 }
 
 /** Terminal size of a Tty container until the client's first resize (dockerd's default for a console). */
@@ -127,8 +145,8 @@ const DEFAULT_TTY = { rows: 24, cols: 80 };
  * OpenStdin, StopSignal, StopTimeout, ReadonlyRootfs, AutoRemove, Init, NetworkMode (the default
  * and `bridge`: a network namespace of its own behind slirp4netns, which cannot reach the host's
  * loopback; `host`; `none`), PortBindings and PublishAllPorts (tcp and udp, IPv4), ExposedPorts,
- * Binds and bind Mounts (ro/rw), Tmpfs (no
- * options), CapAdd/CapDrop (from dockerd's default capability set). Every other isolation or
+ * Binds and bind Mounts (ro/rw), Tmpfs (`size=`, `mode=`, up to the tmpfsSize cap),
+ * CapAdd/CapDrop (from dockerd's default capability set). Every other isolation or
  * resource field is refused with a 400 naming it.
  *
  * @example
@@ -161,9 +179,15 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   const busybox = options.busybox ?? '/bin/busybox';
   const containersDir = join(stateDir, 'containers');
   mkdirSync(containersDir, { recursive: true });
+  // Only root may traverse the state directory (made so even when it already exists): it holds
+  // the image store and every container's root filesystem copy, with whatever files a container
+  // made there, on a host filesystem without nosuid or nodev.
+  for (const dir of [stateDir, containersDir]) chmodSync(dir, 0o700);
   let store: Promise<ImageStoreApi> | undefined;
   if (options.cgroups !== undefined && typeof options.cgroups !== 'boolean') throw new TypeError('sandboxRuntime option "cgroups" must be a boolean');
   const cgroups = options.cgroups === false ? undefined : Cgroups.detect();
+  const defaults = sandboxDefaults(options, cgroups);
+  const limitsOf = (body: ContainerCreateBody) => withDefaultPids(checkLimits(body, cgroups, cpus), body, cgroups, defaults.pidsLimit);
   const cpus = availableParallelism();
   if (options.tmpfsDir !== undefined && (typeof options.tmpfsDir !== 'string' || !isAbsolute(options.tmpfsDir))) {
     throw new TypeError('sandboxRuntime option "tmpfsDir" must be an absolute path');
@@ -214,7 +238,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     // Under the user namespace a volume belongs to container root's host ids, or root in it could not write it.
     ...(userns ? { volumeOwner: { uid: userns.map.uid, gid: userns.map.gid } } : {}),
     imageStore: (usage) => {
-      store = ImageStore.open(join(stateDir, 'images'), { usage, insecureRegistries }).then(async (opened) => {
+      store = ImageStore.open(join(stateDir, 'images'), { usage, insecureRegistries, maxLoadBytes: defaults.maxLoadBytes, maxLayerBytes: defaults.maxLayerBytes }).then(async (opened) => {
         // The offline busybox: only names that mean no image yet (a pulled busybox is kept).
         if (existsSync(busybox)) await opened.seedBusybox(seedTags);
         return existsSync(busybox) ? withSeedAliases(opened, seedRepositories) : opened;
@@ -228,7 +252,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       return sandboxExec(run, {
         bwrap,
         nsenter: hostTool('nsenter'),
-        setpriv: hostTool('setpriv'),
+        ...(existsSync(busybox) ? { busybox } : {}),
         ...container,
         resolveUser: (spec) => resolveUserIn(container.plan.rootfs, spec),
         ...(userns ? { enter: await userns.execEnter() } : {}),
@@ -244,7 +268,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       return diffTrees(await opened.imageRootfs(c.image.id, userns?.map), rootfs);
     },
     validate: (body, image) => {
-      refuseUnsupported(body, image, cgroups, cpus);
+      refuseUnsupported(body, image, cgroups, cpus, defaults.tmpfsSize);
       const user = typeof body.User === 'string' ? body.User : '';
       if (userns && user !== '' && image?.rootfs) userns.checkUser(resolveUserIn(image.rootfs, user), user);
     },
@@ -274,7 +298,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       if (tty && !fullEnv.some((e) => e.startsWith('TERM='))) fullEnv.push('TERM=xterm');
       let tmpfs: Record<string, string>;
       try {
-        tmpfs = sharedTmpfs.prepare(id, tmpfsPaths(body));
+        const options = (body.HostConfig?.Tmpfs ?? {}) as Record<string, unknown>;
+        tmpfs = sharedTmpfs.prepare(id, tmpfsPaths(body).map((path) => tmpfsMount(path, options[path], defaults.tmpfsSize)));
       } catch (error) {
         throw EngineError.system(`cannot prepare the container's tmpfs directories: ${(error as Error).message}`, error);
       }
@@ -286,7 +311,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         sharedTmpfs.remove(id);
         throw error;
       }) : undefined;
-      const limits = checkLimits(body, cgroups, cpus);
+      const limits = limitsOf(body);
       let group: ContainerCgroup | undefined;
       try {
         group = cgroups?.create(id, limits);
@@ -363,13 +388,14 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       if (refused.length > 0) {
         throw EngineError.invalidParameter(`${refused.join(', ')}: updating containers is not supported by the sandbox runtime (only ${CGROUP_HOST_FIELDS.join(', ')})`);
       }
-      const limits = checkLimits({ ...c.body, HostConfig: { ...(c.body.HostConfig ?? {}), ...update } }, cgroups, cpus);
+      const limits = limitsOf({ ...c.body, HostConfig: { ...(c.body.HostConfig ?? {}), ...update } });
       const entry = running.get(c.id);
       if (!entry || !cgroups) return update;
       let group: ContainerCgroup;
       try {
         group = cgroups.create(c.id, limits);
-        for (const pid of c.process?.pids?.() ?? []) for (const procs of group.procs) writeFileSync(procs, String(pid));
+        const pids = new Set([...(c.process?.pids?.() ?? []), ...(groups.get(c.id)?.pids() ?? [])]);
+        for (const pid of pids) for (const procs of group.procs) moveInto(procs, pid);
       } catch (error) {
         // The kernel's word, e.g. EBUSY for a memory limit below what the container already uses.
         throw EngineError.invalidParameter(`Cannot update container ${c.id}: ${(error as Error).message}`);
@@ -380,6 +406,18 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     },
   };
   return new LocalRuntime('sandbox', executor, limits);
+}
+
+/**
+ * Moves one process into a group. A launcher's short-lived helpers (the user namespace's staging
+ * `mount`s) can exit between listing and moving: a process that is gone (ESRCH) needs no move.
+ */
+function moveInto(procs: string, pid: number): void {
+  try {
+    writeFileSync(procs, String(pid));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+  }
 }
 
 /** `HostConfig.ConsoleSize` ([height, width], API 1.42) when the client sent one, else 24x80. */

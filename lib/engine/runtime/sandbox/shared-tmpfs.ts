@@ -1,14 +1,18 @@
-import { chmodSync, lstatSync, mkdirSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { lstatSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { LAUNCHER_ENV } from './launcher-env.js';
+import type { TmpfsMount } from './tmpfs-options.js';
 
 /**
  * Host directories backing the containers' `HostConfig.Tmpfs` mounts: `<dir>/<id>/<n>` for the
  * n-th Tmpfs path, bound into the container and into each of its execs. An exec gets its own
  * mount namespace (see bwrap-args.ts `bwrapExecArgs`), where a tmpfs of its own would be empty;
  * dockerd's exec sees the container's tmpfs files, so both bind the same directory instead.
- * `dir` is on a host tmpfs (`/dev/shm` by default), so the mount is still `tmpfs` in the
- * container's /proc/mounts and its files live in memory. They are emptied when the container
- * starts and removed when it exits or is removed, as a tmpfs goes with its mount.
+ * Each is a tmpfs of its own, mounted on the host with its size cap (`size=`, else the
+ * server's tmpfsSize), so the mount is `tmpfs` in the container's /proc/mounts and its files
+ * live in memory. They are made empty when the container starts and unmounted when it exits or
+ * is removed, as a tmpfs goes with its mount.
  */
 export class SharedTmpfs {
   private checked = false;
@@ -20,23 +24,44 @@ export class SharedTmpfs {
     return Object.fromEntries(paths.map((path, n) => [path, join(this.dir, id, String(n))]));
   }
 
-  /** Fresh, empty directories for a starting container (mode 0755, as bwrap's tmpfs). */
-  prepare(id: string, paths: readonly string[]): Record<string, string> {
+  /**
+   * Fresh, empty tmpfs mounts for a starting container, one per Tmpfs path, each of its own size
+   * (so a container cannot fill the host's memory through one) and root mode, nosuid and nodev.
+   * Mounted on the host (the server runs as root) and bound into the container and its execs.
+   */
+  prepare(id: string, mounts: readonly TmpfsMount[]): Record<string, string> {
     this.remove(id);
-    if (paths.length === 0) return {};
+    if (mounts.length === 0) return {};
     this.ensureBase();
-    const sources = this.sources(id, paths);
-    for (const source of Object.values(sources)) {
-      mkdirSync(source, { recursive: true, mode: 0o755 });
-      chmodSync(source, 0o755);
+    const sources = this.sources(id, mounts.map((m) => m.path));
+    try {
+      for (const mount of mounts) {
+        const source = sources[mount.path]!;
+        mkdirSync(source, { recursive: true, mode: 0o700 });
+        const flags = ['nosuid', 'nodev', ...(mount.noexec ? ['noexec'] : []), `size=${mount.size}`, `mode=${mount.mode.toString(8).padStart(4, '0')}`];
+        const done = spawnSync('mount', ['-t', 'tmpfs', '-o', flags.join(','), 'tmpfs', source], { env: { ...LAUNCHER_ENV }, encoding: 'utf8' });
+        if (done.status !== 0) throw new Error(`cannot mount a ${mount.size}-byte tmpfs for ${mount.path}: ${(done.stderr || done.error?.message || '').trim()}`);
+      }
+    } catch (error) {
+      this.remove(id);
+      throw error;
     }
     return sources;
   }
 
-  /** Removes a container's directories and everything written in them. */
+  /** Unmounts and removes a container's tmpfs mounts and everything written in them. */
   remove(id: string): void {
     if (!/^[0-9a-f]+$/.test(id)) return;
-    rmSync(join(this.dir, id), { recursive: true, force: true });
+    const dir = join(this.dir, id);
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      return;
+    }
+    // Lazily (-l): a process of the exiting container may still hold one for a moment.
+    for (const name of names) spawnSync('umount', ['-l', join(dir, name)], { env: { ...LAUNCHER_ENV }, stdio: 'ignore' });
+    rmSync(dir, { recursive: true, force: true });
   }
 
   /**

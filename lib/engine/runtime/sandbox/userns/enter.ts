@@ -21,8 +21,8 @@ export interface UsernsTools {
  */
 export const STAGE_DIR = '/run/dockgate-stage';
 
-/** The descriptor bubblewrap's `--userns` reads the namespace from, for a non-root user. */
-const USERNS_FD = 11;
+/** The descriptor bubblewrap's `--userns` reads the namespace from, for a non-root user (one digit: dash, the launcher shell, takes no more; see seccomp-fd.ts). */
+const USERNS_FD = 7;
 
 /**
  * bwrap options and how many arguments each takes (bubblewrap 0.8's `--help`), to find the host
