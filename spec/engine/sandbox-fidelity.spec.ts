@@ -92,7 +92,7 @@ describeWithPeers('docker diff leaves out what dockerd never lists; prune report
     expect(diff.body).toBeNull();
   });
   test('written files are listed; /etc, which dockerd\'s init layer holds, shows as modified', async () => {
-    const id = await ran(tag, ['sh', '-c', 'mkdir /etc /data && echo x > /etc/foo && echo abc > /data/g']);
+    const id = await ran(tag, ['sh', '-c', 'mkdir -p /etc /data && echo x > /etc/foo && echo abc > /data/g']);
     expect((await request(app!).get(`/v1.41/containers/${id}/changes`)).body).toEqual([
       { Path: '/data', Kind: 1 }, { Path: '/data/g', Kind: 1 }, { Path: '/etc', Kind: 0 }, { Path: '/etc/foo', Kind: 1 },
     ]);

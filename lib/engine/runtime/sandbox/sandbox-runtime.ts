@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { isIPv4 } from 'node:net';
 import { rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -307,6 +307,12 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       const enter = userns ? await userns.enter(user) : undefined;
       const seccompFile = seccomp ? prepareSeccomp(body, join(containersDir, id, 'seccomp.bpf')) : undefined;
       // Its own network namespace (bridge mode): the command waits at bwrap's gate until the stack is up.
+      // Its /etc/hosts and /etc/resolv.conf are bound over the root: an image without /etc gets one
+      // of container root's own, or bwrap would make it as host root, read-only to the container.
+      if (ownsNetwork(body) && !existsSync(join(rootfs, 'etc'))) {
+        mkdirSync(join(rootfs, 'etc'), { mode: 0o755 });
+        if (userns) chownSync(join(rootfs, 'etc'), userns.map.uid, userns.map.gid);
+      }
       const net = ownsNetwork(body) ? await ContainerNetwork.prepare(network, id, body, join(containersDir, id), rootfs).catch((error: unknown) => {
         sharedTmpfs.remove(id);
         throw error;
