@@ -1,19 +1,35 @@
 import { describe, expect, test } from '@jest/globals';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, openSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pino } from 'pino';
 import { logDestination } from '../../demo/log-destination.js';
 import { until } from '../support/until.js';
 
-/** A real pipe whose reader (cat, into a pipe this spec reads) can be paused and resumed. */
+/**
+ * A real pipe (a FIFO) whose reader (cat, into a pipe this spec reads) can be paused and resumed.
+ * The write end is a descriptor of its own, which the destination owns and closes: a child's
+ * stdin handle would be closed twice (by the destination and by the handle), and the late
+ * EBADF would surface in whatever spec runs next.
+ */
 function pausedReader() {
-  const cat = spawn('cat', [], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const dir = mkdtempSync(join(tmpdir(), 'dockgate-log-destination-'));
+  const fifo = join(dir, 'pipe');
+  execFileSync('mkfifo', ['-m', '0600', fifo]);
+  const cat = spawn('cat', [fifo], { stdio: ['ignore', 'pipe', 'inherit'] });
   cat.stdout.pause();
+  // Opened after cat: the open of a FIFO's write end waits for its reader.
+  const fd = openSync(fifo, 'w');
   let text = '';
   return {
-    fd: (cat.stdin as unknown as { _handle: { fd: number } })._handle.fd,
+    fd,
     resume: () => cat.stdout.on('data', (chunk: Buffer) => { text += chunk.toString('utf8'); }).resume(),
     lines: () => text.split('\n').filter(Boolean),
-    stop: () => cat.kill(),
+    stop: () => {
+      cat.kill();
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }
 
