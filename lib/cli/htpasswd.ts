@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { htpasswdLine } from '../token/authn/index.js';
 import { UsageError, type CliIo } from './io.js';
-import { writeFileAtomically } from './write-file-atomically.js';
+import { writeFileAtomic } from '../fs/atomic-file.js';
 
 export const htpasswdHelp = `Usage: dockgate htpasswd FILE USER [--cost N] < password
 
@@ -29,7 +29,7 @@ export async function htpasswd(args: string[], io: CliIo): Promise<number> {
   const lines = existsSync(file) ? readFileSync(file, 'utf8').split(/\r?\n/).filter((l) => l.length > 0) : [];
   const kept = lines.filter((l) => !l.startsWith(`${user}:`));
   // Atomically: the token server re-reads this file when it changes, maybe mid-write.
-  await writeFileAtomically(file, [...kept, line].join('\n') + '\n', 0o600);
+  await writeFileAtomic(file, [...kept, line].join('\n') + '\n', { mode: 0o600, keepMode: true, syncDirectory: true });
   io.stdout(`${kept.length === lines.length ? 'added' : 'updated'} ${user} in ${file}\n`);
   return 0;
 }

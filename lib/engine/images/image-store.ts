@@ -15,7 +15,7 @@ import { resolveStoreOptions, type ResolvedStoreOptions } from './store-options.
 import type { CommitRequest, ImageStoreCore } from './store-core.js';
 import { buildBusyboxSeed } from './store/busybox-seed.js';
 import { chainIds } from './store/chain-id.js';
-import { writeFileAtomic } from './store/atomic-file.js';
+import { writeFileAtomic } from '../../fs/atomic-file.js';
 import { digestHex, isSha256Digest, sha256Of } from './store/digest.js';
 import { ImageIndex } from './store/image-index.js';
 import { LayerFiles } from './store/layer-files.js';

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { ImageRecord } from '../image-store-types.js';
-import { writeFileAtomic } from './atomic-file.js';
+import { writeFileAtomic } from '../../../fs/atomic-file.js';
 import { idPrefixOf } from './references.js';
 
 /**

@@ -7,7 +7,7 @@ import { EngineError } from '../../../engine-api/engine-error.js';
 import type { StoredLayer } from '../image-store-types.js';
 import { applyLayer } from './apply-layer.js';
 import { byteCap } from './byte-cap.js';
-import { tempPathFor } from './atomic-file.js';
+import { tempPathFor } from '../../../fs/atomic-file.js';
 import { decompressedLayer } from './decompress.js';
 import { digestHex, HashingStream, verifyDigest } from './digest.js';
 

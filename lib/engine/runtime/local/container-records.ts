@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../../images/store/atomic-file.js';
+import { writeFileAtomic } from '../../../fs/atomic-file.js';
 import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
 import type { LocalContainer, LocalImage, LocalStatus } from './local-container.js';
 import { PassThrough } from 'node:stream';
