@@ -106,13 +106,20 @@ export class LayerBlobs {
         file.end(callback);
       },
     });
-    source.on('data', () => onRead(source.bytesRead));
+    let read = 0;
+    const meter = new Transform({
+      transform(chunk: Buffer, _enc, callback: TransformCallback) {
+        read += chunk.length;
+        onRead(read);
+        callback(null, chunk);
+      },
+    });
     const gzip = createGzip();
     const fail = (err: Error) => {
-      for (const s of [source, gzip, hasher, copy]) if (!s.destroyed) s.destroy(err);
+      for (const s of [source, meter, gzip, hasher, copy]) if (!s.destroyed) s.destroy(err);
     };
-    for (const s of [source, gzip, hasher, file] as NodeJS.EventEmitter[]) s.once('error', fail);
-    const stream = source.pipe(gzip).pipe(hasher).pipe(copy);
+    for (const s of [source, meter, gzip, hasher, file] as NodeJS.EventEmitter[]) s.once('error', fail);
+    const stream = source.pipe(meter).pipe(gzip).pipe(hasher).pipe(copy);
     const done = new Promise<Omit<LayerBlob, 'repositories'>>((resolve, reject) => {
       copy.once('error', reject);
       copy.once('close', () => {
