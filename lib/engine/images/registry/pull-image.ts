@@ -118,6 +118,9 @@ export async function pullImage(store: ImageStoreCore, request: ImagePullRequest
       const stored = await store.files.stored(diffId);
       if (stored) {
         layers[i] = stored;
+        // The manifest says which blob holds it in this repository: a later push may find or mount it there.
+        const blob = image.layers[i] as Descriptor;
+        await store.files.blobs.remember(diffId, { digest: blob.digest, size: blob.size, mediaType: blob.mediaType }, session.repository);
         send(layerLine('Already exists', shortId(image.layers[i]?.digest as string)));
       } else {
         fresh.add(i);

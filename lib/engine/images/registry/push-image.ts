@@ -96,7 +96,11 @@ export async function pushImage(store: ImageStoreCore, request: ImagePushRequest
     }
   };
   run().then(() => { if (!out.destroyed) out.end(); }, (err: unknown) => {
-    if (!out.destroyed) out.end(errorLine(err instanceof Error ? err.message : String(err)));
+    let message = err instanceof Error ? err.message : String(err);
+    // The token client names the request it answered a challenge for (`Head "…": unauthorized: …`,
+    // a pull's words); dockerd's push reports the registry's reason alone.
+    if (err instanceof EngineError && err.kind === 'Unauthorized') message = message.replace(/^[A-Z][a-z]+ "[^"]*": /, '');
+    if (!out.destroyed) out.end(errorLine(message));
   });
   return out;
 }
