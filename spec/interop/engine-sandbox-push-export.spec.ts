@@ -14,6 +14,37 @@ import { dockerd, dockerImage, describeWithPeers, program } from '../support/pee
 import { aclAuthorizer, generateSigningKey, htpasswdAuthenticator, htpasswdLine, ownNamespaceAcl } from '../../lib/index.js';
 import { dockerCli, startRegistry, startTokenServer, type DockerCli, type ProgramResult, type RunningRegistry, type RunningTokenServer } from './support/index.js';
 import { SANDBOX_PEERS, sandboxCli, type CliResult, type SandboxCli } from './support/sandbox-cli.js';
+import { ImageStore } from '../../lib/engine/images/index.js';
+import { sha256Of } from '../../lib/engine/images/store/digest.js';
+import { tarOf } from '../engine/images/tar-fixture.js';
+import { pack } from 'tar-stream';
+
+/** A docker-archive (`docker save` layout) of one image with these layers, tagged `tag`; read while it is written. */
+async function archiveOf(layers: Buffer[], tag: string): Promise<Buffer> {
+  const config = Buffer.from(JSON.stringify({
+    architecture: 'amd64', os: 'linux', config: { Cmd: ['sh'] }, rootfs: { type: 'layers', diff_ids: layers.map((l) => sha256Of(l)) },
+    history: layers.map((_, i) => ({ created: '2024-05-01T00:00:00Z', created_by: `step ${i}` })),
+  }));
+  const files = [
+    ...layers.map((content, i) => ({ name: `l${i}/layer.tar`, content })),
+    { name: 'cfg.json', content: config },
+    { name: 'manifest.json', content: Buffer.from(JSON.stringify([{ Config: 'cfg.json', RepoTags: [tag], Layers: layers.map((_, i) => `l${i}/layer.tar`) }])) },
+  ];
+  const archive = pack();
+  const chunks: Buffer[] = [];
+  archive.on('data', (c: unknown) => chunks.push(c as Buffer));
+  const ended = new Promise<void>((resolve) => archive.on('end', () => resolve()));
+  for (const f of files) await new Promise<void>((resolve, reject) => archive.entry({ name: f.name }, f.content, (e) => (e ? reject(e) : resolve())));
+  archive.finalize();
+  await ended;
+  return Buffer.concat(chunks);
+}
+
+async function text(stream: Readable): Promise<string> {
+  let out = '';
+  for await (const chunk of stream) out += String(chunk);
+  return out;
+}
 
 const SERVICE = 'registry.dockgate.test';
 const ISSUER = 'dockgate-push';
@@ -156,6 +187,9 @@ describeWithPeers('docker export, history and push: the sandbox runtime against 
     expect((await cli.docker(['image', 'inspect', '--format', '{{.Id}}', image])).stdout.trim())
       .toBe((await sandbox.cli('image', 'inspect', '--format', '{{.Id}}', image)).stdout.trim());
 
+    // As dockerd, the pushed manifest's digest joins the image's RepoDigests.
+    const digest = /digest: (sha256:[0-9a-f]{64})/.exec(lines.at(-1) ?? '')?.[1];
+    expect(JSON.parse((await sandbox.cli('image', 'inspect', '--format', '{{json .RepoDigests}}', image)).stdout)).toContain(`${registry.host}/alice/sandboxed@${digest}`);
     const again = await sandbox.cli('push', image);
     expectSuccess(again);
     expect(again.stdout).toMatch(/^[0-9a-f]{12}: Layer already exists$/m);
@@ -199,6 +233,32 @@ describeWithPeers('docker export, history and push: the sandbox runtime against 
     expect(theirsAnonymous.code).not.toBe(0);
     expect(oursAnonymous.code).toBe(theirsAnonymous.code);
     expect(lastLine(oursAnonymous)).toBe(lastLine(theirsAnonymous));
+  }, 120_000);
+
+  test('the store\'s push progress: Preparing for every layer newest first, Waiting beyond five, Pushing with byte counts, Pushed, then the digest and aux lines', async () => {
+    const store = await ImageStore.open(join(work, 'store'));
+    const layers = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => tarOf([{ name: `f${i}`, content: `layer ${i}\n`.repeat(100) }])));
+    await text(await store.load(Readable.from([await archiveOf(layers, `${registry.host}/alice/six:1`)])));
+    const registryAuth = Buffer.from(JSON.stringify({ username: 'alice', password: PASSWORD })).toString('base64url');
+    const messages = (await text(await store.push({ name: `${registry.host}/alice/six`, tag: '1', registryAuth })))
+      .trim().split('\n').map((l) => JSON.parse(l) as { status?: string; id?: string; progressDetail?: { current?: number; total?: number }; aux?: Record<string, unknown>; error?: string });
+    expect(messages.find((m) => m.error)).toBeUndefined();
+    const ids = layers.map((l) => sha256Of(l).slice(7, 19)).reverse();
+    expect(messages[0]).toEqual({ status: `The push refers to repository [${registry.host}/alice/six]` });
+    expect(messages.slice(1, 7)).toEqual(ids.map((id) => ({ status: 'Preparing', progressDetail: {}, id })));
+    expect(messages[7]).toEqual({ status: 'Waiting', progressDetail: {}, id: ids[5] });
+    for (const id of ids) {
+      expect(messages).toContainEqual({ status: 'Pushing', progressDetail: { current: expect.any(Number), total: expect.any(Number) }, id });
+      expect(messages).toContainEqual({ status: 'Pushed', progressDetail: {}, id });
+    }
+    const [digestLine, aux] = messages.slice(-2);
+    const digest = /^1: digest: (sha256:[0-9a-f]{64}) size: (\d+)$/.exec(digestLine?.status ?? '');
+    expect(aux).toEqual({ progressDetail: {}, aux: { Tag: '1', Digest: digest?.[1], Size: Number(digest?.[2]) } });
+    // dockerd pulls what the store pushed, with the same image ID.
+    const pulled = await cli.docker(['pull', `${registry.host}/alice/six:1`], { timeoutMs: 60_000 });
+    expectSuccess(pulled);
+    daemonImages.push(`${registry.host}/alice/six:1`);
+    expect((await cli.docker(['image', 'inspect', '--format', '{{.Id}}', `${registry.host}/alice/six:1`])).stdout.trim()).toBe((await store.inspect(`${registry.host}/alice/six:1`)).Id);
   }, 120_000);
 
   test('a push of an image the sandbox does not have: dockerd\'s words (as a 404 before the stream, where dockerd writes them in it)', async () => {

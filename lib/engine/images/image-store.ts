@@ -179,6 +179,16 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
     });
   }
 
+  addRepoDigest(id: string, repoDigest: string): Promise<void> {
+    return this.exclusive(async () => {
+      const record = this.#index.get(id);
+      if (!record || record.repoDigests.includes(repoDigest)) return;
+      record.repoDigests.push(repoDigest);
+      this.#index.put(record);
+      await this.#index.save();
+    });
+  }
+
   seedBusybox(tags: string[] = ['busybox:latest']): Promise<string> {
     return buildBusyboxSeed(this, tags.map(normalizeRef));
   }

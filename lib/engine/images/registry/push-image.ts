@@ -91,6 +91,8 @@ export async function pushImage(store: ImageStoreCore, request: ImagePushRequest
       const configBytes = await readFile(store.blobFile(record.id));
       if (!(await blobExists(session, record.id))) await uploadBlob(session, await startUpload(session), configBytes, async () => record.id);
       const { digest, size } = await putManifest(session, tag, record.id, configBytes.length, descriptors);
+      // dockerd lists what it pushed among the image's RepoDigests.
+      await store.addRepoDigest(record.id, `${target.repo}@${digest}`);
       send(line({ status: `${tag}: digest: ${digest} size: ${size}` }));
       send(line({ progressDetail: {}, aux: { Tag: tag, Digest: digest, Size: size } }));
     }
