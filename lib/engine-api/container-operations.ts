@@ -85,4 +85,9 @@ export interface ContainerOperations {
   getArchive(ref: string, path: string, signal: AbortSignal): Promise<{ stat: ContainerPathStat; tar: Readable }>;
   /** Extracts a tar into the directory `path` (`docker cp - ctr:path`). */
   putArchive(ref: string, path: string, tar: Readable, options: PutArchiveOptions): Promise<void>;
+  /**
+   * `GET /containers/{id}/export` (`docker export`): a tar of the container's whole filesystem,
+   * streamed, with owners as the container sees them; rejects before any byte for an unknown one.
+   */
+  exportContainer(ref: string, signal: AbortSignal): Promise<Readable>;
 }

@@ -42,6 +42,19 @@ export interface ImageLoadRequest {
   signal: AbortSignal;
 }
 
+/** What the router hands a runtime to push (`POST /images/{name}/push?tag=…`). */
+export interface PushRequest {
+  /** The `{name}` of the path as sent (`127.0.0.1:5000/alice/x`, possibly with a tag), already validated. */
+  name: string;
+  /** The `tag` parameter as sent; none (and no tag in `name`) pushes every local tag of the repository. */
+  tag?: string;
+  /** The client's `X-Registry-Auth` header, passed on untouched; a credential, never log it. */
+  registryAuth: string;
+  apiVersion: string;
+  /** Aborted when the client goes away. */
+  signal: AbortSignal;
+}
+
 /**
  * Optional image operations. Image references arrive as the client sent them (name[:tag],
  * name@digest, full or short id); an unknown one is 404 `No such image: <ref>`. A runtime
@@ -73,6 +86,14 @@ export interface ImageOperations {
    * quiet), streamed to the client; see {@link loadedImageLines} for the final lines.
    */
   loadImages(request: ImageLoadRequest): Promise<Readable>;
+  /**
+   * `POST /images/{name}/push`: resolves with dockerd's JSON-lines progress (`The push refers to
+   * repository […]`, per-layer `Preparing`/`Pushing`/`Pushed`/`Layer already exists`, the final
+   * `<tag>: digest: … size: …` and `aux` lines). An image the runtime does not have is 404
+   * `An image does not exist locally with the tag: <name>`; a registry's refusal ends the stream
+   * with an `errorDetail` line, as dockerd's does.
+   */
+  pushImage(request: PushRequest): Promise<Readable>;
 }
 
 /**

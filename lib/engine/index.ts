@@ -34,8 +34,9 @@ export { familiarImageRef } from '../engine-api/image-ref.js';
 export type { SystemOperations, DiskUsageOptions } from '../engine-api/system-operations.js';
 export {
   loadedImageLines,
-  type ImageOperations, type ImageListOptions, type ImageRemoveOptions, type ImageDeleteItem, type ImagePruneReport, type ImageLoadRequest,
+  type ImageOperations, type ImageListOptions, type ImageRemoveOptions, type ImageDeleteItem, type ImagePruneReport, type ImageLoadRequest, type PushRequest,
 } from '../engine-api/image-operations.js';
+export type { BuildOperations, ImageBuildRequest, ContainerCommitRequest } from '../engine-api/build-operations.js';
 export type { NetworkOperations, NetworkInspectOptions } from '../engine-api/network-operations.js';
 export type { VolumeOperations, VolumeCreateBody, VolumePruneReport } from '../engine-api/volume-operations.js';
 export { decodeRegistryAuth, type PullCredentials } from './images/registry/registry-auth.js';

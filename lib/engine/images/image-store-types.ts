@@ -87,6 +87,17 @@ export interface ImagePullRequest {
   signal?: AbortSignal;
 }
 
+/** A push (`POST /images/{name}/push?tag=…`). */
+export interface ImagePushRequest {
+  /** The repository as the client named it (`127.0.0.1:5000/alice/x`), possibly with a tag. */
+  name: string;
+  /** The `tag` parameter; none (and no tag in `name`) pushes every local tag of the repository. */
+  tag?: string;
+  /** The client's `X-Registry-Auth` header (base64url JSON); a credential, never logged. */
+  registryAuth?: string;
+  signal?: AbortSignal;
+}
+
 /** `DELETE /images/{name}` options. */
 export interface ImageRemoveOptions {
   /** Untag every reference / delete even when a stopped container uses it (dockerd's `force`). */
@@ -159,6 +170,11 @@ export interface ImageStoreApi {
   login?(request: RegistryLoginRequest): Promise<RegistryLoginResult>;
   /** Pulls; resolves with dockerd's JSON-lines progress (bytes). Rejects before output when it cannot start. */
   pull(request: ImagePullRequest): Promise<Readable>;
+  /**
+   * `docker push`: resolves with dockerd's JSON-lines progress; an unknown image (404) or a bad
+   * name or header (400) rejects before any output, a registry's refusal ends the stream. Optional.
+   */
+  push?(request: ImagePushRequest): Promise<Readable>;
   /**
    * `docker load`: a docker-archive (or OCI layout) tar, spooled to disk, never buffered; resolves
    * with dockerd's JSON-lines messages (`Loaded image: …`) once everything is imported; a broken

@@ -6,10 +6,11 @@ import { EngineError } from '../../engine-api/engine-error.js';
 import { loadArchive } from './archive/load-archive.js';
 import { saveArchive } from './archive/save-archive.js';
 import type {
-  IdShift, ImageConfigBlob, ImageDeleteEntry, ImagePruneResult, ImagePullRequest, ImageRecord, ImageRemoveOptions,
+  IdShift, ImageConfigBlob, ImageDeleteEntry, ImagePruneResult, ImagePullRequest, ImagePushRequest, ImageRecord, ImageRemoveOptions,
   ImageStoreApi, ImageStoreOptions, ResolvedImage,
 } from './image-store-types.js';
 import { pullImage } from './registry/pull-image.js';
+import { pushImage } from './registry/push-image.js';
 import { registryLogin, type RegistryLoginRequest, type RegistryLoginResult } from './registry/registry-login.js';
 import { resolveStoreOptions, type ResolvedStoreOptions } from './store-options.js';
 import type { CommitRequest, ImageStoreCore } from './store-core.js';
@@ -178,12 +179,26 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
     });
   }
 
+  addRepoDigest(id: string, repoDigest: string): Promise<void> {
+    return this.exclusive(async () => {
+      const record = this.#index.get(id);
+      if (!record || record.repoDigests.includes(repoDigest)) return;
+      record.repoDigests.push(repoDigest);
+      this.#index.put(record);
+      await this.#index.save();
+    });
+  }
+
   seedBusybox(tags: string[] = ['busybox:latest']): Promise<string> {
     return buildBusyboxSeed(this, tags.map(normalizeRef));
   }
 
   pull(request: ImagePullRequest): Promise<Readable> {
     return pullImage(this, request);
+  }
+
+  push(request: ImagePushRequest): Promise<Readable> {
+    return pushImage(this, request);
   }
 
   login(request: RegistryLoginRequest): Promise<RegistryLoginResult> {
@@ -264,7 +279,7 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
     const chains = chainIds(record.layers.map((l) => l.diffId));
     for (const [i, layer] of record.layers.entries()) {
       if (inUse.has(layer.diffId)) continue;
-      await rm(this.files.layerFile(layer.diffId), { force: true });
+      await this.files.discard(layer.diffId);
       entries.push({ Deleted: chains[i] as string });
     }
     return entries;
@@ -285,7 +300,8 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
 
   async history(ref: string): Promise<Record<string, unknown>[]> {
     const record = this.recordOrThrow(ref);
-    return historyView(record, await this.config(record.id));
+    const sizes = await Promise.all(record.layers.map((l) => this.files.contentSize(l.diffId).catch(() => l.size)));
+    return historyView(record, await this.config(record.id), sizes);
   }
 }
 

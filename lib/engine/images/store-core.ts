@@ -29,4 +29,6 @@ export interface ImageStoreCore {
   blobFile(digest: string): string;
   config(id: string): Promise<ImageConfigBlob>;
   commit(request: CommitRequest): Promise<{ id: string; moved: { ref: string; from: string }[] }>;
+  /** Records `name@sha256:…` among the image's RepoDigests (after a push, as dockerd does). */
+  addRepoDigest(id: string, repoDigest: string): Promise<void>;
 }

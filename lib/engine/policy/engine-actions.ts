@@ -47,6 +47,7 @@ export const ENGINE_ACTIONS = {
   'container.archive.stat': { route: 'HEAD /containers/{id}/archive', target: 'container' },
   'container.archive.get': { route: 'GET /containers/{id}/archive', target: 'container' },
   'container.archive.put': { route: 'PUT /containers/{id}/archive', target: 'container' },
+  'container.export': { route: 'GET /containers/{id}/export', target: 'container' },
   // Execs
   'exec.create': { route: 'POST /containers/{id}/exec', target: 'container' },
   'exec.start': { route: 'POST /exec/{id}/start', target: 'exec' },
@@ -62,6 +63,7 @@ export const ENGINE_ACTIONS = {
   'image.history': { route: 'GET /images/{name}/history', target: 'image' },
   'image.tag': { route: 'POST /images/{name}/tag', target: 'image' },
   'image.delete': { route: 'DELETE /images/{name}', target: 'image' },
+  'image.push': { route: 'POST /images/{name}/push', target: 'image' },
   // Networks and volumes
   'network.list': { route: 'GET /networks', target: 'none' },
   'network.inspect': { route: 'GET /networks/{id}', target: 'none' },

@@ -8,13 +8,13 @@ export interface ImageNamePolicyOptions {
   admin?: AdminPredicate;
 }
 
-const WRITES = new Set(['image.pull', 'image.load', 'image.tag']);
+const WRITES = new Set(['image.pull', 'image.load', 'image.tag', 'image.push']);
 
 /**
  * Image names belong to a policy too: a tenant creates, overwrites and deletes tags only under
  * its own namespace (`bob/…`, also behind a registry: `127.0.0.1:5000/bob/…`). Shared names
  * (`busybox`, `library/…`) and other tenants' namespaces are the administrators' to pull to,
- * load, tag and delete; so is `image prune`. Reading (list, inspect, save, running a container
+ * load, tag, push and delete; so is `image prune`. Reading (list, inspect, save, running a container
  * of a shared image) stays open to all. A subject that is not a valid repository component
  * (`a@b.c`) has no namespace of its own.
  *

@@ -132,6 +132,9 @@ async function imagesWritten(action: EngineAction, req: Request, target: PolicyT
       return parsed(queryString(req.query.fromImage), queryString(req.query.tag));
     case 'image.tag':
       return parsed(queryString(req.query.repo), queryString(req.query.tag));
+    case 'image.push':
+      // A push writes the name at the registry: the policy judges it as a tag it would write.
+      return parsed(target?.ref, queryString(req.query.tag));
     case 'image.delete': {
       const ref = target?.ref ?? '';
       // An id (or id prefix) names the image, not one of its tags: the policy sees its tags instead.

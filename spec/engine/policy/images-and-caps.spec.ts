@@ -43,6 +43,17 @@ describeSeeded('image names: a tenant writes only under its own namespace', () =
     expect((await as(app, 'root').post('/v1.41/images/busybox/tag?repo=busybox&tag=mine')).status).toBe(201);
   });
 
+  test('push: a shared name or another tenant\'s is refused naming the reference; his own passes the policy', async () => {
+    const header = Buffer.from('{}').toString('base64url');
+    for (const [path, ref] of [['busybox/push?tag=latest', 'busybox:latest'], ['127.0.0.1:9/alice/box/push?tag=1', '127.0.0.1:9/alice/box:1']]) {
+      const res = await as(app, 'bob').post(`/v1.41/images/${path}`).set('X-Registry-Auth', header);
+      expect({ path, status: res.status, body: res.body }).toEqual({ path, status: 403, body: { message: `${ref} is not in your namespace (bob/…): only administrators may write it` } });
+    }
+    // His own namespace passes the policy (and then the store has no such image).
+    const own = await as(app, 'bob').post('/v1.41/images/127.0.0.1:9/bob/box/push?tag=1').set('X-Registry-Auth', header);
+    expect({ status: own.status, body: own.body }).toEqual({ status: 404, body: { message: 'An image does not exist locally with the tag: 127.0.0.1:9/bob/box' } });
+  });
+
   test('pull to a shared name is refused before anything is fetched', async () => {
     const res = await as(app, 'bob').post('/v1.41/images/create?fromImage=busybox&tag=latest');
     expect(res.status).toBe(403);

@@ -12,6 +12,7 @@ import { formatPlatform, parsePlatform } from '../store/platform.js';
 import { decodeRegistryAuth } from './registry-auth.js';
 import { pullError, registryErrors } from './registry-errors.js';
 import { RegistrySession } from './registry-session.js';
+import { layerLine, line } from './progress-lines.js';
 
 const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
 
@@ -54,9 +55,6 @@ async function fetchManifest(session: RegistrySession, reference: string, ref: s
 /** Writes one progress line unless the client has gone. */
 type Send = (text: string) => void;
 
-/** One JSON-lines progress message in dockerd's jsonmessage shape, CRLF-terminated as its stream formatter writes them. */
-const line = (message: Record<string, unknown>) => `${JSON.stringify(message)}\r\n`;
-const layerLine = (status: string, id: string, progressDetail: Record<string, number> = {}) => line({ status, progressDetail, id });
 
 /**
  * Pulls an image into the store. Everything that can refuse the pull (reference, credentials,
@@ -120,6 +118,9 @@ export async function pullImage(store: ImageStoreCore, request: ImagePullRequest
       const stored = await store.files.stored(diffId);
       if (stored) {
         layers[i] = stored;
+        // The manifest says which blob holds it in this repository: a later push may find or mount it there.
+        const blob = image.layers[i] as Descriptor;
+        await store.files.blobs.remember(diffId, { digest: blob.digest, size: blob.size, mediaType: blob.mediaType }, session.repository);
         send(layerLine('Already exists', shortId(image.layers[i]?.digest as string)));
       } else {
         fresh.add(i);
@@ -194,6 +195,8 @@ async function downloadLayer(store: ImageStoreCore, session: RegistrySession, la
     await store.files.discard(diffId);
     throw err;
   }
+  // A later push of this layer to the same registry finds it there, or mounts it from here (layer-blobs.ts).
+  await store.files.blobs.remember(diffId, { digest: layer.digest, size: layer.size, mediaType: layer.mediaType }, session.repository);
   send(layerLine('Verifying Checksum', id));
   send(layerLine('Download complete', id));
   return stored;

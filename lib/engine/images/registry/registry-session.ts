@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import type { Readable } from 'node:stream';
 import { parseChallenge, RegistryTokenClient, TokenFetchError, type RegistryCredentials } from '../../../client/registry/index.js';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type { PullCredentials } from './registry-auth.js';
@@ -28,6 +29,18 @@ export interface RegistrySessionOptions {
   insecure: ReadonlySet<string>;
   fetch: typeof fetch;
   signal?: AbortSignal;
+  /**
+   * The scopes a token is asked for. Defaults to `repository:<path>:pull`; a push asks for
+   * `pull,push` on its repository and `pull` on the repositories it mounts blobs from.
+   */
+  scopes?: readonly string[];
+}
+
+/** What {@link RegistrySession.send} sends besides the method and URL. */
+export interface RegistrySend {
+  headers?: Record<string, string>;
+  /** A buffer (resent after a challenge) or a stream (sent once: the session must already hold its token). */
+  body?: Buffer | Readable;
 }
 
 /**
@@ -43,6 +56,11 @@ export class RegistrySession {
   readonly #o: RegistrySessionOptions;
   #authorization: string | undefined;
 
+  /** `host/path` as references name the repository (`127.0.0.1:5000/alice/x`, `docker.io/library/busybox`). */
+  get repository(): string {
+    return `${this.#o.host}/${this.#o.path}`;
+  }
+
   constructor(options: RegistrySessionOptions) {
     this.#o = options;
     const host = ['docker.io', 'index.docker.io'].includes(options.host) ? 'registry-1.docker.io' : options.host;
@@ -56,25 +74,40 @@ export class RegistrySession {
   }
 
   /** Sends `method <base>/<suffix>`, authenticating on a 401 challenge and trying once more. */
-  async request(method: 'GET' | 'HEAD', suffix: string, accept?: string): Promise<Response> {
-    const url = `${this.base}/${suffix}`;
-    const send = () => {
-      const headers: Record<string, string> = {};
-      if (accept) headers.Accept = accept;
-      if (this.#authorization) headers.Authorization = this.#authorization;
-      return this.#o.fetch(url, { method, headers, ...(this.#o.signal ? { signal: this.#o.signal } : {}) }).catch((err: unknown) => {
+  request(method: 'GET' | 'HEAD', suffix: string, accept?: string): Promise<Response> {
+    return this.send(method, suffix, accept ? { headers: { Accept: accept } } : {});
+  }
+
+  /**
+   * Sends `method` to `<base>/<target>`, or to `target` itself when it is a URL or an absolute
+   * path (an upload's `Location`, resolved against the registry). A 401 challenge is answered
+   * once and the request sent again, unless its body is a stream (which cannot be sent twice).
+   * The bearer token goes only to the registry's own origin.
+   */
+  async send(method: string, target: string, init: RegistrySend = {}): Promise<Response> {
+    const url = /^https?:/.test(target) || target.startsWith('/') ? new URL(target, this.base).href : `${this.base}/${target}`;
+    const sameOrigin = new URL(url).origin === new URL(this.base).origin;
+    const streamed = init.body !== undefined && !Buffer.isBuffer(init.body);
+    const go = () => {
+      const headers: Record<string, string> = { ...init.headers };
+      if (this.#authorization && sameOrigin) headers.Authorization = this.#authorization;
+      return this.#o.fetch(url, {
+        method, headers,
+        ...(init.body !== undefined ? { body: init.body as unknown as RequestInit['body'], ...(streamed ? { duplex: 'half' } : {}) } : {}),
+        ...(this.#o.signal ? { signal: this.#o.signal } : {}),
+      } as RequestInit).catch((err: unknown) => {
         if (this.#o.signal?.aborted) throw err;
         throw EngineError.system(`${verb(method)} "${url}": ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`);
       });
     };
-    const first = await send();
-    if (first.status !== 401 || this.#o.credentials?.kind === 'registryToken') return first;
+    const first = await go();
+    if (first.status !== 401 || streamed || !sameOrigin || this.#o.credentials?.kind === 'registryToken') return first;
     const header = first.headers.get('www-authenticate');
     const authorization = await this.#answer(header, `${verb(method)} "${url}"`);
     if (!authorization || authorization === this.#authorization) return first;
     await first.body?.cancel();
     this.#authorization = authorization;
-    return send();
+    return go();
   }
 
   async #answer(header: string | null, request: string): Promise<string | undefined> {
@@ -93,7 +126,7 @@ export class RegistrySession {
       ...(credentials ? { credentials } : {}), offline: false, fetch: this.#o.fetch, clientId: 'dockgate', plainHttpPasswordHosts: [...this.#o.insecure],
     });
     try {
-      const token = await client.token({ ...challenge, scopes: [] }, [`repository:${this.#o.path}:pull`]);
+      const token = await client.token({ ...challenge, scopes: [] }, this.#o.scopes ?? [`repository:${this.#o.path}:pull`]);
       return `Bearer ${token}`;
     } catch (err) {
       if (!(err instanceof TokenFetchError)) throw err;

@@ -6,6 +6,8 @@ import { pipeline } from 'node:stream/promises';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type { StoredLayer } from '../image-store-types.js';
 import { applyLayer } from './apply-layer.js';
+import { LayerBlobs } from './layer-blobs.js';
+import { layerContentSize } from './layer-content-size.js';
 import { byteCap } from './byte-cap.js';
 import { tempPathFor } from '../../../fs/atomic-file.js';
 import { decompressedLayer } from './decompress.js';
@@ -13,8 +15,13 @@ import { digestHex, HashingStream, verifyDigest } from './digest.js';
 
 /** Where layers (uncompressed tars by diff ID) and unpacked root filesystems (by image ID) live. */
 export class LayerFiles {
+  /** The compressed blobs known for each layer (layer-blobs.ts), for pushes. */
+  readonly blobs: LayerBlobs;
+
   /** `maxLayerBytes`: what one layer may hold, uncompressed (more fails its import, naming the cap). */
-  constructor(readonly layersDir: string, readonly rootfsDir: string, readonly maxLayerBytes = Number.MAX_SAFE_INTEGER) {}
+  constructor(readonly layersDir: string, readonly rootfsDir: string, readonly maxLayerBytes = Number.MAX_SAFE_INTEGER) {
+    this.blobs = new LayerBlobs(layersDir);
+  }
 
   layerFile(diffId: string): string {
     return join(this.layersDir, `${digestHex(diffId)}.tar`);
@@ -52,9 +59,16 @@ export class LayerFiles {
     }
   }
 
-  /** Removes a stored layer (one that failed a later check). */
+  /** The layer's size as dockerd reports it (its files' bytes, layer-content-size.ts), read once. */
+  contentSize(diffId: string): Promise<number> {
+    return layerContentSize(this.layerFile(diffId), join(this.layersDir, `${digestHex(diffId)}.size`));
+  }
+
+  /** Removes a stored layer (one that failed a later check, or no image uses any more), with its compressed blobs. */
   async discard(diffId: string): Promise<void> {
     await rm(this.layerFile(diffId), { force: true });
+    await rm(join(this.layersDir, `${digestHex(diffId)}.size`), { force: true });
+    await this.blobs.forget(diffId);
   }
 
   /**

@@ -43,13 +43,14 @@ export function inspectView(record: ImageRecord, config: ImageConfigBlob): Recor
 /**
  * `GET /images/{name}/history`, newest first as dockerd answers: one row per config history entry,
  * the top row carrying the image ID and tags, others `<missing>` (dockerd's word for layers that
- * are not images of their own); empty layers have size 0.
+ * are not images of their own); empty layers have size 0, others the size dockerd gives a layer
+ * (`sizes`, the bytes of its files; the tar's length when not given).
  */
-export function historyView(record: ImageRecord, config: ImageConfigBlob): Record<string, unknown>[] {
+export function historyView(record: ImageRecord, config: ImageConfigBlob, sizes: readonly number[] = record.layers.map((l) => l.size)): Record<string, unknown>[] {
   const history: ImageHistoryEntry[] = config.history ?? record.layers.map(() => ({}));
   let layer = 0;
   const rows = history.map((entry) => {
-    const size = entry.empty_layer ? 0 : record.layers[layer++]?.size ?? 0;
+    const size = entry.empty_layer ? 0 : sizes[layer++] ?? 0;
     return { Id: '<missing>', Created: seconds(entry.created), CreatedBy: entry.created_by ?? '', Tags: null as string[] | null, Size: size, Comment: entry.comment ?? '' };
   });
   rows.reverse();

@@ -130,6 +130,11 @@ export class DockerContainerOps implements ExecOperations, ContainerOperations {
     });
     await readAll(res);
   }
+
+  /** The engine's export tar, piped through as it comes (never held in memory). */
+  async exportContainer(ref: string, signal: AbortSignal): Promise<Readable> {
+    return this.http.send({ method: 'GET', path: `${await this.paths.at()}/containers/${this.paths.id(ref)}/export`, signal });
+  }
 }
 
 /** An engine older than API 1.42 would ignore a stop `signal`: refused rather than dropped. */

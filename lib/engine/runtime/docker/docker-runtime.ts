@@ -9,11 +9,13 @@ import type {
 import type { EngineFilters } from '../../../engine-api/filters.js';
 import { EngineHttp, readAll } from '../../../client/engine-http/engine-http.js';
 import { pathSegment, type ReferenceKind } from './path-segment.js';
-import type { ImageDeleteItem, ImageListOptions, ImageLoadRequest, ImagePruneReport, ImageRemoveOptions } from '../../../engine-api/image-operations.js';
+import type { ImageDeleteItem, ImageListOptions, ImageLoadRequest, ImageOperations, ImagePruneReport, ImageRemoveOptions } from '../../../engine-api/image-operations.js';
 import type { NetworkInspectOptions } from '../../../engine-api/network-operations.js';
 import type { VolumeCreateBody, VolumePruneReport } from '../../../engine-api/volume-operations.js';
 import type { DiskUsageOptions } from '../../../engine-api/system-operations.js';
 import { DockerContainerOps, refuseOldSignal } from './docker-container-ops.js';
+import { DockerImageTransfer } from './docker-image-transfer.js';
+import type { BuildOperations } from '../../../engine-api/build-operations.js';
 import type { ExecOperations } from '../../../engine-api/exec-operations.js';
 import type { ContainerOperations } from '../../../engine-api/container-operations.js';
 import { optionChecks } from '../../../options/option-checks.js';
@@ -48,12 +50,15 @@ export function dockerRuntime(options: DockerRuntimeOptions = {}): ContainerRunt
 /** Every method of {@link DockerContainerOps}, each forwarded to the engine. */
 const DOCKER_OPERATIONS = [
   'createExec', 'startExec', 'inspectExec', 'resizeExec', 'restart', 'rename', 'pause', 'unpause', 'top', 'stats',
-  'pruneContainers', 'changes', 'update', 'statPath', 'getArchive', 'putArchive',
+  'pruneContainers', 'changes', 'update', 'statPath', 'getArchive', 'putArchive', 'exportContainer',
 ] as const satisfies readonly (keyof ExecOperations | keyof ContainerOperations)[];
 
-// The forwarded exec and container operations are mixed in by the constructor.
+/** Every method of {@link DockerImageTransfer}, each forwarded to the engine. */
+const TRANSFER_OPERATIONS = ['pushImage', 'buildImage', 'commitContainer'] as const satisfies readonly (keyof DockerImageTransfer)[];
+
+// The forwarded exec, container, build and push operations are mixed in by the constructor.
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unsafe-declaration-merging
-interface DockerRuntime extends ExecOperations, ContainerOperations {}
+interface DockerRuntime extends ExecOperations, ContainerOperations, BuildOperations, Pick<ImageOperations, 'pushImage'> {}
 class DockerRuntime implements ContainerRuntime {
   readonly name = 'docker';
   private version?: Promise<string>;
@@ -66,6 +71,9 @@ class DockerRuntime implements ContainerRuntime {
     // Exec and the container operations live in docker-container-ops.ts.
     const ops = new DockerContainerOps(http, { at: (v) => (v ? this.at(v) : this.prefix()), id: (ref, kind) => this.id(ref, kind) });
     for (const method of DOCKER_OPERATIONS) Object.assign(this, { [method]: ops[method].bind(ops) });
+    // Build, commit and push live in docker-image-transfer.ts.
+    const transfer = new DockerImageTransfer(http, { at: (v) => this.at(v), id: (ref, kind) => this.id(ref, kind) });
+    for (const method of TRANSFER_OPERATIONS) Object.assign(this, { [method]: transfer[method].bind(transfer) });
   }
 
   /** `/v<version>` prefix; the engine's own version is learnt once from `/_ping`. */

@@ -1,4 +1,4 @@
-import type { PassThrough, Writable } from 'node:stream';
+import type { PassThrough, Readable, Writable } from 'node:stream';
 import type { ImageStoreApi, ImageUsage } from '../../images/image-store-types.js';
 import type { ContainerCreateBody, WaitResult } from '../../../engine-api/runtime-types.js';
 import type { OutputLog } from './output-log.js';
@@ -143,6 +143,11 @@ export interface LocalExecutor {
    * optional: without it copying needs a running container (409).
    */
   copyOffline?(container: LocalContainer, argv: string[], stdin: boolean, output: (stream: 1 | 2, data: Buffer) => void): Promise<LocalProcess>;
+  /**
+   * `docker export`: a tar of the container's root filesystem copy (owners as the container sees
+   * them), streamed. Optional: without it the export route answers 501.
+   */
+  exportRootfs?(container: LocalContainer, signal: AbortSignal): Promise<Readable>;
   /**
    * `docker update`: applies the resource fields of `update` (a `POST /containers/{id}/update`
    * body, only its set fields) to the container (its running processes too), throwing a 400

@@ -9,7 +9,7 @@ import { withoutMountedPaths } from './mounted-paths.js';
 /** What a local runtime offers beyond the lifecycle: exec and archive only where the executor can. */
 export type LocalOperations = Partial<ExecOperations> &
   Pick<ContainerOperations, 'restart' | 'rename' | 'pause' | 'unpause' | 'top' | 'stats' | 'pruneContainers' | 'update'> &
-  Partial<Pick<ContainerOperations, 'statPath' | 'getArchive' | 'putArchive' | 'changes'>>;
+  Partial<Pick<ContainerOperations, 'statPath' | 'getArchive' | 'putArchive' | 'changes' | 'exportContainer'>>;
 
 /**
  * The exec and container operations of a local runtime, as methods to mix into it. Exec exists
@@ -37,6 +37,8 @@ export function localOperations(host: LocalOpsHost, executor: LocalExecutor): Lo
     // Mount points and init-layer files are not changes, as dockerd lists them (mounted-paths.ts).
     out.changes = async (ref) => withoutMountedPaths(await changes.call(executor, host.resolve(ref)));
   }
+  const { exportRootfs } = executor;
+  if (exportRootfs) out.exportContainer = async (ref, signal) => exportRootfs.call(executor, host.resolve(ref), signal);
   if (!executor.exec) return out;
   const execs = new LocalExecs(host.name, executor, (action, c, extra) => host.publish(action, c, extra));
   Object.assign(out, {

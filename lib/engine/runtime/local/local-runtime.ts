@@ -102,6 +102,7 @@ export class LocalRuntime implements ContainerRuntime {
       this.pruneImages = (filters) => ops.pruneImages(filters);
       this.saveImages = (refs, signal) => ops.saveImages(refs, signal);
       this.loadImages = (request) => ops.loadImages(request);
+      this.pushImage = (request) => ops.pushImage(request);
       this.login = (request) => ops.login(request);
     }
     if (executor.volumesDir !== undefined) {
@@ -139,6 +140,8 @@ export class LocalRuntime implements ContainerRuntime {
   /** `POST /auth`, only with an image store. */
   login?: ContainerRuntime['login'];
   loadImages?: ImageOperations['loadImages'];
+  /** `docker push`, only with an image store. */
+  pushImage?: ImageOperations['pushImage'];
   readonly listNetworks: LocalCatalog['listNetworks'] = (filters) => this.catalog.listNetworks(filters);
   readonly inspectNetwork: LocalCatalog['inspectNetwork'] = (ref, o) => this.catalog.inspectNetwork(ref, o);
   readonly listVolumes: VolumeOperations['listVolumes'] = () => this.catalog.listVolumes();

@@ -7,6 +7,7 @@ import type {
   ImageDeleteItem, ImageListOptions, ImageLoadRequest, ImageOperations, ImagePruneReport, ImageRemoveOptions,
 } from '../../../engine-api/image-operations.js';
 import type { PullRequest } from '../../../engine-api/runtime-types.js';
+import type { PushRequest } from '../../../engine-api/image-operations.js';
 import type { EventBus } from './event-bus.js';
 import { familiarImageRef } from '../../../engine-api/image-ref.js';
 import type { LocalImage } from './local-container.js';
@@ -72,6 +73,13 @@ export class StoreImageOperations implements ImageOperations {
 
   async loadImages({ tar, signal }: ImageLoadRequest): Promise<Readable> {
     return (await this.store).load(tar, { signal });
+  }
+
+  /** `docker push` through the store's registry client. */
+  async pushImage({ name, tag, registryAuth, signal }: PushRequest): Promise<Readable> {
+    const store = await this.store;
+    if (!store.push) throw EngineError.notImplemented('pushing images is not supported by this image store');
+    return store.push({ name, signal, registryAuth, ...(tag !== undefined && tag !== '' ? { tag } : {}) });
   }
 
   /** `POST /auth`: the store logs in to the registry as dockerd would. */

@@ -27,6 +27,7 @@ export function withSeedAliases(store: ImageStoreApi, repositories: readonly str
     materialize: (id, dest, shift) => store.materialize(id, dest, shift),
     seedBusybox: (tags) => store.seedBusybox(tags),
     pull: (request) => store.pull(request),
+    ...(store.push ? { push: store.push.bind(store) } : {}),
     ...(store.login ? { login: store.login.bind(store) } : {}),
     ...(store.imageRootfs ? { imageRootfs: store.imageRootfs.bind(store) } : {}),
     load: (archive, options) => store.load(archive, options),

@@ -25,6 +25,7 @@ import { SharedTmpfs } from './shared-tmpfs.js';
 import { sandboxDefaults, withDefaultPids } from './default-limits.js';
 import { tmpfsMount } from './tmpfs-options.js';
 import { diffTrees, sizeOfChanges } from '../local/diff-trees.js';
+import { exportRootfs } from './sandbox-export.js';
 import { runOnRootfs } from './sandbox-offline.js';
 import { prepareSeccomp, seccompSupported } from './seccomp/container-seccomp.js';
 import { SandboxUserns } from './userns/sandbox-userns.js';
@@ -288,6 +289,12 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       ...(userns ? { enter: await userns.enter({ uid: 0, gid: 0 }) } : {}),
       // The copy's own filter: Docker's profile with its capabilities (no CapAdd of the container applies).
       ...(seccomp ? { seccompFile: prepareSeccomp({ Image: c.image.id }, join(containersDir, c.id, 'seccomp-copy.bpf')) } : {}),
+    }),
+    // `docker export`: the host's GNU tar over the root filesystem copy, in a sandbox of its own (sandbox-export.ts).
+    exportRootfs: async (c, signal) => exportRootfs({
+      bwrap, rootfs: await ensureRootfs(c.id, c.image.id), signal,
+      // Read as the container's root in the namespace: the owners come out unshifted.
+      ...(userns ? { enter: await userns.enter({ uid: 0, gid: 0 }) } : {}),
     }),
     start: async ({ argv, env, openStdin, output, id, body, image, tty }) => {
       const rootfs = await ensureRootfs(id, image.id);
