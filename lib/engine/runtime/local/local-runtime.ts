@@ -310,12 +310,18 @@ export class LocalRuntime implements ContainerRuntime {
     c.exitWaiters.clear();
     // dockerd removes an AutoRemove container about 0.2 s after its exit (measured: die → destroy
     // 160-210 ms), and clients count on that: docker-py's containers.run(auto_remove=True) asks
-    // for the logs after start, when a quick command has already exited. `docker rm -f` and
-    // `docker run --rm` (which waits for "removed") do not wait for less.
+    // for the logs after start, when a quick command has already exited. A client attached
+    // before the exit (`docker run --rm`, which then waits for "removed" or the destroy event)
+    // already has the output: the container goes as soon as its attach streams have delivered
+    // the last of it, which is what makes `docker run --rm` no slower than dockerd's.
     if (c.autoRemove) {
-      setTimeout(() => {
+      const remove = (): void => {
+        clearTimeout(timer);
+        c.onDetach = undefined;
         if (c.status !== 'running') this.destroy(c);
-      }, AUTO_REMOVE_AFTER_MS).unref();
+      };
+      const timer = setTimeout(remove, AUTO_REMOVE_AFTER_MS).unref();
+      if ((c.attachedStreams ?? 0) > 0) c.onDetach = () => (c.attachedStreams ?? 0) === 0 && remove();
     }
   }
 
@@ -362,6 +368,13 @@ export class LocalRuntime implements ContainerRuntime {
       stderr: options.stderr,
       timestamps: false,
     });
+    if (options.stream) {
+      c.attachedStreams = (c.attachedStreams ?? 0) + 1;
+      stream.once('close', () => {
+        c.attachedStreams = (c.attachedStreams ?? 1) - 1;
+        c.onDetach?.();
+      });
+    }
     return { stream, multiplexed: !c.tty, ...(options.stdin && c.stdin ? { stdin: c.stdin } : {}) };
   }
 
@@ -542,6 +555,7 @@ export class LocalRuntime implements ContainerRuntime {
     await Promise.all(this.table.all().map((c) => c.log.settled()));
     for (const c of this.table.all()) c.log.close();
     await this.records?.flush();
+    await this.executor.close?.();
   }
 }
 
