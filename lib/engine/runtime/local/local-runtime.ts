@@ -348,6 +348,7 @@ export class LocalRuntime implements ContainerRuntime {
       ...(options.tail !== undefined ? { tail: options.tail } : {}),
       ...(options.follow ? { untilRunsEnded: this.runToFollow(c) } : { stopAt: log.end }),
       multiplexed: !c.tty,
+      lineFrames: true,
       stdout: options.stdout,
       stderr: options.stderr,
       timestamps: options.timestamps,
@@ -405,9 +406,12 @@ export class LocalRuntime implements ContainerRuntime {
     for (const value of health ?? []) {
       if (!(HEALTH_FILTER_VALUES as readonly string[]).includes(value)) throw EngineError.invalidParameter(`Unrecognised filter value for health: ${value}`);
     }
+    // A limit counts the latest containers whatever their state, as dockerd's does: `docker ps -l`
+    // and `-n N` send only `limit` and show a stopped container too.
+    const everyState = all || (limit !== undefined && limit > 0) || statuses !== undefined;
     let rows = this.table
       .all()
-      .filter((c) => all || statuses !== undefined || c.status === 'running' || c.restarting === true)
+      .filter((c) => everyState || c.status === 'running' || c.restarting === true)
       .filter((c) => !ids || [...ids].some((p) => c.id.startsWith(p)))
       .filter((c) => !names || [...names].some((n) => c.name.includes(n.replace(/^\//, ''))))
       .filter((c) => !statuses || statuses.has(c.restarting ? 'restarting' : c.status))
