@@ -111,7 +111,7 @@ try {
           return performance.now() - t0;
         } catch (error) {
           failed[e.name].push(String(error.stderr ?? error.message).split('\n')[0]);
-          if (failed[e.name].length > 3) throw error;
+          if (failed[e.name].length > 10) throw error;
         }
       }
     };
@@ -133,7 +133,7 @@ try {
 
 /**
  * `docker run -d` of a sleeping container; a failed one is removed and made again, at most
- * twice (dockerd on a loaded machine now and then fails a start with an overlay2 or runc error).
+ * five times (dockerd on a loaded machine now and then fails a start with an overlay2 or runc error).
  */
 async function runDetached(e) {
   for (let attempt = 0; ; attempt++) {
@@ -142,7 +142,7 @@ async function runDetached(e) {
     } catch (error) {
       const id = String(error.stdout ?? '').trim();
       if (id !== '') await docker(e.socket, ['rm', '-f', id]).catch(() => undefined);
-      if (attempt >= 2) throw error;
+      if (attempt >= 5) throw error;
       console.log(`  (${e.name}: a start failed and is made again: ${String(error.stderr ?? error.message).split('\n')[0]})`);
     }
   }
