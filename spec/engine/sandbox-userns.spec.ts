@@ -34,6 +34,12 @@ describe('a launcher binds bwrap\'s host paths in a private staging tmpfs, so th
     expect(staged.sources).toEqual(['/state/rootfs', '/host/dir']);
     expect(staged.args).toEqual(['--unshare-pid', '--bind', `${STAGE_DIR}/0`, '/', '--setenv', 'X', '--bind', '--ro-bind', `${STAGE_DIR}/1`, '/x', '--proc', '/proc']);
   });
+  test('the kernel\'s paths of the /proc protection (/dev/null, /proc/sys…), which any uid reaches, are bound as they are: no staging mount for them', () => {
+    const staged = stageSources(['--bind', '/state/rootfs', '/', '--dev-bind', '/dev/null', '/proc/kcore', '--ro-bind', '/proc/sys', '/proc/sys', '--ro-bind', '/proc/sysrq-trigger', '/proc/sysrq-trigger', '--ro-bind', '/proc/self', '/x']);
+    expect(staged.sources).toEqual(['/state/rootfs', '/proc/self']);
+    expect(staged.args).toEqual(['--bind', `${STAGE_DIR}/0`, '/', '--dev-bind', '/dev/null', '/proc/kcore', '--ro-bind', '/proc/sys', '/proc/sys',
+      '--ro-bind', '/proc/sysrq-trigger', '/proc/sysrq-trigger', '--ro-bind', `${STAGE_DIR}/1`, '/x']);
+  });
   test('an option the launcher does not know is an error, never skipped', () => {
     expect(() => stageSources(['--new-option', 'x'])).toThrow(/--new-option is not known/);
   });

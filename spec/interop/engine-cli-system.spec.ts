@@ -51,10 +51,10 @@ for (const [label, make, forwards] of runtimes) {
       expect(plain.code).toBe(0);
       expect(plain.stdout).toContain('Server Version: 0.1.0');
     });
-    test('docker version shows no Go version for the server, and its Node version', async () => {
+    test('docker version shows the server\'s language runtime as its Go version (node, in Go\'s form), and its Node version', async () => {
       const { socket } = await listening;
       const r = await docker(socket, ['version', '--format', '{{.Server.Version}}|{{.Server.GoVersion}}|{{(index .Server.Components 0).Details.NodeVersion}}']);
-      expect(r.stdout.trim()).toBe(`0.1.0||${process.version}`);
+      expect(r.stdout.trim()).toBe(`0.1.0|node${process.versions.node}|${process.version}`);
     });
     test('docker images, image inspect, tag, rmi', async () => {
       const { socket } = await listening;

@@ -46,7 +46,7 @@ async function hostApp(stateDir: string): Promise<{ child: ChildProcess; socket:
   return { child, socket };
 }
 
-describeWithPeers('a crash of the server (SIGKILL) loses at most the last second of a container\'s output', [bwrap, built], () => {
+describeWithPeers('a crash of the server (SIGKILL) loses at most the last second of a container\'s output', [bwrap, built, program(CLI)], () => {
   test('a line every 50 ms: after the kill and a new start, docker logs has every line up to one second before the kill, the container exited', async () => {
     const stateDir = mkdtempSync(join(tmpdir(), 'dockgate-crash-logs-'));
     const first = await hostApp(stateDir);
@@ -63,8 +63,10 @@ describeWithPeers('a crash of the server (SIGKILL) loses at most the last second
     try {
       const state = json((await socketRequest(second.socket, 'GET', `/v1.28/containers/${id}/json`)).body).State;
       expect(state).toMatchObject({ Status: 'exited', ExitCode: 255 });
-      const logs = (await socketRequest(second.socket, 'GET', `/v1.28/containers/${id}/logs?stdout=1&timestamps=1`)).body;
-      const lines = new FrameDecoder().push(logs).map((f) => f.payload.toString()).join('').trim().split('\n');
+      // What the user types: `docker logs -t`, through the CLI.
+      const logs = await docker(second.socket, ['logs', '-t', id]);
+      expect(logs.code).toBe(0);
+      const lines = logs.stdout.trim().split('\n');
       const parsed = lines.map((l) => {
         const [time, , n] = l.split(' ');
         return { time: rfc3339Ms(time!), n: Number(n) };

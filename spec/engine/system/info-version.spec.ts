@@ -1,5 +1,6 @@
 import { describe, test, expect } from '@jest/globals';
 import request from 'supertest';
+import { release } from 'node:os';
 import { testApp, testRuntime } from '../helpers.js';
 import { describeWithPeers, dockerd } from '../../support/peers.js';
 import { type ContainerRuntime } from '../../../lib/engine/index.js';
@@ -83,18 +84,26 @@ describe('GET /info follows the request version as dockerd does', () => {
   });
 });
 
-describe('GET /version names what dockgate runs on truthfully', () => {
+describe('GET /version has every field dockerd gives, naming what dockgate runs on truthfully', () => {
   const app = testApp(testRuntime().runtime, '1.12-1.43');
-  test('no GoVersion (dockgate is not Go); the Node.js version is named NodeVersion in the Engine component', async () => {
+  test('GoVersion, Os, Arch, KernelVersion and BuildTime at the top and in the Engine component; GoVersion is the Node runtime in Go\'s form', async () => {
     const res = await request(app).get('/v1.43/version');
     expect(res.status).toBe(200);
-    expect(res.body).not.toHaveProperty('GoVersion');
-    expect(res.body.Components[0]).toMatchObject({ Name: 'Engine', Details: { NodeVersion: process.version } });
+    const expected = {
+      GoVersion: `node${process.versions.node}`, Os: 'linux', Arch: expect.stringMatching(/^(amd64|arm64|arm|386|s390x|ppc64le|riscv64)$/),
+      KernelVersion: release(), BuildTime: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}\+00:00$/), GitCommit: '',
+    };
+    expect(res.body).toMatchObject(expected);
+    expect(res.body.Components[0]).toMatchObject({ Name: 'Engine', Details: { ...expected, NodeVersion: process.version } });
+    // The same values on every answer and in both places.
+    const again = await request(app).get('/v1.43/version');
+    expect(again.body.BuildTime).toBe(res.body.BuildTime);
+    expect(res.body.Components[0].Details.BuildTime).toBe(res.body.BuildTime);
   });
-  test('before 1.35 there are no Components', async () => {
+  test('before 1.35 there are no Components; the top-level fields are all there', async () => {
     const res = await request(app).get('/v1.34/version');
     expect(res.body).not.toHaveProperty('Components');
-    expect(res.body).not.toHaveProperty('GoVersion');
+    expect(Object.keys(res.body)).toEqual(expect.arrayContaining(['Version', 'ApiVersion', 'MinAPIVersion', 'GitCommit', 'GoVersion', 'Os', 'Arch', 'KernelVersion', 'BuildTime']));
   });
 });
 

@@ -10,6 +10,7 @@ import type {
 import type { LocalContainer } from './local-container.js';
 import { labelMatches } from './label-filter.js';
 import { sampleProcesses, statsJson, type ProcSample } from './proc-stats.js';
+import { containerNetworks } from './net-dev.js';
 import { parseUntil } from './until-filter.js';
 import { restarts, restartPolicyOf, validateRestartPolicy } from './restart-supervisor.js';
 
@@ -117,7 +118,9 @@ export class LocalContainerOps {
       const s = pids ? sampleProcesses(pids) : { read: new Date(), total: 0, kernel: 0, user: 0, system: 0, memory: 0, pids: 1 };
       // A container with a memory cgroup is measured as dockerd measures it: the group's usage.
       const grouped = c.process.memoryUsage?.();
-      return grouped !== undefined ? { ...s, memory: grouped } : s;
+      // One with a network of its own: its interfaces' counters, read in its namespace (net-dev.ts).
+      const networks = c.process.network && pids ? containerNetworks(pids) : undefined;
+      return { ...s, ...(grouped !== undefined ? { memory: grouped } : {}), ...(networks ? { networks } : {}) };
     };
     const memory = c.body.HostConfig?.Memory;
     const limit = typeof memory === 'number' && memory > 0 ? memory : undefined;

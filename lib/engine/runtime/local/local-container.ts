@@ -128,6 +128,8 @@ export interface LocalExecutor {
   volumeOwner?: { uid: number; gid: number };
   /** Frees what the executor keeps for a removed container (e.g. its root filesystem copy). Optional. */
   removed?(id: string): void;
+  /** Frees what the executor keeps beyond containers (the runtime is closing, its containers have exited). Optional. */
+  close?(): Promise<void>;
   /**
    * Runs a command in a running container (`docker exec`); throws a 400 EngineError naming a
    * field it cannot honor. Optional: without it the exec routes answer 501.
@@ -221,4 +223,8 @@ export interface LocalContainer {
   restarting?: boolean;
   /** The user stopped or killed it last (an `unless-stopped` container stays down, even across a server restart). */
   manuallyStopped?: boolean;
+  /** Attach streams (`stream=1`) still delivering its output: an AutoRemove container waits for them, not for a fixed delay. */
+  attachedStreams?: number;
+  /** Called whenever one of those streams ends. */
+  onDetach?: () => void;
 }

@@ -313,12 +313,18 @@ export class LocalRuntime implements ContainerRuntime {
     c.exitWaiters.clear();
     // dockerd removes an AutoRemove container about 0.2 s after its exit (measured: die → destroy
     // 160-210 ms), and clients count on that: docker-py's containers.run(auto_remove=True) asks
-    // for the logs after start, when a quick command has already exited. `docker rm -f` and
-    // `docker run --rm` (which waits for "removed") do not wait for less.
+    // for the logs after start, when a quick command has already exited. A client attached
+    // before the exit (`docker run --rm`, which then waits for "removed" or the destroy event)
+    // already has the output: the container goes as soon as its attach streams have delivered
+    // the last of it, which is what makes `docker run --rm` no slower than dockerd's.
     if (c.autoRemove) {
-      setTimeout(() => {
+      const remove = (): void => {
+        clearTimeout(timer);
+        c.onDetach = undefined;
         if (c.status !== 'running') this.destroy(c);
-      }, AUTO_REMOVE_AFTER_MS).unref();
+      };
+      const timer = setTimeout(remove, AUTO_REMOVE_AFTER_MS).unref();
+      if ((c.attachedStreams ?? 0) > 0) c.onDetach = () => (c.attachedStreams ?? 0) === 0 && remove();
     }
   }
 
@@ -345,6 +351,7 @@ export class LocalRuntime implements ContainerRuntime {
       ...(options.tail !== undefined ? { tail: options.tail } : {}),
       ...(options.follow ? { untilRunsEnded: this.runToFollow(c) } : { stopAt: log.end }),
       multiplexed: !c.tty,
+      lineFrames: true,
       stdout: options.stdout,
       stderr: options.stderr,
       timestamps: options.timestamps,
@@ -365,6 +372,13 @@ export class LocalRuntime implements ContainerRuntime {
       stderr: options.stderr,
       timestamps: false,
     });
+    if (options.stream) {
+      c.attachedStreams = (c.attachedStreams ?? 0) + 1;
+      stream.once('close', () => {
+        c.attachedStreams = (c.attachedStreams ?? 1) - 1;
+        c.onDetach?.();
+      });
+    }
     return { stream, multiplexed: !c.tty, ...(options.stdin && c.stdin ? { stdin: c.stdin } : {}) };
   }
 
@@ -395,9 +409,12 @@ export class LocalRuntime implements ContainerRuntime {
     for (const value of health ?? []) {
       if (!(HEALTH_FILTER_VALUES as readonly string[]).includes(value)) throw EngineError.invalidParameter(`Unrecognised filter value for health: ${value}`);
     }
+    // A limit counts the latest containers whatever their state, as dockerd's does: `docker ps -l`
+    // and `-n N` send only `limit` and show a stopped container too.
+    const everyState = all || (limit !== undefined && limit > 0) || statuses !== undefined;
     let rows = this.table
       .all()
-      .filter((c) => all || statuses !== undefined || c.status === 'running' || c.restarting === true)
+      .filter((c) => everyState || c.status === 'running' || c.restarting === true)
       .filter((c) => !ids || [...ids].some((p) => c.id.startsWith(p)))
       .filter((c) => !names || [...names].some((n) => c.name.includes(n.replace(/^\//, ''))))
       .filter((c) => !statuses || statuses.has(c.restarting ? 'restarting' : c.status))
@@ -545,6 +562,7 @@ export class LocalRuntime implements ContainerRuntime {
     await Promise.all(this.table.all().map((c) => c.log.settled()));
     for (const c of this.table.all()) c.log.close();
     await this.records?.flush();
+    await this.executor.close?.();
   }
 }
 

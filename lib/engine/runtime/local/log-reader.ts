@@ -20,6 +20,13 @@ export interface LogReaderOptions {
   stdout: boolean;
   stderr: boolean;
   timestamps: boolean;
+  /**
+   * One frame per line, as dockerd's log drivers store and give output (`docker logs`): a
+   * client reading frames gets whole lines where the container wrote them (docker-py's
+   * `logs(stream=True)` yields a frame at a time). An attach stream leaves it off: dockerd's
+   * copies the container's writes as they come.
+   */
+  lineFrames?: boolean;
   since?: number;
   /** Records after this time end the stream (they come in time order). */
   until?: number;
@@ -229,10 +236,37 @@ export class LogReader extends Readable {
       frame = undefined;
     }
     if (!multiplexed) return this.push(data);
+    if (this.options.lineFrames) {
+      const newline = data.indexOf(0x0a);
+      if (newline !== -1 && newline < data.length - 1) return this.pushLines(stream, data);
+    }
     if (frame) return this.push(frame);
     // Both halves of a frame are pushed whatever the first push says: the cursor already moved.
     const headerFits = this.push(head && data === payload ? head.subarray(8) : frameHeader(stream, data.length));
     return this.push(data) && headerFits;
+  }
+
+  /**
+   * A frame per line of `data` (the last may end without one), built into one buffer and pushed
+   * once: a push per line would cost more than the copy for output of short lines.
+   */
+  private pushLines(stream: 1 | 2, data: Buffer): boolean {
+    let lines = 0;
+    for (let at = data.indexOf(0x0a); at !== -1; at = data.indexOf(0x0a, at + 1)) lines += 1;
+    if (data[data.length - 1] !== 0x0a) lines += 1;
+    const out = Buffer.allocUnsafe(data.length + 8 * lines);
+    let to = 0;
+    for (let start = 0; start < data.length;) {
+      const newline = data.indexOf(0x0a, start);
+      const end = newline === -1 ? data.length : newline + 1;
+      out[to] = stream;
+      out.fill(0, to + 1, to + 4);
+      out.writeUInt32BE(end - start, to + 4);
+      data.copy(out, to + 8, start, end);
+      to += 8 + end - start;
+      start = end;
+    }
+    return this.push(out);
   }
 
   /** Prefixes each line start with its record's time, as `docker logs -t` shows. */

@@ -1,5 +1,6 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
+import type { NetworkCounters } from './net-dev.js';
 
 // Process facts read from Linux /proc, for pause, top and stats of containers whose processes are
 // host processes (process and sandbox runtimes).
@@ -58,6 +59,8 @@ export interface ProcSample {
   system: number;
   memory: number;
   pids: number;
+  /** The container's own network interfaces (net-dev.ts), when it has a network namespace of its own. */
+  networks?: Record<string, NetworkCounters>;
 }
 
 export function sampleProcesses(pids: readonly number[]): ProcSample {
@@ -117,5 +120,7 @@ export function statsJson(name: string, id: string, current: ProcSample | undefi
     memory_stats: current ? { usage: current.memory, stats: {}, limit: memoryLimit } : {},
     name: `/${name}`,
     id,
+    // dockerd gives `networks` for a container with a network of its own, after `id`.
+    ...(current?.networks ? { networks: current.networks } : {}),
   };
 }

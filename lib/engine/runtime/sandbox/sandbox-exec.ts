@@ -9,6 +9,7 @@ import type { ResolvedUser } from './passwd.js';
 import { bwrapExecArgs, hasUserNamespace, type BwrapPlan } from './bwrap-args.js';
 import { JOIN_CGROUPS, viaShell, withEnvArgs } from './sandbox-process.js';
 import { OPEN_SECCOMP } from './seccomp/seccomp-fd.js';
+import { withExecFailure } from './exec-failure.js';
 import { discardEnvArgs, LAUNCHER_ENV, OPEN_ENV_ARGS, removeOnceOpened, writeEnvArgs } from './launcher-env.js';
 
 /** What an exec needs to know of the running container and the host tools. */
@@ -92,6 +93,8 @@ export async function sandboxExec(run: LocalExecRun, ctx: SandboxExecContext): P
   const script = [OPEN_ENV_ARGS, OPEN_PIDNS, ...(seccomp === undefined ? [] : [OPEN_SECCOMP]), JOIN_CGROUPS].join('; ');
   const [file, args] = viaShell(script, [envFile, `/proc/${init}/ns/pid`, ...(seccomp === undefined ? [] : [seccomp]), String(ctx.cgroupProcs.length), ...ctx.cgroupProcs,
     ctx.nsenter, '--target', String(init), '--net', '--ipc', '--uts', '--cgroup', '--', program, ...programArgs]);
+  // A command that cannot be run is dockerd's 126 with runc's message, not bwrap's status 1 (exec-failure.ts).
+  const failure = withExecFailure(run.output);
   return spawnExec({
     file,
     args,
@@ -100,10 +103,10 @@ export async function sandboxExec(run: LocalExecRun, ctx: SandboxExecContext): P
     tty: run.tty,
     stdin: run.stdin,
     ...(run.consoleSize ? { consoleSize: run.consoleSize } : {}),
-    output: run.output,
+    output: failure.output,
   }).then((proc) => {
     void removeOnceOpened(envFile, proc.pid);
-    return proc;
+    return failure.exited(proc);
   }, (error: unknown) => {
     discardEnvArgs(envFile);
     throw error;

@@ -22,6 +22,7 @@ import { CGROUP_HOST_FIELDS } from './resource-limits.js';
 import { launchSandbox } from './sandbox-process.js';
 import { sandboxExec } from './sandbox-exec.js';
 import { SharedTmpfs } from './shared-tmpfs.js';
+import { RootfsSpares } from './rootfs-spares.js';
 import { sandboxDefaults, withDefaultPids } from './default-limits.js';
 import { tmpfsMount } from './tmpfs-options.js';
 import { diffTrees, sizeOfChanges } from '../local/diff-trees.js';
@@ -217,6 +218,12 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   const hostTool = (name: string): string => (existsSync(`/usr/bin/${name}`) ? `/usr/bin/${name}` : name);
   const userns = SandboxUserns.fromOption(options.userns, { unshare: hostTool('unshare'), nsenter: hostTool('nsenter'), setpriv: hostTool('setpriv') });
 
+  // Under the user namespace, from the image's copy prepared once for its range; a spare copy
+  // made ahead of the next start of the same image (rootfs-spares.ts).
+  const spares = new RootfsSpares(join(stateDir, 'spares'), async (imageId, dest) => {
+    if (!store) throw EngineError.system('the image store is not open');
+    await (await store).materialize(imageId, dest, userns?.map);
+  });
   /** The container's root filesystem copy, made once (at its first start or copy): a restarted container keeps its writes, as with dockerd. */
   const ensureRootfs = async (id: string, imageId: string): Promise<string> => {
     const rootfs = join(containersDir, id, 'rootfs');
@@ -224,8 +231,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     if (made) {
       if (!store) throw EngineError.system('the image store is not open');
       mkdirSync(join(containersDir, id), { recursive: true });
-      // Under the user namespace, from the image's copy prepared once for its range.
-      await (await store).materialize(imageId, rootfs, userns?.map);
+      await spares.take(imageId, rootfs);
     }
     SandboxUserns.checkRootfs(join(containersDir, id, 'rootfs.idmap'), userns?.map, made);
     return rootfs;
@@ -276,6 +282,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     sizeOfChanges: (c, changes) => sizeOfChanges(join(containersDir, c.id, 'rootfs'), changes),
     // `docker info`: what this server can limit, from the cgroup controllers it found (cgroup-info.ts).
     systemInfo: () => cgroupInfo(cgroups),
+    // Spare root filesystem copies go with the runtime.
+    close: () => spares.close(),
     // The writable root filesystem copy goes with the container (asynchronously: rm -f answers
     // first); the record and output are removed by the runtime's records.
     removed: (id) => {
