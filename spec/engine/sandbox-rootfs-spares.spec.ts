@@ -33,12 +33,12 @@ describe('a start takes a spare root filesystem copy made in the background, one
     const root = tmp();
     await spares.take('sha256:aa', join(root, 'one'));
     expect(readFileSync(join(root, 'one', 'copy'), 'utf8')).toBe('sha256:aa 1');
-    await settle();
+    await spares.idle();
     expect(readdirSync(dir)).toHaveLength(1);
     await spares.take('sha256:aa', join(root, 'two'));
     // The spare (copy 2), made before this start asked for it.
     expect(readFileSync(join(root, 'two', 'copy'), 'utf8')).toBe('sha256:aa 2');
-    await settle();
+    await spares.idle();
     expect(made).toEqual(['sha256:aa', 'sha256:aa', 'sha256:aa']);
     await spares.close();
     expect(readdirSync(dir)).toEqual([]);
@@ -49,7 +49,7 @@ describe('a start takes a spare root filesystem copy made in the background, one
     const spares = new RootfsSpares(dir, make);
     const root = tmp();
     await spares.take('sha256:bb', join(root, 'first'));
-    await settle();
+    await spares.idle();
     await Promise.all([spares.take('sha256:bb', join(root, 'a')), spares.take('sha256:bb', join(root, 'b'))]);
     const copies = ['a', 'b'].map((n) => readFileSync(join(root, n, 'copy'), 'utf8'));
     expect(new Set(copies).size).toBe(2);
@@ -60,7 +60,7 @@ describe('a start takes a spare root filesystem copy made in the background, one
     const spares = new RootfsSpares(dir, counting().make);
     const root = tmp();
     for (const image of ['1', '2', '3', '4', '5']) await spares.take(`sha256:${image}`, join(root, image));
-    await settle();
+    await spares.idle();
     expect(readdirSync(dir)).toHaveLength(4);
     expect(readdirSync(dir).some((name) => name.startsWith('1-'))).toBe(false);
     await spares.close();
@@ -69,7 +69,7 @@ describe('a start takes a spare root filesystem copy made in the background, one
     const dir = join(tmp(), 'spares');
     mkdirSync(join(dir, 'half-made'), { recursive: true });
     const spares = new RootfsSpares(dir, counting().make);
-    await settle();
+    await spares.idle();
     expect(readdirSync(dir)).toEqual([]);
     await spares.close();
   });

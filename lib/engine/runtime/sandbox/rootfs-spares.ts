@@ -25,12 +25,14 @@ const MAX_IMAGES = 4;
 export class RootfsSpares {
   /** Image ID -> its spare: ready (a path) or being made. */
   private readonly spares = new Map<string, Promise<string | undefined>>();
+  /** Background copies and deletions not yet finished (what {@link idle} waits for). */
+  private readonly work = new Set<Promise<unknown>>();
   private counter = 0;
   private closed = false;
 
   constructor(private readonly dir: string, private readonly make: MakeRootfs) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    for (const name of readdirSync(dir)) void rm(join(dir, name), { recursive: true, force: true }).catch(() => undefined);
+    for (const name of readdirSync(dir)) this.track(rm(join(dir, name), { recursive: true, force: true }).catch(() => undefined));
   }
 
   /**
@@ -66,11 +68,22 @@ export class RootfsSpares {
         return undefined;
       });
     this.spares.set(imageId, made);
+    this.track(made);
     while (this.spares.size > MAX_IMAGES) {
       const [oldest, spare] = this.spares.entries().next().value as [string, Promise<string | undefined>];
       this.spares.delete(oldest);
-      void this.discard(spare);
+      this.track(this.discard(spare));
     }
+  }
+
+  /** Resolves once every background copy and deletion started so far has finished. */
+  async idle(): Promise<void> {
+    while (this.work.size > 0) await Promise.all([...this.work]);
+  }
+
+  private track(work: Promise<unknown>): void {
+    this.work.add(work);
+    void work.finally(() => this.work.delete(work));
   }
 
   /** Deletes every spare (the runtime is closing). */
