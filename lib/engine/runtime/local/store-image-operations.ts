@@ -115,6 +115,7 @@ export function localImageOf(resolved: ResolvedImage, ref: string): LocalImage {
     ...(config.Labels ? { labels: { ...config.Labels } } : {}),
     ...(config.Healthcheck && typeof config.Healthcheck === 'object' ? { healthcheck: { ...(config.Healthcheck as HealthConfig) } } : {}),
     ...(config.ExposedPorts ? { exposedPorts: Object.keys(config.ExposedPorts) } : {}),
+    ...(config.Volumes && Object.keys(config.Volumes).length > 0 ? { volumes: Object.keys(config.Volumes) } : {}),
     ...(created && !Number.isNaN(created.getTime()) ? { created } : {}),
     rootfs: resolved.rootfs,
   };
