@@ -57,6 +57,7 @@ export const ENGINE_ACTIONS = {
   'image.list': { route: 'GET /images/json', target: 'none' },
   'image.save': { route: 'GET /images/get, GET /images/{name}/get', target: 'none' },
   'image.load': { route: 'POST /images/load', target: 'none' },
+  'image.import': { route: 'POST /images/create?fromSrc=…', target: 'none' },
   'image.prune': { route: 'POST /images/prune', target: 'none' },
   'image.inspect': { route: 'GET /images/{name}/json', target: 'image' },
   'image.history': { route: 'GET /images/{name}/history', target: 'image' },

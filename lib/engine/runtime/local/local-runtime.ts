@@ -103,6 +103,7 @@ export class LocalRuntime implements ContainerRuntime {
       this.pruneImages = (filters) => ops.pruneImages(filters);
       this.saveImages = (refs, signal) => ops.saveImages(refs, signal);
       this.loadImages = (request) => ops.loadImages(request);
+      this.importImage = (request) => ops.importImage(request);
       this.login = (request) => ops.login(request);
     }
     if (executor.volumesDir !== undefined) {
@@ -140,6 +141,8 @@ export class LocalRuntime implements ContainerRuntime {
   /** `POST /auth`, only with an image store. */
   login?: ContainerRuntime['login'];
   loadImages?: ImageOperations['loadImages'];
+  /** `docker import`, only with an image store. */
+  importImage?: ImageOperations['importImage'];
   readonly listNetworks: LocalCatalog['listNetworks'] = (filters) => this.catalog.listNetworks(filters);
   readonly inspectNetwork: LocalCatalog['inspectNetwork'] = (ref, o) => this.catalog.inspectNetwork(ref, o);
   readonly listVolumes: VolumeOperations['listVolumes'] = () => this.catalog.listVolumes();

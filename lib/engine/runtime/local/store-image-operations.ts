@@ -4,7 +4,7 @@ import type { ImageStoreApi, ResolvedImage } from '../../images/image-store-type
 import type { RegistryLoginRequest, RegistryLoginResult } from '../../images/registry/registry-login.js';
 import type { EngineFilters } from '../../../engine-api/filters.js';
 import type {
-  ImageDeleteItem, ImageListOptions, ImageLoadRequest, ImageOperations, ImagePruneReport, ImageRemoveOptions,
+  ImageDeleteItem, ImageImportRequest, ImageListOptions, ImageLoadRequest, ImageOperations, ImagePruneReport, ImageRemoveOptions,
 } from '../../../engine-api/image-operations.js';
 import type { PullRequest } from '../../../engine-api/runtime-types.js';
 import type { EventBus } from './event-bus.js';
@@ -72,6 +72,15 @@ export class StoreImageOperations implements ImageOperations {
 
   async loadImages({ tar, signal }: ImageLoadRequest): Promise<Readable> {
     return (await this.store).load(tar, { signal });
+  }
+
+  /** `docker import` through the store; dockerd publishes an `import` image event. */
+  async importImage({ tar, source, ref, message, changes }: ImageImportRequest): Promise<string> {
+    const store = await this.store;
+    if (!store.import) throw EngineError.notImplemented('importing images (fromSrc) is not supported by this image store');
+    const id = await store.import(tar, { tags: ref ? [ref] : [], source, changes, ...(message !== undefined ? { message } : {}) });
+    this.bus.publishImage('import', id, ref ?? id);
+    return id;
   }
 
   /** `POST /auth`: the store logs in to the registry as dockerd would. */

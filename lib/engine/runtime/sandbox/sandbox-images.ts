@@ -29,6 +29,7 @@ export function withSeedAliases(store: ImageStoreApi, repositories: readonly str
     pull: (request) => store.pull(request),
     ...(store.login ? { login: store.login.bind(store) } : {}),
     ...(store.imageRootfs ? { imageRootfs: store.imageRootfs.bind(store) } : {}),
+    ...(store.import ? { import: store.import.bind(store) } : {}),
     load: (archive, options) => store.load(archive, options),
     save: (refs, signal) => store.save(refs, signal),
     tag: (source, repo, tag) => store.tag(source, repo, tag),
