@@ -151,7 +151,7 @@ d('sandbox runtime: stop takes down the whole process tree', () => {
 });
 
 d('sandbox runtime: isolation fields it cannot honor are refused with a 400 naming the field', () => {
-  for (const [field, value] of [['MemoryReservation', 1 << 26], ['Privileged', true], ['Devices', [{ PathOnHost: '/dev/sda' }]], ['SecurityOpt', ['apparmor=unconfined']], ['PortBindings', { '80/sctp': [{ HostPort: '8080' }] }], ['CpusetCpus', '0'], ['BlkioWeight', 300]] as const) {
+  for (const [field, value] of [['MemoryReservation', 1 << 26], ['Privileged', true], ['Devices', [{ PathOnHost: '/dev/sda' }]], ['SecurityOpt', ['apparmor=unconfined']], ['PortBindings', { '80/sctp': [{ HostPort: '8080' }] }], ['CpuRealtimeRuntime', 950000], ['BlkioWeight', 300]] as const) {
     test(`HostConfig.${field}`, async () => {
       const r = await create({ Cmd: ['true'], HostConfig: { [field]: value } });
       expect(r.status).toBe(400);

@@ -81,10 +81,10 @@ function expectDockerdAnswers(out: Probe): void {
 
 /**
  * Inspect fields dockerd has that a local runtime leaves out on purpose: values that would claim
- * what it does not do (ShmSize, IpcMode, CgroupnsMode, Runtime, masked paths), exec ids it does
+ * what it does not do (ShmSize, IpcMode, CgroupnsMode, masked paths), exec ids it does
  * not list there, and its log file path.
  */
-const LEFT_OUT = ['ShmSize', 'IpcMode', 'CgroupnsMode', 'Runtime', 'MaskedPaths', 'ReadonlyPaths', 'ExecIDs', 'LogPath'];
+const LEFT_OUT = ['ShmSize', 'IpcMode', 'CgroupnsMode', 'MaskedPaths', 'ReadonlyPaths', 'ExecIDs', 'LogPath'];
 let reference: Probe | undefined;
 
 describeWithPeers('docker-py 7 against dockerd itself: the reference answers', [dockerPy, dockerd(), busyboxFile], () => {

@@ -159,6 +159,9 @@ export class LocalRuntime implements ContainerRuntime {
     const applied = applyImageConfig(sent, image);
     const { argv, env, labels } = applied;
     const body = this.lifecycle.prepare(applied.body, image);
+    // This runtime is the only one it has (/info lists it as Runtimes and DefaultRuntime).
+    const wanted = body.HostConfig?.Runtime;
+    if (wanted !== undefined && wanted !== null && wanted !== '' && wanted !== this.name) throw EngineError.invalidParameter(`Unknown runtime specified ${String(wanted)}`);
     if (argv.length === 0) throw EngineError.invalidParameter('No command specified');
     if (this.table.size >= this.limits.maxContainers) {
       // dockerd has no such limit; 409 tells the client the state must change (remove some) first.
@@ -456,7 +459,9 @@ export class LocalRuntime implements ContainerRuntime {
 
   async inspect(ref: string): Promise<Record<string, unknown>> {
     const c = this.table.resolve(ref);
-    return { ...inspectView(c), Mounts: (c.mounts ?? []).map(mountView) };
+    const view = inspectView(c);
+    // dockerd shows the runtime that runs the container (`runc`); here it is this runtime.
+    return { ...view, HostConfig: { ...(view.HostConfig as Record<string, unknown>), Runtime: this.name }, Mounts: (c.mounts ?? []).map(mountView) };
   }
 
   async list({ all, limit, filters }: ListOptions): Promise<Record<string, unknown>[]> {
