@@ -447,7 +447,9 @@ export class LocalRuntime implements ContainerRuntime {
       stderr: options.stderr,
       timestamps: false,
     });
-    return { stream, multiplexed: !c.tty, ...(options.stdin && c.stdin ? { stdin: c.stdin } : {}) };
+    // dockerd closes the container's stdin at the client's end only for StdinOnce without a TTY.
+    const keepStdinOpen = c.tty || c.body.StdinOnce !== true;
+    return { stream, multiplexed: !c.tty, ...(options.stdin && c.stdin ? { stdin: c.stdin, keepStdinOpen } : {}) };
   }
 
   /** A follower of a running container ends with this run; of a created one, with its first run. */
