@@ -32,6 +32,7 @@ export const ENGINE_ACTIONS = {
   'container.start': { route: 'POST /containers/{id}/start', target: 'container' },
   'container.wait': { route: 'POST /containers/{id}/wait', target: 'container' },
   'container.attach': { route: 'POST /containers/{id}/attach', target: 'container' },
+  'container.attach.ws': { route: 'GET /containers/{id}/attach/ws', target: 'container' },
   'container.delete': { route: 'DELETE /containers/{id}', target: 'container' },
   'container.kill': { route: 'POST /containers/{id}/kill', target: 'container' },
   'container.stop': { route: 'POST /containers/{id}/stop', target: 'container' },

@@ -2,6 +2,7 @@ import type { Router } from 'express';
 import { engineRoute, type EngineContext } from './context.js';
 import { boolValue, queryString } from './query.js';
 import { detachKeyBytes } from '../../engine-api/detach-keys.js';
+import { registerAttachWsRoute } from './attach-ws-route.js';
 import { streamContentType } from './output-response.js';
 import { detachKeysOf, hijack, isUpgradeEvent, splice, wantsUpgrade } from './hijack.js';
 
@@ -14,6 +15,7 @@ import { detachKeysOf, hijack, isUpgradeEvent, splice, wantsUpgrade } from './hi
  * connection until it closes; so does this route.
  */
 export function registerAttachRoute(api: Router, ctx: EngineContext): void {
+  registerAttachWsRoute(api, ctx);
   api.post(
     '/containers/:id/attach',
     engineRoute(ctx, 'container.attach', async (req, res, version) => {
