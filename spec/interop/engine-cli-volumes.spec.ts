@@ -125,7 +125,7 @@ for (const [label, make, image, peers] of runtimes) {
       expect((await cli('rm', '-v', reader, source)).code).toBe(0);
       await cli('volume', 'rm', share);
     });
-    test('docker cp reaches a volume: into a created container, out of a running one', async () => {
+    test('docker cp and exec reach a volume: cp into a created container, cp out of and exec in a running one', async () => {
       const share = named('cp-vol');
       const c = named('cp-created');
       expect((await cli('create', '--name', c, '-v', `${share}:/data`, image, 'cat', '/data/in')).code).toBe(0);
@@ -139,6 +139,8 @@ for (const [label, make, image, peers] of runtimes) {
       const out = join(configDir, 'out');
       expect(await cli('cp', `${r}:/v/out`, out)).toMatchObject({ code: 0 });
       expect(readFileSync(out, 'utf8')).toBe('out\n');
+      // An exec sees the container's volumes too.
+      expect(await cli('exec', r, 'cat', '/v/out', '/v/in')).toMatchObject({ code: 0, stdout: 'out\ncopied-in\n' });
       expect((await cli('rm', '-f', c, r)).code).toBe(0);
       await cli('volume', 'rm', share);
     });
