@@ -188,6 +188,7 @@ export class LocalRuntime implements ContainerRuntime {
     try {
       log = this.newLog(id, logging);
     } catch (error) {
+      this.removeAnonymous(mounts ?? []);
       throw EngineError.system(`cannot open the container's log files: ${(error as Error).message}`, error);
     }
     const container: LocalContainer = {
