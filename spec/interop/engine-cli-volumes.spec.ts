@@ -55,7 +55,8 @@ for (const [label, make, image, peers] of runtimes) {
     };
     afterAll(async () => {
       for (const n of names) await cli('rm', '-f', n);
-      await cli('volume', 'rm', '-f', volume);
+      // Volumes a failed test left behind (named() gave their names too).
+      for (const n of [volume, ...names]) await cli('volume', 'rm', '-f', n);
       await (await listening).close();
       await runtime.close?.();
     });
