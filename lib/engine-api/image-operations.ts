@@ -55,6 +55,22 @@ export interface PushRequest {
   signal: AbortSignal;
 }
 
+/** What `POST /images/create?fromSrc=…` (`docker import`) hands the runtime. */
+export interface ImageImportRequest {
+  /** The tar (plain or gzip): the request body (`fromSrc=-`) or what the URL answered, read with back-pressure. */
+  tar: Readable;
+  /** `-` or the URL it came from (dockerd's default comment says `Imported from <source>`). */
+  source: string;
+  /** The validated familiar `name:tag` from `repo` and `tag`; none: the image stays untagged. */
+  ref?: string;
+  /** `message`: the image's comment. */
+  message?: string;
+  /** `changes`: Dockerfile instructions applied to the image's config (CMD, ENV, …). */
+  changes: string[];
+  apiVersion: string;
+  signal: AbortSignal;
+}
+
 /**
  * Optional image operations. Image references arrive as the client sent them (name[:tag],
  * name@digest, full or short id); an unknown one is 404 `No such image: <ref>`. A runtime
@@ -94,6 +110,13 @@ export interface ImageOperations {
    * with an `errorDetail` line, as dockerd's does.
    */
   pushImage(request: PushRequest): Promise<Readable>;
+
+  /**
+   * `POST /images/create?fromSrc=…`: makes an image of the tar and resolves with its ID once it
+   * is stored; an invalid change rejects (400) before the tar is read. Optional: without it the
+   * route answers 501 naming image import.
+   */
+  importImage?(request: ImageImportRequest): Promise<string>;
 }
 
 /**

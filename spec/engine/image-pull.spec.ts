@@ -97,13 +97,13 @@ describe('POST /images/create of an image a local runtime does not have: 404 say
 
 describe('POST /images/create: bad or unsupported requests', () => {
   const app = testApp(testRuntime().runtime);
-  test('no fromImage is 400; fromSrc (import) is 501', async () => {
+  test('no fromImage is 400; fromSrc (import) on a runtime without importImage is 501 naming it', async () => {
     const missing = await request(app).post('/v1.28/images/create');
     expect(missing.status).toBe(400);
     expect(missing.body).toEqual({ message: 'fromImage is required' });
     const imported = await request(app).post('/v1.28/images/create?fromSrc=-');
     expect(imported.status).toBe(501);
-    expect(imported.body).toEqual({ message: 'importing images (fromSrc) is not supported by dockgate' });
+    expect(imported.body).toEqual({ message: 'importing images (docker import) is not supported by the scripted runtime' });
   });
   test('a malformed reference is 400, plain text at API 1.23 like every old-version error', async () => {
     const res = await request(app).post('/v1.28/images/create?fromImage=UPPER&tag=1');

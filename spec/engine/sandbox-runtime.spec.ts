@@ -151,7 +151,7 @@ d('sandbox runtime: stop takes down the whole process tree', () => {
 });
 
 d('sandbox runtime: isolation fields it cannot honor are refused with a 400 naming the field', () => {
-  for (const [field, value] of [['MemoryReservation', 1 << 26], ['Privileged', true], ['Devices', [{ PathOnHost: '/dev/sda' }]], ['SecurityOpt', ['apparmor=unconfined']], ['PortBindings', { '80/sctp': [{ HostPort: '8080' }] }], ['CpusetCpus', '0'], ['BlkioWeight', 300]] as const) {
+  for (const [field, value] of [['MemoryReservation', 1 << 26], ['Privileged', true], ['Devices', [{ PathOnHost: '/dev/sda' }]], ['SecurityOpt', ['apparmor=unconfined']], ['PortBindings', { '80/sctp': [{ HostPort: '8080' }] }], ['CpuRealtimeRuntime', 950000], ['BlkioWeight', 300]] as const) {
     test(`HostConfig.${field}`, async () => {
       const r = await create({ Cmd: ['true'], HostConfig: { [field]: value } });
       expect(r.status).toBe(400);
@@ -163,10 +163,12 @@ d('sandbox runtime: isolation fields it cannot honor are refused with a 400 nami
     expect(r.status).toBe(400);
     expect(r.json.message).toContain('"./rel" includes invalid characters for a local volume name');
   });
-  test('an anonymous volume Mount (no Source) is refused, naming HostConfig.Mounts', async () => {
+  test('a volume Mount without Source is an anonymous volume, as dockerd makes it; VolumeOptions it cannot honor are refused by name', async () => {
     const r = await create({ Cmd: ['true'], HostConfig: { Mounts: [{ Type: 'volume', Target: '/v' }] } });
-    expect(r.status).toBe(400);
-    expect(r.json.message).toContain('HostConfig.Mounts');
+    expect(r.status).toBe(201);
+    const refused = await create({ Cmd: ['true'], HostConfig: { Mounts: [{ Type: 'volume', Target: '/v', VolumeOptions: { DriverConfig: { Name: 'x' } } }] } });
+    expect(refused.status).toBe(400);
+    expect(refused.json.message).toBe('HostConfig.Mounts.VolumeOptions.DriverConfig is not supported by the sandbox runtime');
   });
   test('a User name the image\'s /etc/passwd lacks is refused, naming User and in dockerd\'s words', async () => {
     const r = await create({ Cmd: ['true'], User: 'daemon' });

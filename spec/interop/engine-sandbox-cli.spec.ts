@@ -81,7 +81,7 @@ describeWithPeers('Docker CLI 28 against the sandbox runtime: each container is 
   test('--cap-drop ALL leaves no effective capability', async () => {
     expect((await run('--cap-drop', 'ALL', 'busybox', 'grep', 'CapEff', '/proc/self/status')).stdout).toBe('CapEff:\t0000000000000000\n');
   });
-  for (const [flag, field] of [[['--privileged'], 'HostConfig.Privileged'], [['-p', '8080:80/sctp'], 'HostConfig.PortBindings'], [['--security-opt', 'apparmor=unconfined'], 'HostConfig.SecurityOpt'], [['--memory-reservation', '64m'], 'HostConfig.MemoryReservation'], [['--cpuset-cpus', '0'], 'HostConfig.CpusetCpus']] as const) {
+  for (const [flag, field] of [[['--privileged'], 'HostConfig.Privileged'], [['-p', '8080:80/sctp'], 'HostConfig.PortBindings'], [['--security-opt', 'apparmor=unconfined'], 'HostConfig.SecurityOpt'], [['--memory-reservation', '64m'], 'HostConfig.MemoryReservation'], [['--blkio-weight', '300'], 'HostConfig.BlkioWeight']] as const) {
     test(`${flag[0]} is refused with a message naming ${field}`, async () => {
       const r = await run(...flag, 'busybox', 'true');
       expect(r.code).toBe(125);

@@ -81,10 +81,10 @@ function expectDockerdAnswers(out: Probe): void {
 
 /**
  * Inspect fields dockerd has that a local runtime leaves out on purpose: values that would claim
- * what it does not do (ShmSize, IpcMode, CgroupnsMode, Runtime, masked paths), exec ids it does
+ * what it does not do (ShmSize, IpcMode, CgroupnsMode, masked paths), exec ids it does
  * not list there, and its log file path.
  */
-const LEFT_OUT = ['ShmSize', 'IpcMode', 'CgroupnsMode', 'Runtime', 'MaskedPaths', 'ReadonlyPaths', 'ExecIDs', 'LogPath'];
+const LEFT_OUT = ['ShmSize', 'IpcMode', 'CgroupnsMode', 'MaskedPaths', 'ReadonlyPaths', 'ExecIDs', 'LogPath'];
 let reference: Probe | undefined;
 
 describeWithPeers('docker-py 7 against dockerd itself: the reference answers', [dockerPy, dockerd(), busyboxFile], () => {
@@ -125,7 +125,7 @@ for (const [label, make, peers] of runtimes) {
       }
     });
     if (label === 'sandbox runtime') {
-      test('/info says what the sandbox can limit: the cgroup v1 controllers it manages, and never kernel memory, cpusets or OOM-kill disabling', () => {
+      test('/info says what the sandbox can limit: the cgroup v1 controllers it manages (cpusets among them), and never kernel memory or OOM-kill disabling', () => {
         const controllers = new Set(Cgroups.detect().controllers);
         expect(out.info).toMatchObject({
           MemoryLimit: controllers.has('memory'),
@@ -135,7 +135,7 @@ for (const [label, make, peers] of runtimes) {
           PidsLimit: controllers.has('pids'),
           KernelMemory: false,
           KernelMemoryTCP: false,
-          CPUSet: false,
+          CPUSet: controllers.has('cpuset'),
           OomKillDisable: false,
           CgroupDriver: controllers.size > 0 ? 'cgroupfs' : 'none',
           CgroupVersion: controllers.size > 0 ? '1' : '',

@@ -181,6 +181,12 @@ export interface ImageStoreApi {
    * archive rejects (400) before any output. `signal` abandons the load.
    */
   load(archive: Readable, options?: { signal?: AbortSignal }): Promise<Readable>;
+  /**
+   * `docker import`: a plain or gzip tar as the one layer of a new image, its config from the
+   * `changes` (Dockerfile lines; an invalid one is a 400 before any byte is read); answers the
+   * image ID. Optional: a store without it answers 501 for imports.
+   */
+  import?(tar: Readable, options: { tags: string[]; message?: string; source: string; changes: readonly string[] }): Promise<string>;
   /** `docker save`: a docker-archive tar of the named images, streamed; unknown → 404 before any byte. */
   save(refs: string[], signal?: AbortSignal): Promise<Readable>;
   tag(source: string, repo: string, tag?: string): Promise<void>;

@@ -15,6 +15,7 @@ import { registryLogin, type RegistryLoginRequest, type RegistryLoginResult } fr
 import { resolveStoreOptions, type ResolvedStoreOptions } from './store-options.js';
 import type { CommitRequest, ImageStoreCore } from './store-core.js';
 import { buildBusyboxSeed } from './store/busybox-seed.js';
+import { importImage, type ImageImportOptions } from './store/import-image.js';
 import { chainIds } from './store/chain-id.js';
 import { writeFileAtomic } from '../../fs/atomic-file.js';
 import { digestHex, isSha256Digest, sha256Of } from './store/digest.js';
@@ -207,6 +208,11 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
 
   load(archive: Readable, options: { signal?: AbortSignal } = {}): Promise<Readable> {
     return loadArchive(this, archive, options.signal);
+  }
+
+  /** `docker import`: the tar as the one layer of a new image (import-image.ts); answers its ID. */
+  import(tar: Readable, options: ImageImportOptions): Promise<string> {
+    return importImage(this, tar, { ...options, tags: options.tags.map(normalizeRef) });
   }
 
   save(refs: string[], signal?: AbortSignal): Promise<Readable> {

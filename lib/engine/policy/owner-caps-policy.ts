@@ -37,7 +37,7 @@ export function ownerCapsPolicy(options: OwnerCapsPolicyOptions = {}): EnginePol
       const owned = await lookup.containerCount(caller.subject);
       if (owned >= maxContainers) return refuse(`${caller.subject} owns ${owned} containers, the most allowed per owner (${maxContainers}): remove some first`);
     }
-    if (action === 'image.pull' || action === 'image.load' || action === 'image.tag') {
+    if (action === 'image.pull' || action === 'image.load' || action === 'image.tag' || action === 'image.import') {
       const bytes = await lookup.imageBytes(caller.subject);
       if (bytes >= maxImageBytes) return refuse(`the images under ${caller.subject}/ take ${bytes} bytes, the most allowed per owner (${maxImageBytes}): remove some first`);
     }

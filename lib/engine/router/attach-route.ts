@@ -1,8 +1,10 @@
 import type { Router } from 'express';
 import { engineRoute, type EngineContext } from './context.js';
-import { boolValue } from './query.js';
+import { boolValue, queryString } from './query.js';
+import { detachKeyBytes } from '../../engine-api/detach-keys.js';
+import { registerAttachWsRoute } from './attach-ws-route.js';
 import { streamContentType } from './output-response.js';
-import { hijack, isUpgradeEvent, splice, wantsUpgrade } from './hijack.js';
+import { detachKeysOf, hijack, isUpgradeEvent, splice, wantsUpgrade } from './hijack.js';
 
 /**
  * `POST /containers/{id}/attach`. With `Upgrade: tcp` (what `docker run` and dockerode send)
@@ -13,9 +15,13 @@ import { hijack, isUpgradeEvent, splice, wantsUpgrade } from './hijack.js';
  * connection until it closes; so does this route.
  */
 export function registerAttachRoute(api: Router, ctx: EngineContext): void {
+  registerAttachWsRoute(api, ctx);
   api.post(
     '/containers/:id/attach',
     engineRoute(ctx, 'container.attach', async (req, res, version) => {
+      // A bad detachKeys is refused before anything is attached (dockerd's words).
+      const keys = queryString(req.query.detachKeys);
+      if (keys !== undefined && keys !== '') detachKeyBytes(keys);
       const session = await ctx.runtime.attach(req.params.id as string, {
         stdin: boolValue(req.query.stdin),
         stdout: boolValue(req.query.stdout),
@@ -25,7 +31,7 @@ export function registerAttachRoute(api: Router, ctx: EngineContext): void {
       });
       const upgrade = wantsUpgrade(req);
       const socket = hijack(req, res, upgrade, streamContentType(session, version) ?? 'application/vnd.docker.raw-stream');
-      splice(session, socket, isUpgradeEvent(req));
+      splice(session, socket, isUpgradeEvent(req), detachKeysOf(session, keys));
     }),
   );
 }

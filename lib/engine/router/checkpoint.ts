@@ -131,6 +131,7 @@ async function imagesWritten(action: EngineAction, req: Request, target: PolicyT
     case 'image.pull':
       return parsed(queryString(req.query.fromImage), queryString(req.query.tag));
     case 'image.tag':
+    case 'image.import':
       return parsed(queryString(req.query.repo), queryString(req.query.tag));
     case 'image.push':
       // A push writes the name at the registry: the policy judges it as a tag it would write.

@@ -3,7 +3,7 @@ import { engineRoute, routeBody, type EngineContext } from './context.js';
 import { EngineError } from '../../engine-api/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
 import { readJsonBody } from './read-json-body.js';
-import { hijack, isUpgradeEvent, splice, wantsUpgrade } from './hijack.js';
+import { detachKeysOf, hijack, isUpgradeEvent, splice, wantsUpgrade } from './hijack.js';
 import { queryString } from './query.js';
 import { streamContentType } from './output-response.js';
 import { parseExecCreate, parseExecStart } from './exec-body.js';
@@ -52,7 +52,7 @@ export function registerExecRoutes(api: Router, ctx: EngineContext): void {
       // Without an upgraded connection nothing can reach the command's stdin: close it, so a
       // command reading stdin sees EOF instead of waiting forever (the exec's stdin is its own).
       if (!duplex) session.stdin?.end();
-      splice(session, socket, duplex);
+      splice(session, socket, duplex, detachKeysOf(session, undefined));
     }),
   );
 

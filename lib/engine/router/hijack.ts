@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import type { Socket } from 'node:net';
 import type { AttachSession } from '../../engine-api/runtime-types.js';
 import { EngineError } from '../../engine-api/engine-error.js';
+import { DEFAULT_DETACH_KEYS, DetachWatcher, detachKeyBytes } from '../../engine-api/detach-keys.js';
 
 // The hijacked connection shared by attach and exec start: dockerd's HijackConnection writes the
 // status line and headers itself and then the socket carries raw or stdcopy-framed bytes.
@@ -27,8 +28,13 @@ export function hijack(req: Request, res: Response, upgrade: boolean, contentTyp
   return socket;
 }
 
-/** Output to the socket; socket bytes to stdin when the connection is full duplex. */
-export function splice(session: AttachSession, socket: Socket, duplex: boolean): void {
+/**
+ * Output to the socket; socket bytes to stdin when the connection is full duplex. With `detach`
+ * (a TTY session's detach key bytes) the input is watched for them: once typed, the attach ends
+ * as dockerd ends it (the hijacked connection closes, the container and its stdin stay), and the
+ * keys never reach the container.
+ */
+export function splice(session: AttachSession, socket: Socket, duplex: boolean, detach?: Buffer): void {
   const { stream, stdin } = session;
   stream.pipe(socket, { end: false });
   stream.on('end', () => socket.end());
@@ -36,15 +42,40 @@ export function splice(session: AttachSession, socket: Socket, duplex: boolean):
   socket.on('close', () => stream.destroy());
   socket.on('error', () => stream.destroy());
   if (duplex && stdin) {
+    const watcher = detach && detach.length > 0 ? new DetachWatcher(detach) : undefined;
+    let detached = false;
+    const end = (): void => {
+      stream.unpipe(socket);
+      stream.destroy();
+      socket.end();
+    };
     socket.on('data', (chunk: Buffer) => {
-      if (!stdin.write(chunk)) {
+      if (detached) return;
+      let data = chunk;
+      if (watcher) {
+        const seen = watcher.push(chunk);
+        data = seen.data;
+        detached = seen.detached;
+      }
+      if (data.length > 0 && !stdin.write(data) && !detached) {
         socket.pause();
         stdin.once('drain', () => socket.resume());
       }
+      if (detached) end();
     });
-    socket.on('end', () => stdin.end());
+    socket.on('end', () => {
+      if (detached) return;
+      if (session.keepStdinOpen) end();
+      else stdin.end();
+    });
     socket.resume();
   }
+}
+
+/** The detach key bytes of a session: only a TTY one has them (dockerd's escape proxy is for TTYs), from `keys` or dockerd's default. */
+export function detachKeysOf(session: AttachSession, keys: string | undefined): Buffer | undefined {
+  if (session.multiplexed) return undefined;
+  return detachKeyBytes(keys !== undefined && keys !== '' ? keys : session.detachKeys || DEFAULT_DETACH_KEYS);
 }
 
 /** True when the request came through the server's `upgrade` event (its body is still on the socket). */

@@ -7,21 +7,22 @@ import { queryString } from './query.js';
 import { parsePullReference } from '../../engine-api/pull-reference.js';
 import { apiVersionAtLeast } from '../../engine-api/api-version.js';
 import { drainOrClose } from '../../engine-api/drain-or-close.js';
+import { registerImageImportRoute } from './image-import-route.js';
 
 /**
  * `POST /images/create?fromImage=…&tag=…`: the pull the Docker CLI makes after create answered
- * `No such image` (`docker run`, `docker create`, `docker pull`). Importing (`fromSrc`) is not
- * offered: it would let any client of the API write arbitrary images.
+ * `No such image` (`docker run`, `docker create`, `docker pull`). Importing (`fromSrc`) is the
+ * import route's, registered first (image-import-route.ts).
  */
 export function registerImageRoutes(api: Router, ctx: EngineContext): void {
   const { runtime } = ctx;
+  registerImageImportRoute(api, ctx);
 
   api.post(
     '/images/create',
     engineRoute(ctx, 'image.pull', async (req, res, version) => {
       const fromImage = queryString(req.query.fromImage);
       if (fromImage === undefined || fromImage.trim() === '') {
-        if (queryString(req.query.fromSrc)) throw EngineError.notImplemented('importing images (fromSrc) is not supported by dockgate');
         // dockerd falls through to an import from an empty URL and answers 500; missing input is a 400.
         throw EngineError.invalidParameter('fromImage is required');
       }

@@ -57,6 +57,9 @@ describe('every engine route passes the policy checkpoint under one stable actio
       expect({ method, path: String(path), status: res.status }).toEqual({ method, path: String(path), status: 403 });
       if (method !== 'head') expect(res.body).toEqual({ message: expect.stringMatching(/^refused [a-z.]+$/) });
     }
+    // docker import shares the pull's path: fromSrc without fromImage is image.import.
+    const imported = await request(app).post('/v1.41/images/create?fromSrc=-&repo=bob/x').set('Content-Type', 'application/x-tar').send(Buffer.alloc(1024));
+    expect({ status: imported.status, body: imported.body }).toEqual({ status: 403, body: { message: 'refused image.import' } });
   });
 
   test('the actions asked are exactly the documented ENGINE_ACTIONS, each with its route', () => {

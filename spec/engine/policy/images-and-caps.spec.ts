@@ -54,6 +54,15 @@ describeSeeded('image names: a tenant writes only under its own namespace', () =
     expect({ status: own.status, body: own.body }).toEqual({ status: 404, body: { message: 'An image does not exist locally with the tag: 127.0.0.1:9/bob/box' } });
   });
 
+  test('import (image.import): a shared name is refused before the tar is read; bob/… imports', async () => {
+    const refused = await as(app, 'bob').post('/v1.41/images/create?fromSrc=-&repo=busybox&tag=imported').set('Content-Type', 'application/x-tar').send(Buffer.alloc(1024));
+    expect(refused.status).toBe(403);
+    expect(refused.body).toEqual({ message: 'busybox:imported is not in your namespace (bob/…): only administrators may write it' });
+    const own = await as(app, 'bob').post('/v1.41/images/create?fromSrc=-&repo=bob/imported&tag=1').set('Content-Type', 'application/x-tar').send(Buffer.alloc(1024));
+    expect(own.status).toBe(200);
+    expect(JSON.parse(own.text)).toEqual({ status: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) });
+  });
+
   test('pull to a shared name is refused before anything is fetched', async () => {
     const res = await as(app, 'bob').post('/v1.41/images/create?fromImage=busybox&tag=latest');
     expect(res.status).toBe(403);

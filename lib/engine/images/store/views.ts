@@ -25,7 +25,8 @@ export function inspectView(record: ImageRecord, config: ImageConfigBlob): Recor
     RepoTags: record.repoTags,
     RepoDigests: record.repoDigests,
     Parent: '',
-    Comment: '',
+    // dockerd's import keeps its message (or "Imported from …") as the image's comment.
+    Comment: typeof config.comment === 'string' ? config.comment : '',
     Created: config.created ?? '',
     DockerVersion: typeof config.docker_version === 'string' ? config.docker_version : '',
     Author: config.author ?? '',

@@ -9,7 +9,7 @@ import type {
 import type { EngineFilters } from '../../../engine-api/filters.js';
 import { EngineHttp, readAll } from '../../../client/engine-http/engine-http.js';
 import { pathSegment, type ReferenceKind } from './path-segment.js';
-import type { ImageDeleteItem, ImageListOptions, ImageLoadRequest, ImageOperations, ImagePruneReport, ImageRemoveOptions } from '../../../engine-api/image-operations.js';
+import type { ImageDeleteItem, ImageImportRequest, ImageListOptions, ImageLoadRequest, ImageOperations, ImagePruneReport, ImageRemoveOptions } from '../../../engine-api/image-operations.js';
 import type { NetworkInspectOptions } from '../../../engine-api/network-operations.js';
 import type { VolumeCreateBody, VolumePruneReport } from '../../../engine-api/volume-operations.js';
 import type { DiskUsageOptions } from '../../../engine-api/system-operations.js';
@@ -280,6 +280,31 @@ class DockerRuntime implements ContainerRuntime {
   /** The client's tarball is streamed to the engine; its JSON-lines answer comes back as it is. */
   async loadImages({ tar, quiet, apiVersion, signal }: ImageLoadRequest): Promise<Readable> {
     return this.http.send({ method: 'POST', path: `${await this.at(apiVersion)}/images/load`, query: { quiet: quiet ? '1' : '0' }, stream: tar, signal });
+  }
+
+  /**
+   * `docker import`: the tar is streamed to the engine as `fromSrc=-` (a URL was fetched by the
+   * route, so its default comment is sent as the message); answers the ID from its last status line.
+   */
+  async importImage({ tar, source, ref, message, changes, apiVersion, signal }: ImageImportRequest): Promise<string> {
+    const comment = message ?? (source === '-' ? undefined : `Imported from ${source}`);
+    const answer = await this.http.send({
+      method: 'POST',
+      path: `${await this.at(apiVersion)}/images/create`,
+      query: { fromSrc: '-', ...(ref ? { repo: ref } : {}), ...(comment !== undefined ? { message: comment } : {}), ...(changes.length > 0 ? { changes } : {}) },
+      stream: tar,
+      signal,
+    });
+    let text = '';
+    for await (const chunk of answer) text += (chunk as Buffer).toString();
+    let id: string | undefined;
+    for (const line of text.split('\n').filter((l) => l.trim() !== '')) {
+      const parsed = JSON.parse(line) as { status?: string; error?: string };
+      if (parsed.error !== undefined) throw EngineError.invalidParameter(parsed.error);
+      if (typeof parsed.status === 'string' && parsed.status.startsWith('sha256:')) id = parsed.status;
+    }
+    if (!id) throw EngineError.system('the engine answered the import without an image ID');
+    return id;
   }
 
   async listNetworks(filters: EngineFilters, apiVersion: string): Promise<Record<string, unknown>[]> {

@@ -6,6 +6,7 @@ import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
 import type { LocalContainer, LocalImage, LocalStatus } from './local-container.js';
 import { PassThrough } from 'node:stream';
 import type { HealthState } from './health-types.js';
+import type { MountPoint } from './container-mounts.js';
 import type { OutputLog } from './output-log.js';
 import { MAX_PAYLOAD, recordHead, recordTrailer } from './log-record.js';
 
@@ -38,6 +39,7 @@ export interface ContainerRecord {
   restartCount?: number;
   manuallyStopped?: boolean;
   health?: HealthState;
+  mounts?: MountPoint[];
 }
 
 /** A container read back at start (its output is in its log files, {@link ContainerRecords.logDir}). */
@@ -170,6 +172,7 @@ export function recordOf(c: LocalContainer): ContainerRecord {
     ...(c.restartCount ? { restartCount: c.restartCount } : {}),
     ...(c.manuallyStopped ? { manuallyStopped: true } : {}),
     ...(c.health ? { health: c.health } : {}),
+    ...(c.mounts ? { mounts: c.mounts } : {}),
   };
 }
 
@@ -215,6 +218,7 @@ export function restoredContainer({ record }: RestoredContainer, output: OutputL
     ...(record.restartCount ? { restartCount: record.restartCount } : {}),
     ...(record.manuallyStopped ? { manuallyStopped: true } : {}),
     ...(record.health ? { health: record.health } : {}),
+    ...(record.mounts ? { mounts: record.mounts } : {}),
   };
 }
 

@@ -16,7 +16,7 @@ export interface AppliedConfig {
  * Cmd too; a body that sends an Entrypoint (even an empty one, the CLI's `--entrypoint ""`)
  * keeps only its own Cmd, since the image's Cmd was written for the image's Entrypoint. Env: the body's entries, then the image's entries
  * for names the body does not set. User, WorkingDir and StopSignal: the body's unless empty.
- * Labels: the image's, overridden by the body's. ExposedPorts: the image's and the body's.
+ * Labels: the image's, overridden by the body's. ExposedPorts and Volumes: the image's and the body's.
  *
  * @example
  * applyImageConfig({ Image: 'x', Env: ['A=1'] }, { ref: 'x', id, cmd: ['sh'], env: ['A=0', 'PATH=/bin'] });
@@ -39,6 +39,9 @@ export function applyImageConfig(body: ContainerCreateBody, image: LocalImage): 
   // dockerd merges the image's ExposedPorts into the container's (runconfig merge): `-P` publishes both.
   const exposed = image.exposedPorts ?? [];
   const ownExposed = body.ExposedPorts && typeof body.ExposedPorts === 'object' ? (body.ExposedPorts as Record<string, unknown>) : {};
+  // So are its Volumes (each an anonymous volume unless the body mounts something there).
+  const imageVolumes = image.volumes ?? [];
+  const ownVolumes = body.Volumes && typeof body.Volumes === 'object' ? (body.Volumes as Record<string, unknown>) : {};
   const applied: ContainerCreateBody = {
     ...body,
     Cmd: cmd.length > 0 ? cmd : null,
@@ -49,6 +52,7 @@ export function applyImageConfig(body: ContainerCreateBody, image: LocalImage): 
     ...(workingDir !== undefined ? { WorkingDir: workingDir } : {}),
     ...(stopSignal !== undefined ? { StopSignal: stopSignal } : {}),
     ...(exposed.length > 0 ? { ExposedPorts: { ...Object.fromEntries(exposed.map((k) => [k, {}])), ...ownExposed } } : {}),
+    ...(imageVolumes.length > 0 ? { Volumes: { ...Object.fromEntries(imageVolumes.map((k) => [k, {}])), ...ownVolumes } } : {}),
   };
   return { body: applied, argv: [...entrypoint, ...cmd], env, labels };
 }

@@ -5,6 +5,7 @@ import type { OutputLog } from './output-log.js';
 import type { ContainerChange } from '../../../engine-api/container-operations.js';
 import type { HealthConfig, HealthState } from './health-types.js';
 import type { LogSettings } from './log-config.js';
+import type { MountPoint } from './container-mounts.js';
 
 /** An image a local runtime can run. */
 export interface LocalImage {
@@ -30,6 +31,8 @@ export interface LocalImage {
   healthcheck?: HealthConfig;
   /** The image config's ExposedPorts (`80/tcp` keys), merged into the container's at create. */
   exposedPorts?: string[];
+  /** The image config's Volumes (container paths): each gets an anonymous volume unless something else is mounted there. */
+  volumes?: string[];
 }
 
 /** A started container process, as an executor reports it. */
@@ -126,6 +129,12 @@ export interface LocalExecutor {
   volumesDir?: string;
   /** Host owner of new volumes' directories (container root under a user namespace). Defaults to the server's own. */
   volumeOwner?: { uid: number; gid: number };
+  /**
+   * Copies what the container's image has at `path` (a directory; symlinks resolved inside the
+   * image) into the empty volume directory `into`, owners and modes kept, before its first start
+   * (dockerd's CopyImagePathContent). Optional: without it volumes start empty.
+   */
+  copyImagePath?(container: LocalContainer, path: string, into: string): Promise<void>;
   /** Frees what the executor keeps for a removed container (e.g. its root filesystem copy). Optional. */
   removed?(id: string): void;
   /** Frees what the executor keeps beyond containers (the runtime is closing, its containers have exited). Optional. */
@@ -217,6 +226,8 @@ export interface LocalContainer {
   removeWaiters: Set<(result: WaitResult) => void>;
   /** `State.Health`, once a healthcheck ran in it (kept after it exits, as dockerd keeps it). */
   health?: HealthState;
+  /** Its binds and volumes as resolved at create (container-mounts.ts); absent for a runtime without volumes. */
+  mounts?: MountPoint[];
   /** Restarts made by its restart policy since the user last started it (inspect's RestartCount). */
   restartCount?: number;
   /** Exited, with a restart by its policy pending (State.Restarting). */

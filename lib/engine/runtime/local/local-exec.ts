@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import { encodeFrame } from '../../../engine-api/stdcopy.js';
+import { detachKeyBytes } from '../../../engine-api/detach-keys.js';
 import type { AttachSession } from '../../../engine-api/runtime-types.js';
 import type { ExecCreateBody, ExecStartOptions } from '../../../engine-api/exec-operations.js';
 import type { LocalContainer, LocalExecProcess, LocalExecutor } from './local-container.js';
@@ -40,7 +41,8 @@ export class LocalExecs {
     if (!this.executor.exec) throw EngineError.unsupported('exec', this.runtimeName);
     if (c.status !== 'running') throw EngineError.conflict(`Container ${c.id} is not running`);
     if (c.paused === true) throw EngineError.conflict(`Container ${c.id} is paused, unpause the container before exec`);
-    if (body.DetachKeys) throw EngineError.invalidParameter(`DetachKeys is not supported by the ${this.runtimeName} runtime`);
+    // Checked now (dockerd's words); the exec start's attach watches a TTY's input for them.
+    if (body.DetachKeys) detachKeyBytes(body.DetachKeys);
     const id = randomBytes(32).toString('hex');
     this.execs.set(id, { id, container: c, body, started: false, running: false, exitCode: null, pid: 0 });
     this.trim();
@@ -107,7 +109,10 @@ export class LocalExecs {
       out?.end();
     });
     if (!out) return undefined;
-    return { stream: out, multiplexed: framed, ...(proc.stdin && attached && e.body.AttachStdin === true ? { stdin: proc.stdin } : {}) };
+    return {
+      stream: out, multiplexed: framed, ...(proc.stdin && attached && e.body.AttachStdin === true ? { stdin: proc.stdin } : {}),
+      ...(e.body.DetachKeys ? { detachKeys: e.body.DetachKeys } : {}),
+    };
   }
 
   inspect(id: string): Record<string, unknown> {

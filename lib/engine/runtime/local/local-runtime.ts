@@ -3,7 +3,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type {
-  AttachOptions, AttachSession, ContainerRuntime, CreateRequest, EventsOptions, ListOptions,
+  AttachOptions, AttachSession, ContainerCreateBody, ContainerRuntime, CreateRequest, EventsOptions, ListOptions,
   LogsOptions, OutputStream, PullRequest, RemoveOptions, StopOptions, WaitCondition, WaitHandle, WaitResult,
 } from '../../../engine-api/runtime-types.js';
 import { signalNumber, stopSignal } from '../../../engine-api/signal.js';
@@ -29,7 +29,8 @@ import { ContainerRecords, restoredContainer, type RestoredContainer } from './c
 import type { ImageOperations } from '../../../engine-api/image-operations.js';
 import { ContainerLifecycle } from './container-lifecycle.js';
 import { HEALTH_FILTER_VALUES } from './healthcheck.js';
-import { LocalVolumes, mountsOf } from './local-volumes.js';
+import { LocalVolumes } from './local-volumes.js';
+import { containerMounts, executionBody, mountView, volumeNamesOf, type MountPoint } from './container-mounts.js';
 import type { VolumeOperations } from '../../../engine-api/volume-operations.js';
 
 /** How long after its exit an AutoRemove container is removed (dockerd takes about this long). */
@@ -103,10 +104,11 @@ export class LocalRuntime implements ContainerRuntime {
       this.saveImages = (refs, signal) => ops.saveImages(refs, signal);
       this.loadImages = (request) => ops.loadImages(request);
       this.pushImage = (request) => ops.pushImage(request);
+      this.importImage = (request) => ops.importImage(request);
       this.login = (request) => ops.login(request);
     }
     if (executor.volumesDir !== undefined) {
-      const volumes = new LocalVolumes(executor.volumesDir, name, () => this.table.all().map((c) => ({ id: c.id, body: c.body })), executor.volumeOwner);
+      const volumes = new LocalVolumes(executor.volumesDir, name, () => this.table.all().map((c) => ({ id: c.id, names: volumeNamesOf(c.mounts ?? []) })), executor.volumeOwner);
       this.volumes = volumes;
       this.listVolumes = async (filters) => volumes.list(filters);
       this.inspectVolume = async (volume) => volumes.inspect(volume);
@@ -142,6 +144,8 @@ export class LocalRuntime implements ContainerRuntime {
   loadImages?: ImageOperations['loadImages'];
   /** `docker push`, only with an image store. */
   pushImage?: ImageOperations['pushImage'];
+  /** `docker import`, only with an image store. */
+  importImage?: ImageOperations['importImage'];
   readonly listNetworks: LocalCatalog['listNetworks'] = (filters) => this.catalog.listNetworks(filters);
   readonly inspectNetwork: LocalCatalog['inspectNetwork'] = (ref, o) => this.catalog.inspectNetwork(ref, o);
   readonly listVolumes: VolumeOperations['listVolumes'] = () => this.catalog.listVolumes();
@@ -158,19 +162,36 @@ export class LocalRuntime implements ContainerRuntime {
     const applied = applyImageConfig(sent, image);
     const { argv, env, labels } = applied;
     const body = this.lifecycle.prepare(applied.body, image);
-    // The executor checks the body as it will run it: named volumes as binds of their directories.
-    this.executor.validate?.(this.volumes?.resolve(body) ?? body, image);
-    const logging = logSettings(body, this.name);
+    // This runtime is the only one it has (/info lists it as Runtimes and DefaultRuntime).
+    const wanted = body.HostConfig?.Runtime;
+    if (wanted !== undefined && wanted !== null && wanted !== '' && wanted !== this.name) throw EngineError.invalidParameter(`Unknown runtime specified ${String(wanted)}`);
     if (argv.length === 0) throw EngineError.invalidParameter('No command specified');
     if (this.table.size >= this.limits.maxContainers) {
       // dockerd has no such limit; 409 tells the client the state must change (remove some) first.
       throw EngineError.conflict(`too many containers (${this.limits.maxContainers}); remove some before creating more`);
+    }
+    // Volumes named, anonymous and from other containers; the executor checks the body as it will
+    // run it (every one a bind of its directory). Anonymous volumes made for a refused body go.
+    const mounts = this.mountsFor(body);
+    try {
+      this.executor.validate?.(mounts ? executionBody(body, mounts) : body, image);
+    } catch (error) {
+      this.removeAnonymous(mounts ?? []);
+      throw error;
+    }
+    let logging: LogSettings;
+    try {
+      logging = logSettings(body, this.name);
+    } catch (error) {
+      this.removeAnonymous(mounts ?? []);
+      throw error;
     }
     const id = randomBytes(32).toString('hex');
     let log: OutputLog;
     try {
       log = this.newLog(id, logging);
     } catch (error) {
+      this.removeAnonymous(mounts ?? []);
       throw EngineError.system(`cannot open the container's log files: ${(error as Error).message}`, error);
     }
     const container: LocalContainer = {
@@ -194,11 +215,67 @@ export class LocalRuntime implements ContainerRuntime {
       stdin: body.OpenStdin === true ? new PassThrough() : undefined,
       exitWaiters: new Set(),
       removeWaiters: new Set(),
+      ...(mounts ? { mounts } : {}),
     };
     this.table.add(container);
     await this.records?.save(container);
     this.bus.publish('create', eventActor(container));
     return { id, warnings: [] };
+  }
+
+  /** The mounts of a new container, when this runtime has volumes (container-mounts.ts). */
+  private mountsFor(body: ContainerCreateBody): MountPoint[] | undefined {
+    const volumes = this.volumes;
+    if (!volumes) return undefined;
+    const made: MountPoint[] = [];
+    try {
+      return containerMounts(body, {
+        runtime: this.name,
+        named: (name) => volumes.named(name),
+        anonymous: () => {
+          const volume = volumes.anonymous();
+          made.push({ Type: 'volume', Name: volume.name, Source: volume.source, Destination: '', Mode: '', RW: true, Propagation: '', anonymous: true });
+          return volume;
+        },
+        mountsOf: (ref) => {
+          try {
+            return this.table.resolve(ref).mounts ?? [];
+          } catch (error) {
+            // dockerd answers 400 here (a bad create body), not the lookup's 404, which the CLI would take for a missing image and pull.
+            if (error instanceof EngineError && error.kind === 'NotFound') throw EngineError.invalidParameter(error.message);
+            throw error;
+          }
+        },
+      });
+    } catch (error) {
+      this.removeAnonymous(made);
+      throw error;
+    }
+  }
+
+  /** Removes the anonymous volumes among `mounts` (`docker rm -v`, `--rm`); one still in use by another container stays, as with dockerd. */
+  private removeAnonymous(mounts: readonly MountPoint[]): void {
+    for (const m of mounts) {
+      if (m.anonymous && m.Name) {
+        try {
+          this.volumes?.remove(m.Name, false);
+        } catch {
+          // In use through VolumesFrom: dockerd keeps it too.
+        }
+      }
+    }
+  }
+
+  /** Fills each empty volume with what the image has at its path, once, before the first start (dockerd's copy-up). */
+  private async copyUp(c: LocalContainer): Promise<void> {
+    const copy = this.executor.copyImagePath;
+    if (!copy || !c.mounts?.some((m) => m.copy)) return;
+    for (const m of c.mounts) {
+      if (!m.copy || m.Type !== 'volume' || !m.Name) continue;
+      if (this.volumes?.isEmpty(m.Name)) await copy.call(this.executor, c, m.Destination, m.Source);
+      m.copy = false;
+    }
+    void this.records?.save(c);
   }
 
   /**
@@ -221,7 +298,15 @@ export class LocalRuntime implements ContainerRuntime {
     } catch {
       log = new OutputLog({ capacity: this.limits.maxLogBytes });
     }
-    const back = { ...restoredContainer(restored, log), logging };
+    const back: LocalContainer = { ...restoredContainer(restored, log), logging };
+    // A record from before mounts were kept: its binds and named volumes, as it ran them.
+    if (!back.mounts && this.volumes) {
+      try {
+        back.mounts = this.mountsFor({ ...back.body, Volumes: null, HostConfig: { ...(back.body.HostConfig ?? {}), VolumesFrom: null } });
+      } catch {
+        back.mounts = [];
+      }
+    }
     // An AutoRemove container that was running is removed on the way back, as dockerd does after a crash.
     if (back.autoRemove && back.status !== restored.record.status) {
       log.close();
@@ -251,13 +336,14 @@ export class LocalRuntime implements ContainerRuntime {
     let proc;
     let startup: Promise<unknown> | undefined;
     try {
+      await this.copyUp(c);
       const launching = this.executor.start({
         argv: c.argv,
         env: c.env,
         image: c.image,
         openStdin: c.openStdin,
         id: c.id,
-        body: this.volumes?.resolve(c.body) ?? c.body,
+        body: c.mounts ? executionBody(c.body, c.mounts) : c.body,
         tty: c.tty,
         output: (stream, data) => {
           c.log.append(c.tty ? 1 : stream, data);
@@ -279,7 +365,7 @@ export class LocalRuntime implements ContainerRuntime {
       c.log.endRun();
       void this.records?.save(c);
       // dockerd removes an AutoRemove container whose start failed: `docker run --rm` waits for that.
-      if (c.autoRemove) this.destroy(c);
+      if (c.autoRemove) this.destroy(c, true);
       throw EngineError.system(`failed to start container ${c.id}: ${(error as Error).message}`, error);
     }
     if (c.startup === startup) c.startup = undefined;
@@ -321,7 +407,7 @@ export class LocalRuntime implements ContainerRuntime {
       const remove = (): void => {
         clearTimeout(timer);
         c.onDetach = undefined;
-        if (c.status !== 'running') this.destroy(c);
+        if (c.status !== 'running') this.destroy(c, true);
       };
       const timer = setTimeout(remove, AUTO_REMOVE_AFTER_MS).unref();
       if ((c.attachedStreams ?? 0) > 0) c.onDetach = () => (c.attachedStreams ?? 0) === 0 && remove();
@@ -379,7 +465,9 @@ export class LocalRuntime implements ContainerRuntime {
         c.onDetach?.();
       });
     }
-    return { stream, multiplexed: !c.tty, ...(options.stdin && c.stdin ? { stdin: c.stdin } : {}) };
+    // dockerd closes the container's stdin at the client's end only for StdinOnce without a TTY.
+    const keepStdinOpen = c.tty || c.body.StdinOnce !== true;
+    return { stream, multiplexed: !c.tty, ...(options.stdin && c.stdin ? { stdin: c.stdin, keepStdinOpen } : {}) };
   }
 
   /** A follower of a running container ends with this run; of a created one, with its first run. */
@@ -391,7 +479,9 @@ export class LocalRuntime implements ContainerRuntime {
 
   async inspect(ref: string): Promise<Record<string, unknown>> {
     const c = this.table.resolve(ref);
-    return { ...inspectView(c), Mounts: mountsOf(c.body, this.volumes && ((name) => this.volumes!.mountpoint(name))) };
+    const view = inspectView(c);
+    // dockerd shows the runtime that runs the container (`runc`); here it is this runtime.
+    return { ...view, HostConfig: { ...(view.HostConfig as Record<string, unknown>), Runtime: this.name }, Mounts: (c.mounts ?? []).map(mountView) };
   }
 
   async list({ all, limit, filters }: ListOptions): Promise<Record<string, unknown>[]> {
@@ -426,7 +516,7 @@ export class LocalRuntime implements ContainerRuntime {
     return rows.map((c) => summaryView(c, now));
   }
 
-  async remove(ref: string, { force }: RemoveOptions): Promise<void> {
+  async remove(ref: string, { force, volumes }: RemoveOptions): Promise<void> {
     const c = this.table.resolve(ref);
     if (c.status === 'running' || c.restarting) {
       if (!force) {
@@ -436,21 +526,22 @@ export class LocalRuntime implements ContainerRuntime {
         );
       }
       this.lifecycle.supervisor.stoppedByUser(c);
-      if (this.lifecycle.supervisor.cancelPending(c)) return this.destroy(c);
+      if (this.lifecycle.supervisor.cancelPending(c)) return this.destroy(c, volumes);
       const proc = c.process;
       c.autoRemove = true;
       proc?.kill('SIGKILL');
       await proc?.exited;
       await new Promise((resolve) => setImmediate(resolve));
       // Removed now, not after the AutoRemove delay: rm -f answers once the container is gone.
-      this.destroy(c);
+      this.destroy(c, volumes);
       return;
     }
     if (c.status === 'removing') return;
-    this.destroy(c);
+    this.destroy(c, volumes);
   }
 
-  private destroy(c: LocalContainer): void {
+  /** Removes the container; with `volumes` (`docker rm -v`, AutoRemove) also the anonymous volumes made for it. */
+  private destroy(c: LocalContainer, volumes = false): void {
     if (!this.table.has(c.id)) return;
     c.status = 'removing';
     this.lifecycle.removed(c);
@@ -459,6 +550,7 @@ export class LocalRuntime implements ContainerRuntime {
     c.stdin?.end();
     this.executor.removed?.(c.id);
     void this.records?.remove(c.id);
+    if (volumes) this.removeAnonymous(c.mounts ?? []);
     this.bus.publish('destroy', eventActor(c));
     const result: WaitResult = { StatusCode: c.exitCode, Error: null };
     for (const notify of c.removeWaiters) notify(result);

@@ -3,7 +3,6 @@ import { chownSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync 
 import { join } from 'node:path';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type { EngineFilters } from '../../../engine-api/filters.js';
-import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
 import type { VolumeCreateBody, VolumePruneReport } from '../../../engine-api/volume-operations.js';
 import { labelMatches } from './label-filter.js';
 
@@ -25,8 +24,8 @@ export class LocalVolumes {
   constructor(
     private readonly dir: string,
     private readonly runtimeName: string,
-    /** The create bodies of every container (a volume they mount is in use). */
-    private readonly bodies: () => { id: string; body: ContainerCreateBody }[],
+    /** The volumes every container mounts (a volume they mount is in use). */
+    private readonly users: () => { id: string; names: readonly string[] }[],
     /** Host owner of a new volume's `_data`: container root's host ids under a user namespace (as dockerd's userns-remap). */
     private readonly owner?: { uid: number; gid: number },
   ) {
@@ -93,7 +92,7 @@ export class LocalVolumes {
       if (force) return;
       throw EngineError.notFound(`get ${name}: no such volume`);
     }
-    const users = this.bodies().filter((c) => volumeNames(c.body).includes(name)).map((c) => c.id);
+    const users = this.users().filter((c) => c.names.includes(name)).map((c) => c.id);
     if (users.length > 0) throw EngineError.conflict(`remove ${name}: volume is in use - [${users.join(', ')}]`);
     rmSync(join(this.dir, name), { recursive: true, force: true });
   }
@@ -113,39 +112,25 @@ export class LocalVolumes {
     return { VolumesDeleted: deleted.length > 0 ? deleted : null, SpaceReclaimed: 0 };
   }
 
-  /**
-   * The body as the executor runs it: `name:/path[:mode]` binds and `Type: volume` mounts become
-   * binds of the volume's directory (made if missing). What the body shows stays as sent.
-   */
-  resolve(body: ContainerCreateBody): ContainerCreateBody {
-    const host = body.HostConfig ?? {};
-    const binds = Array.isArray(host.Binds) ? host.Binds.map((b: unknown) => {
-      if (typeof b !== 'string' || b.startsWith('/')) return b;
-      const [name = '', ...rest] = b.split(':');
-      if (rest.length === 0) return b;
-      this.ensure(name);
-      return [this.mountpoint(name), ...rest].join(':');
-    }) : host.Binds;
-    const mounts = Array.isArray(host.Mounts) ? host.Mounts.map((m: unknown) => {
-      const mount = m as Record<string, unknown> | null;
-      if (!mount || mount.Type !== 'volume') return m;
-      const source = mount.Source;
-      if (typeof source !== 'string' || source === '') {
-        throw EngineError.invalidParameter(`HostConfig.Mounts: a volume mount without Source (an anonymous volume) is not supported by the ${this.runtimeName} runtime`);
-      }
-      const options = mount.VolumeOptions as Record<string, unknown> | undefined | null;
-      if (options && Object.entries(options).some(([k, v]) => k !== 'NoCopy' && v !== undefined && v !== null && !(typeof v === 'object' && Object.keys(v).length === 0))) {
-        throw EngineError.invalidParameter(`HostConfig.Mounts.VolumeOptions is not supported by the ${this.runtimeName} runtime`);
-      }
-      this.ensure(source);
-      const { VolumeOptions: _options, ...rest } = mount;
-      return { ...rest, Type: 'bind', Source: this.mountpoint(source) };
-    }) : host.Mounts;
-    return { ...body, HostConfig: { ...host, ...(binds !== undefined ? { Binds: binds } : {}), ...(mounts !== undefined ? { Mounts: mounts } : {}) } };
+  /** A named volume's directory, the volume made when missing (as dockerd makes one a create mentions). */
+  named(name: string): string {
+    if (!this.has(name)) this.create({ Name: name });
+    return this.mountpoint(name);
   }
 
-  private ensure(name: string): void {
-    if (!this.has(name)) this.create({ Name: name });
+  /** A new anonymous volume: a 64-hex name, as dockerd gives one. */
+  anonymous(): { name: string; source: string } {
+    const name = this.create({}).Name as string;
+    return { name, source: this.mountpoint(name) };
+  }
+
+  /** True while the volume's directory has no entries (dockerd copies an image's content only into an empty volume). */
+  isEmpty(name: string): boolean {
+    try {
+      return readdirSync(this.mountpoint(name)).length === 0;
+    } catch {
+      return false;
+    }
   }
 
   private names(): string[] {
@@ -153,7 +138,7 @@ export class LocalVolumes {
   }
 
   private usedNames(): Set<string> {
-    return new Set(this.bodies().flatMap((c) => volumeNames(c.body)));
+    return new Set(this.users().flatMap((c) => c.names));
   }
 
   private meta(name: string): VolumeMeta | undefined {
@@ -164,44 +149,4 @@ export class LocalVolumes {
       return undefined;
     }
   }
-}
-
-/** The named volumes a create body mounts (`-v name:/path`, `--mount type=volume,src=name`). */
-export function volumeNames(body: ContainerCreateBody): string[] {
-  const host = body.HostConfig ?? {};
-  const out: string[] = [];
-  for (const b of Array.isArray(host.Binds) ? host.Binds : []) {
-    if (typeof b === 'string' && !b.startsWith('/') && b.includes(':')) out.push(b.split(':')[0] as string);
-  }
-  for (const m of Array.isArray(host.Mounts) ? host.Mounts : []) {
-    const mount = m as Record<string, unknown> | null;
-    if (mount?.Type === 'volume' && typeof mount.Source === 'string' && mount.Source !== '') out.push(mount.Source);
-  }
-  return out;
-}
-
-/**
- * inspect's `Mounts`, as dockerd lists them: binds (`-v /host:/path` with Mode `` or `ro`,
- * `--mount type=bind`) and volumes (Name, Driver `local`, Source the volume's directory; Mode `z`
- * for `-v`, as dockerd's parser sets it).
- */
-export function mountsOf(body: ContainerCreateBody, mountpoint?: (name: string) => string): Record<string, unknown>[] {
-  const host = body.HostConfig ?? {};
-  const out: Record<string, unknown>[] = [];
-  for (const b of Array.isArray(host.Binds) ? host.Binds : []) {
-    if (typeof b !== 'string') continue;
-    const [source = '', target = '', mode = ''] = b.split(':');
-    const rw = !mode.split(',').includes('ro');
-    if (source.startsWith('/')) out.push({ Type: 'bind', Source: source, Destination: target, Mode: mode, RW: rw, Propagation: 'rprivate' });
-    else if (mountpoint) out.push({ Type: 'volume', Name: source, Source: mountpoint(source), Destination: target, Driver: 'local', Mode: mode === '' ? 'z' : mode, RW: rw, Propagation: '' });
-  }
-  for (const m of Array.isArray(host.Mounts) ? host.Mounts : []) {
-    const mount = (m ?? {}) as Record<string, unknown>;
-    const rw = mount.ReadOnly !== true;
-    if (mount.Type === 'bind') out.push({ Type: 'bind', Source: mount.Source, Destination: mount.Target, Mode: '', RW: rw, Propagation: 'rprivate' });
-    else if (mount.Type === 'volume' && mountpoint && typeof mount.Source === 'string') {
-      out.push({ Type: 'volume', Name: mount.Source, Source: mountpoint(mount.Source), Destination: mount.Target, Driver: 'local', Mode: '', RW: rw, Propagation: '' });
-    }
-  }
-  return out;
 }

@@ -12,7 +12,7 @@ export const UNHONORED_HOST_FIELDS = [
   'BlkioWeight', 'BlkioWeightDevice', 'BlkioDeviceReadBps', 'BlkioDeviceWriteBps', 'BlkioDeviceReadIOps', 'BlkioDeviceWriteIOps',
   'OomKillDisable', 'OomScoreAdj', 'Privileged', 'PortBindings', 'PublishAllPorts', 'Devices', 'DeviceRequests', 'DeviceCgroupRules',
   'SecurityOpt', 'Sysctls', 'Ulimits', 'VolumesFrom', 'VolumeDriver', 'Links', 'ExtraHosts', 'Dns', 'DnsOptions', 'DnsSearch',
-  'GroupAdd', 'ShmSize', 'Runtime', 'IpcMode', 'PidMode', 'UTSMode', 'UsernsMode', 'CgroupParent', 'Cgroup', 'MaskedPaths', 'ReadonlyPaths',
+  'GroupAdd', 'ShmSize', 'IpcMode', 'PidMode', 'UTSMode', 'UsernsMode', 'CgroupParent', 'Cgroup', 'MaskedPaths', 'ReadonlyPaths',
   'StorageOpt', 'IOMaximumBandwidth', 'IOMaximumIOps',
 ];
 

@@ -4,7 +4,7 @@ import type { ImageStoreApi, ResolvedImage } from '../../images/image-store-type
 import type { RegistryLoginRequest, RegistryLoginResult } from '../../images/registry/registry-login.js';
 import type { EngineFilters } from '../../../engine-api/filters.js';
 import type {
-  ImageDeleteItem, ImageListOptions, ImageLoadRequest, ImageOperations, ImagePruneReport, ImageRemoveOptions,
+  ImageDeleteItem, ImageImportRequest, ImageListOptions, ImageLoadRequest, ImageOperations, ImagePruneReport, ImageRemoveOptions,
 } from '../../../engine-api/image-operations.js';
 import type { PullRequest } from '../../../engine-api/runtime-types.js';
 import type { PushRequest } from '../../../engine-api/image-operations.js';
@@ -82,6 +82,15 @@ export class StoreImageOperations implements ImageOperations {
     return store.push({ name, signal, registryAuth, ...(tag !== undefined && tag !== '' ? { tag } : {}) });
   }
 
+  /** `docker import` through the store; dockerd publishes an `import` image event. */
+  async importImage({ tar, source, ref, message, changes }: ImageImportRequest): Promise<string> {
+    const store = await this.store;
+    if (!store.import) throw EngineError.notImplemented('importing images (fromSrc) is not supported by this image store');
+    const id = await store.import(tar, { tags: ref ? [ref] : [], source, changes, ...(message !== undefined ? { message } : {}) });
+    this.bus.publishImage('import', id, ref ?? id);
+    return id;
+  }
+
   /** `POST /auth`: the store logs in to the registry as dockerd would. */
   async login(request: RegistryLoginRequest): Promise<RegistryLoginResult> {
     const store = await this.store;
@@ -123,6 +132,7 @@ export function localImageOf(resolved: ResolvedImage, ref: string): LocalImage {
     ...(config.Labels ? { labels: { ...config.Labels } } : {}),
     ...(config.Healthcheck && typeof config.Healthcheck === 'object' ? { healthcheck: { ...(config.Healthcheck as HealthConfig) } } : {}),
     ...(config.ExposedPorts ? { exposedPorts: Object.keys(config.ExposedPorts) } : {}),
+    ...(config.Volumes && Object.keys(config.Volumes).length > 0 ? { volumes: Object.keys(config.Volumes) } : {}),
     ...(created && !Number.isNaN(created.getTime()) ? { created } : {}),
     rootfs: resolved.rootfs,
   };

@@ -48,7 +48,8 @@ export interface BwrapPlan {
  */
 export function bwrapArgs(body: ContainerCreateBody, plan: BwrapPlan): string[] {
   const host = body.HostConfig ?? {};
-  const args = ['--unshare-pid', '--unshare-ipc', '--unshare-uts', UNSHARE_CGROUP, '--die-with-parent'];
+  // UTSMode and IpcMode `host` keep the server's namespace (checked in sandbox-fields.ts).
+  const args = ['--unshare-pid', ...(host.IpcMode === 'host' ? [] : ['--unshare-ipc']), ...(host.UTSMode === 'host' ? [] : ['--unshare-uts']), UNSHARE_CGROUP, '--die-with-parent'];
   if (!plan.tty) args.push('--new-session');
   if (host.Init !== true) args.push('--as-pid-1');
   if (host.NetworkMode === 'none') args.push('--unshare-net');

@@ -4,7 +4,7 @@ import type { Cgroups } from './cgroups.js';
  * What `docker info` says the sandbox can limit, truthfully: dockerd's capability fields
  * (MemoryLimit, CpuCfsQuota…) are true exactly for the limits this server honors through the
  * cgroup v1 controllers it found (cgroups.ts), and false for those it refuses by name at create
- * (kernel memory, OOM-kill disabling, cpusets, and real-time CPU, which dockerd's /info has no
+ * (kernel memory, OOM-kill disabling, and real-time CPU, which dockerd's /info has no
  * field for: CpuRealtimePeriod/Runtime are refused like the rest). The warnings are dockerd's own
  * for a missing feature, so `docker info` prints them as it would.
  *
@@ -23,7 +23,7 @@ export function cgroupInfo(cgroups: Cgroups | undefined): Record<string, unknown
     CpuCfsPeriod: cpu,
     CpuCfsQuota: cpu,
     CPUShares: cpu,
-    CPUSet: false,
+    CPUSet: controllers.has('cpuset'),
     PidsLimit: controllers.has('pids'),
     OomKillDisable: false,
   };

@@ -54,7 +54,7 @@ export class Cgroups {
     } catch {
       return new Cgroups(bases);
     }
-    for (const controller of ['memory', 'cpu', 'pids'] as const) {
+    for (const controller of ['memory', 'cpu', 'cpuset', 'pids'] as const) {
       const mount = v1Mount(mountinfo, controller);
       const path = v1OwnPath(own, controller);
       if (!mount || path === undefined) continue;
@@ -63,6 +63,8 @@ export class Cgroups {
       const base = join(mount.point, relative, 'dockgate');
       try {
         mkdirSync(base, { recursive: true });
+        // A new v1 cpuset group starts with no CPUs and no memory nodes: it takes its parent's.
+        if (controller === 'cpuset') inheritCpuset(base);
         bases.set(controller, base);
       } catch {
         // Not ours to manage (read-only cgroupfs, no privilege): limits needing it are refused.
@@ -74,6 +76,22 @@ export class Cgroups {
   /** The controllers this server can set limits with. */
   get controllers(): CgroupController[] {
     return [...this.bases.keys()];
+  }
+
+  /** The CPUs and memory nodes containers may be given (`cpuset.cpus`/`cpuset.mems` of the server's group), when cpusets are manageable. */
+  get cpusetAvailable(): { cpus?: string; mems?: string } {
+    const base = this.bases.get('cpuset');
+    if (!base) return {};
+    const read = (file: string): string | undefined => {
+      try {
+        return readFileSync(join(base, file), 'utf8').trim() || undefined;
+      } catch {
+        return undefined;
+      }
+    };
+    const cpus = read('cpuset.cpus');
+    const mems = read('cpuset.mems');
+    return { ...(cpus ? { cpus } : {}), ...(mems ? { mems } : {}) };
   }
 
   /** Whether a memory limit also bounds swap (the kernel's swap accounting, `memory.memsw.*`, is on). */
@@ -134,6 +152,14 @@ export class Cgroups {
       if (cpu && limits.cpuShares !== undefined) writeFileSync(join(cpu, 'cpu.shares'), String(limits.cpuShares));
       const pids = dirs.get('pids');
       if (pids && limits.pids !== undefined) writeFileSync(join(pids, 'pids.max'), String(limits.pids));
+      if (memory && limits.swappiness !== undefined) writeFileSync(join(memory, 'memory.swappiness'), String(limits.swappiness));
+      const cpuset = dirs.get('cpuset');
+      if (cpuset) {
+        // Both files must hold something before a task may join; an unset one is the parent's.
+        inheritCpuset(cpuset);
+        if (limits.cpuset?.cpus !== undefined) writeFileSync(join(cpuset, 'cpuset.cpus'), limits.cpuset.cpus);
+        if (limits.cpuset?.mems !== undefined) writeFileSync(join(cpuset, 'cpuset.mems'), limits.cpuset.mems);
+      }
     } catch (error) {
       removeNow();
       throw error;
@@ -162,6 +188,15 @@ export class Cgroups {
       },
       remove,
     };
+  }
+}
+
+/** Copies the parent group's `cpuset.cpus` and `cpuset.mems` into an empty cpuset group. */
+function inheritCpuset(dir: string): void {
+  for (const file of ['cpuset.cpus', 'cpuset.mems']) {
+    const own = join(dir, file);
+    if (readFileSync(own, 'utf8').trim() !== '') continue;
+    writeFileSync(own, readFileSync(join(dir, '..', file), 'utf8').trim());
   }
 }
 

@@ -3,14 +3,15 @@ import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
 import { isUnset } from '../local/refuse-fields.js';
 
 /** The HostConfig resource fields the sandbox runtime honors through cgroups. */
-export const CGROUP_HOST_FIELDS = ['Memory', 'MemorySwap', 'NanoCpus', 'CpuQuota', 'CpuPeriod', 'CpuShares', 'PidsLimit'] as const;
+export const CGROUP_HOST_FIELDS = ['Memory', 'MemorySwap', 'MemorySwappiness', 'NanoCpus', 'CpuQuota', 'CpuPeriod', 'CpuShares', 'CpusetCpus', 'CpusetMems', 'PidsLimit'] as const;
 
 /** The cgroup controller each honored field needs. */
 export const CONTROLLER_OF: Record<(typeof CGROUP_HOST_FIELDS)[number], CgroupController> = {
-  Memory: 'memory', MemorySwap: 'memory', NanoCpus: 'cpu', CpuQuota: 'cpu', CpuPeriod: 'cpu', CpuShares: 'cpu', PidsLimit: 'pids',
+  Memory: 'memory', MemorySwap: 'memory', MemorySwappiness: 'memory', NanoCpus: 'cpu', CpuQuota: 'cpu', CpuPeriod: 'cpu', CpuShares: 'cpu',
+  CpusetCpus: 'cpuset', CpusetMems: 'cpuset', PidsLimit: 'pids',
 };
 
-export type CgroupController = 'memory' | 'cpu' | 'pids';
+export type CgroupController = 'memory' | 'cpu' | 'cpuset' | 'pids';
 
 /** A container's limits in the kernel's units; an absent member is no limit. */
 export interface ResourceLimits {
@@ -24,6 +25,10 @@ export interface ResourceLimits {
   cpuShares?: number;
   /** Most tasks at once (`pids.max`). */
   pids?: number;
+  /** `memory.swappiness` (0-100). */
+  swappiness?: number;
+  /** `cpuset.cpus` and `cpuset.mems` lists (`0-1,3`); an absent one is the parent's. */
+  cpuset?: { cpus?: string; mems?: string };
 }
 
 /** dockerd's floor for `--memory` (daemon/daemon_unix.go: linuxMinMemory). */
@@ -35,7 +40,7 @@ const DEFAULT_CFS_PERIOD = 100_000;
  * has one). Fields the Docker CLI sends with their zero value count as unset; so does -1 for
  * PidsLimit and MemorySwap (unlimited).
  */
-export function resourceLimits(body: ContainerCreateBody, cpus: number): ResourceLimits {
+export function resourceLimits(body: ContainerCreateBody, cpus: number, available: { cpus?: string; mems?: string } = {}): ResourceLimits {
   const host = (body.HostConfig ?? {}) as Record<string, unknown>;
   const limits: ResourceLimits = {};
   const int = (field: string): number | undefined => {
@@ -85,13 +90,39 @@ export function resourceLimits(body: ContainerCreateBody, cpus: number): Resourc
   }
   const pids = int('PidsLimit');
   if (pids !== undefined && pids > 0) limits.pids = pids;
+  // -1 is the CLI's unset; dockerd's own check and words (daemon_unix.go).
+  const swappiness = int('MemorySwappiness');
+  if (swappiness !== undefined) {
+    if (swappiness < 0 || swappiness > 100) throw EngineError.invalidParameter(`Invalid value: ${swappiness}, valid memory swappiness range is 0-100`);
+    limits.swappiness = swappiness;
+  }
+  const cpuset = cpusetList(host.CpusetCpus, 'CpusetCpus', available.cpus ?? `0-${cpus - 1}`, 'Requested CPUs are not available');
+  const mems = cpusetList(host.CpusetMems, 'CpusetMems', available.mems ?? '0', 'Requested memory nodes are not available');
+  if (cpuset !== undefined || mems !== undefined) limits.cpuset = { ...(cpuset !== undefined ? { cpus: cpuset } : {}), ...(mems !== undefined ? { mems } : {}) };
   return limits;
+}
+
+/** A cpuset list (`0-2,4`) checked against what is available, in dockerd's words; undefined when unset. */
+function cpusetList(value: unknown, field: string, available: string, unavailable: string): string | undefined {
+  if (isUnset(value)) return undefined;
+  if (typeof value !== 'string' || !/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(value)) throw EngineError.invalidParameter(`Invalid value ${String(value)} for cpuset ${field === 'CpusetCpus' ? 'cpus' : 'mems'}`);
+  const have = new Set(expandList(available));
+  if (!expandList(value).every((n) => have.has(n))) throw EngineError.invalidParameter(`${unavailable} - requested ${value}, available: ${available}`);
+  return value;
+}
+
+function expandList(list: string): number[] {
+  return list.trim().split(',').filter((p) => p !== '').flatMap((part) => {
+    const [from = 0, to = from] = part.split('-').map(Number);
+    return Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
+  });
 }
 
 /** The controllers a set of limits needs. */
 export function controllersFor(limits: ResourceLimits): CgroupController[] {
   const needed = new Set<CgroupController>();
-  if (limits.memory !== undefined) needed.add('memory');
+  if (limits.memory !== undefined || limits.swappiness !== undefined) needed.add('memory');
+  if (limits.cpuset !== undefined) needed.add('cpuset');
   if (limits.cpu !== undefined || limits.cpuShares !== undefined) needed.add('cpu');
   if (limits.pids !== undefined) needed.add('pids');
   return [...needed];

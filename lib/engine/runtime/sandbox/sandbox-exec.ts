@@ -3,6 +3,7 @@ import { basename } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type { LocalExecProcess, LocalExecRun } from '../local/local-container.js';
+import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
 import { descendants } from '../local/proc-stats.js';
 import { spawnExec } from '../local/spawn-exec.js';
 import type { ResolvedUser } from './passwd.js';
@@ -20,6 +21,8 @@ export interface SandboxExecContext {
   busybox?: string;
   /** The container's bwrap plan: its root filesystem copy, its user, its shared tmpfs directories. */
   plan: BwrapPlan;
+  /** The body the container was started with (its volumes as binds of their directories); none: the container's own. */
+  body?: ContainerCreateBody;
   /** The container's `cgroup.procs` files (resource limits); none when it has no groups. */
   cgroupProcs: readonly string[];
   /** Resolves a `User` value against the container's /etc/passwd and /etc/group. */
@@ -86,7 +89,7 @@ export async function sandboxExec(run: LocalExecRun, ctx: SandboxExecContext): P
   const seccomp = joinUserNamespace ? undefined : ctx.plan.seccompFile;
   const plan: BwrapPlan = { ...ctx.plan, tty: run.tty };
   if (seccomp === undefined) delete plan.seccompFile;
-  const bwrapArgs = withEnvArgs([...bwrapExecArgs(run.container.body, plan, 3, cwd), ...(switchUser ? userSwitchArgs(ctx.busybox!, joinUserNamespace) : [])]);
+  const bwrapArgs = withEnvArgs([...bwrapExecArgs(ctx.body ?? run.container.body, plan, 3, cwd), ...(switchUser ? userSwitchArgs(ctx.busybox!, joinUserNamespace) : [])]);
   const argv = switchUser ? [EXEC_BUSYBOX, 'nsenter', ...(joinUserNamespace ? ['-U/proc/1/ns/user'] : []), '-S', String(uid), '-G', String(gid), '-F', '--', ...run.argv] : run.argv;
   const [program, programArgs] = ctx.enter ? ctx.enter(ctx.bwrap, bwrapArgs, argv, { uid, gid }) : [ctx.bwrap, [...bwrapArgs, '--', ...argv]];
   const envFile = writeEnvArgs(env);

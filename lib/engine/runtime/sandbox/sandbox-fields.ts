@@ -12,8 +12,12 @@ import { tmpfsMount } from './tmpfs-options.js';
 import { CGROUP_HOST_FIELDS, CONTROLLER_OF, resourceLimits, type ResourceLimits } from './resource-limits.js';
 import { securityOptions } from './seccomp/security-opt.js';
 
-/** Fields this runtime honors among those no embedded runtime did: the cgroup limits, SecurityOpt (checked by security-opt.ts) and the published ports of its own network (network/port-bindings.ts). */
-const HONORED_HERE: readonly string[] = [...CGROUP_HOST_FIELDS, 'SecurityOpt', 'PortBindings', 'PublishAllPorts'];
+/**
+ * Fields this runtime honors among those no embedded runtime did: the cgroup limits, SecurityOpt
+ * (checked by security-opt.ts), the published ports of its own network (network/port-bindings.ts),
+ * and the namespace modes and the fields it answers by name itself ({@link namespaceModes}).
+ */
+const HONORED_HERE: readonly string[] = [...CGROUP_HOST_FIELDS, 'SecurityOpt', 'PortBindings', 'PublishAllPorts', 'UTSMode', 'IpcMode', 'PidMode', 'GroupAdd', 'DeviceCgroupRules'];
 
 /** Resource and isolation fields this runtime cannot carry: refused whenever set. */
 const REFUSED_HOST_FIELDS = UNHONORED_HOST_FIELDS.filter((f) => !HONORED_HERE.includes(f));
@@ -25,6 +29,11 @@ const REFUSED_HOST_FIELDS = UNHONORED_HOST_FIELDS.filter((f) => !HONORED_HERE.in
 export function refuseUnsupported(body: ContainerCreateBody, image?: LocalImage, cgroups?: Cgroups, cpus = 1, tmpfsSize = SANDBOX_DEFAULTS.tmpfsSize): void {
   const host = body.HostConfig ?? {};
   refuseHostFields(body, REFUSED_HOST_FIELDS, 'sandbox');
+  namespaceModes(body);
+  groupsAndDevices(body, image);
+  if (typeof body.MacAddress === 'string' && body.MacAddress !== '') {
+    throw EngineError.invalidParameter('MacAddress is not supported by the sandbox runtime (its network stack gives each container its own address)');
+  }
   checkLimits(body, cgroups, cpus);
   securityOptions(body);
   if (host.Init !== undefined && host.Init !== null && typeof host.Init !== 'boolean') throw EngineError.invalidParameter('HostConfig.Init must be a boolean');
@@ -65,11 +74,68 @@ export function refuseUnsupported(body: ContainerCreateBody, image?: LocalImage,
 }
 
 /**
+ * UTSMode `host` (the server's hostname; bwrap-args.ts leaves out `--unshare-uts`) and IpcMode
+ * `host` (no `--unshare-ipc`) are honored, `private` and `shareable` IPC are what every container
+ * has; joining another container's namespaces (`container:ID`) and the host's PID namespace are
+ * refused by name, since bubblewrap makes each container's namespaces afresh. Invalid modes get
+ * dockerd's words.
+ */
+function namespaceModes(body: ContainerCreateBody): void {
+  const host = body.HostConfig ?? {};
+  const mode = (field: string): string => {
+    const v = host[field];
+    if (v === undefined || v === null) return '';
+    if (typeof v !== 'string') throw EngineError.invalidParameter(`HostConfig.${field} must be a string`);
+    return v;
+  };
+  const uts = mode('UTSMode');
+  if (uts !== '' && uts !== 'host') throw EngineError.invalidParameter(`invalid UTS mode: ${uts}`);
+  if (uts === 'host' && typeof body.Hostname === 'string' && body.Hostname !== '') throw EngineError.invalidParameter('conflicting options: hostname and the UTS mode');
+  for (const [field, name, allowed] of [['IpcMode', 'IPC', ['', 'private', 'shareable', 'host']], ['PidMode', 'PID', ['']]] as const) {
+    const value = mode(field);
+    if ((allowed as readonly string[]).includes(value)) continue;
+    if (value.startsWith('container:') && value.length > 'container:'.length) {
+      throw EngineError.invalidParameter(`HostConfig.${field} "${value}": joining another container's ${name} namespace is not supported by the sandbox runtime (each container gets its own)`);
+    }
+    if (value === 'host' || value === 'none') {
+      throw EngineError.invalidParameter(`HostConfig.${field} "${value}" is not supported by the sandbox runtime (each container gets its own ${name} namespace)`);
+    }
+    throw EngineError.invalidParameter(`invalid ${name} mode: ${value}`);
+  }
+}
+
+/**
+ * GroupAdd: names must exist in the image's /etc/group (dockerd's words when one does not), and
+ * then the field is refused, since bubblewrap sets no supplementary groups. DeviceCgroupRules:
+ * refused, since the sandbox never gives a container a device a rule could allow.
+ */
+function groupsAndDevices(body: ContainerCreateBody, image?: LocalImage): void {
+  const host = body.HostConfig ?? {};
+  const groups = asArray(host.GroupAdd, 'HostConfig.GroupAdd');
+  if (groups.length > 0) {
+    for (const g of groups) {
+      if (typeof g !== 'string' || g === '') throw EngineError.invalidParameter('HostConfig.GroupAdd entries must be group names or ids');
+      if (!/^\d+$/.test(g) && image?.rootfs) {
+        try {
+          resolveUserIn(image.rootfs, `0:${g}`);
+        } catch {
+          throw EngineError.invalidParameter(`Unable to find group ${g}: no matching entries in group file`);
+        }
+      }
+    }
+    throw EngineError.invalidParameter('HostConfig.GroupAdd is not supported by the sandbox runtime (it cannot give a container supplementary groups)');
+  }
+  if (asArray(host.DeviceCgroupRules, 'HostConfig.DeviceCgroupRules').length > 0) {
+    throw EngineError.invalidParameter('HostConfig.DeviceCgroupRules is not supported by the sandbox runtime (it gives containers no devices beyond the default /dev, so there is nothing for a rule to allow)');
+  }
+}
+
+/**
  * Memory, CPU and pids limits are honored through cgroups where this server can manage the
  * controller; where it cannot, the field is refused by name, never dropped.
  */
 export function checkLimits(body: ContainerCreateBody, cgroups: Cgroups | undefined, cpus: number): ResourceLimits {
-  const limits = resourceLimits(body, cpus);
+  const limits = resourceLimits(body, cpus, cgroups?.cpusetAvailable);
   const host = (body.HostConfig ?? {}) as Record<string, unknown>;
   const manageable = new Set(cgroups?.controllers ?? []);
   for (const field of CGROUP_HOST_FIELDS) {
@@ -83,6 +149,9 @@ export function checkLimits(body: ContainerCreateBody, cgroups: Cgroups | undefi
 
 function limitSet(limits: ResourceLimits, field: (typeof CGROUP_HOST_FIELDS)[number]): boolean {
   switch (field) {
+    case 'MemorySwappiness': return limits.swappiness !== undefined;
+    case 'CpusetCpus': return limits.cpuset?.cpus !== undefined;
+    case 'CpusetMems': return limits.cpuset?.mems !== undefined;
     case 'Memory': case 'MemorySwap': return limits.memory !== undefined;
     case 'NanoCpus': case 'CpuQuota': case 'CpuPeriod': return limits.cpu !== undefined;
     case 'CpuShares': return limits.cpuShares !== undefined;

@@ -30,6 +30,7 @@ export function withSeedAliases(store: ImageStoreApi, repositories: readonly str
     ...(store.push ? { push: store.push.bind(store) } : {}),
     ...(store.login ? { login: store.login.bind(store) } : {}),
     ...(store.imageRootfs ? { imageRootfs: store.imageRootfs.bind(store) } : {}),
+    ...(store.import ? { import: store.import.bind(store) } : {}),
     load: (archive, options) => store.load(archive, options),
     save: (refs, signal) => store.save(refs, signal),
     tag: (source, repo, tag) => store.tag(source, repo, tag),

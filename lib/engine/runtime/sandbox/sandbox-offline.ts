@@ -20,11 +20,14 @@ export function runOnRootfs(run: {
   enter?: (bwrap: string, args: string[], argv: string[]) => [string, string[]];
   /** The seccomp filter file (the image's tar is the image's code: it runs confined as the container would). */
   seccompFile?: string;
+  /** The container's binds and volumes (host directory at container path), parents first, so a copy reaches them as the container does. */
+  binds?: readonly { source: string; target: string; readOnly: boolean }[];
 }): Promise<LocalProcess> {
   const args = [
     '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-net', UNSHARE_CGROUP, '--die-with-parent', '--new-session', '--as-pid-1',
     // The same /proc masks and /sys as a running container's (a copy has no cgroups: an empty view).
     '--bind', run.rootfs, '/', '--proc', '/proc', ...procProtectionArgs(), '--dev', '/dev', ...cgroupViewArgs({}),
+    ...(run.binds ?? []).flatMap((b) => [b.readOnly ? '--ro-bind' : '--bind', b.source, b.target]),
     '--cap-drop', 'ALL', ...COPY_CAPS.flatMap((c) => ['--cap-add', `CAP_${c}`]),
     ...seccompArgs(run.seccompFile),
     '--chdir', '/',

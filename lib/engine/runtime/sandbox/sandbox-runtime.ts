@@ -27,6 +27,7 @@ import { sandboxDefaults, withDefaultPids } from './default-limits.js';
 import { tmpfsMount } from './tmpfs-options.js';
 import { diffTrees, sizeOfChanges } from '../local/diff-trees.js';
 import { exportRootfs } from './sandbox-export.js';
+import { copyImagePath } from './image-path-copy.js';
 import { runOnRootfs } from './sandbox-offline.js';
 import { prepareSeccomp, seccompSupported } from './seccomp/container-seccomp.js';
 import { SandboxUserns } from './userns/sandbox-userns.js';
@@ -212,7 +213,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   const network: NetworkHost = { slirp4netns, runDir, defaultHostIp: publishHostIp };
   const sharedTmpfs = new SharedTmpfs(options.tmpfsDir ?? `/dev/shm/dockgate-${process.getuid?.() ?? 0}`);
   /** What each running container's execs need: how it was built and its cgroups. */
-  const running = new Map<string, { plan: BwrapPlan; cgroupProcs: readonly string[] }>();
+  const running = new Map<string, { plan: BwrapPlan; cgroupProcs: readonly string[]; body: ContainerCreateBody }>();
   /** Each running container's cgroups (after `docker update`, the current ones). */
   const groups = new Map<string, ContainerCgroup>();
   const hostTool = (name: string): string => (existsSync(`/usr/bin/${name}`) ? `/usr/bin/${name}` : name);
@@ -265,6 +266,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         ...(userns ? { enter: await userns.execEnter() } : {}),
       });
     },
+    // A volume's first content: what the container's root filesystem copy (made from the image, ids mapped) has there.
+    copyImagePath: async (c, path, into) => copyImagePath(await ensureRootfs(c.id, c.image.id), path, into),
     // `docker cp` runs tar and stat inside the running container (local-archive.ts).
     copiesWithTar: true,
     // `docker diff`: the container's root filesystem copy against the image's (diff-trees.ts).
@@ -290,9 +293,11 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       sharedTmpfs.remove(id);
       void rm(join(containersDir, id, 'rootfs'), { recursive: true, force: true }).catch(() => undefined);
     },
-    // `docker cp` on a created or exited container: the image's tar in a fresh sandbox on its root.
+    // `docker cp` on a created or exited container: the image's tar in a fresh sandbox on its root, its volumes and binds mounted.
     copyOffline: async (c, argv, stdin, output) => runOnRootfs({
       bwrap, rootfs: await ensureRootfs(c.id, c.image.id), argv, stdin, output,
+      binds: (c.mounts ?? []).filter((m) => m.Type !== 'tmpfs').sort((a, b) => a.Destination.split('/').length - b.Destination.split('/').length)
+        .map((m) => ({ source: m.Source, target: m.Destination, readOnly: !m.RW })),
       // As the container's root in the namespace: copied files get the mapped owners.
       ...(userns ? { enter: await userns.enter({ uid: 0, gid: 0 }) } : {}),
       // The copy's own filter: Docker's profile with its capabilities (no CapAdd of the container applies).
@@ -385,7 +390,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         await net?.stop();
         throw error;
       }
-      running.set(id, { plan, cgroupProcs: group?.procs ?? [] });
+      running.set(id, { plan, cgroupProcs: group?.procs ?? [], body });
       if (group) groups.set(id, group);
       let oomKilled = false;
       // The OOM count is read, then the (now empty) groups removed, before the exit is reported.

@@ -1,0 +1,210 @@
+import { EngineError } from '../../../engine-api/engine-error.js';
+import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
+
+/**
+ * One mount of a container as dockerd keeps it (container.MountPoint) and inspect's `Mounts`
+ * shows it, plus two facts of ours that inspect leaves out.
+ */
+export interface MountPoint {
+  Type: 'bind' | 'volume' | 'tmpfs';
+  /** The volume's name (volumes only). */
+  Name?: string;
+  Source: string;
+  Destination: string;
+  /** `local` (volumes only). */
+  Driver?: string;
+  Mode: string;
+  RW: boolean;
+  Propagation: string;
+  /** Copy the image's content at Destination into the volume at the first start while it is empty (dockerd's CopyData; `nocopy` clears it). */
+  copy?: boolean;
+  /** A volume made for this container without a name: `docker rm -v` and `--rm` remove it. */
+  anonymous?: boolean;
+}
+
+/** What {@link containerMounts} needs from the runtime's volumes and containers. */
+export interface MountSources {
+  /** The directory a named volume mounts from, the volume made when missing (dockerd makes it at create). */
+  named(name: string): string;
+  /** A new anonymous volume (64 hex characters), with its directory. */
+  anonymous(): { name: string; source: string };
+  /** The mounts of the container `ref` (VolumesFrom); throws dockerd's 404 for an unknown one. */
+  mountsOf(ref: string): readonly MountPoint[];
+  runtime: string;
+}
+
+/** Mount fields taken here or by the executor (TmpfsOptions: the executor's tmpfs); any other set one is refused. */
+const MOUNT_KEYS = new Set(['Type', 'Source', 'Target', 'ReadOnly', 'Consistency', 'BindOptions', 'VolumeOptions', 'TmpfsOptions']);
+
+const BIND_MODES = new Set(['ro', 'rw', 'z', 'Z', 'nocopy', 'rprivate', 'private']);
+
+/**
+ * A container's mounts at create, in dockerd's order of precedence (daemon/volumes.go
+ * registerMountPoints): VolumesFrom first, then Binds and Mounts over them, then an anonymous
+ * volume for each `Config.Volumes` path (the image's and `-v /path`) nothing else is mounted at.
+ * Named volumes are made on the way. Propagation other than private is refused by name.
+ */
+export function containerMounts(body: ContainerCreateBody, sources: MountSources): MountPoint[] {
+  const host = body.HostConfig ?? {};
+  const byDestination = new Map<string, MountPoint>();
+  for (const from of list(host.VolumesFrom, 'HostConfig.VolumesFrom')) {
+    if (typeof from !== 'string' || from === '') throw EngineError.invalidParameter(`HostConfig.VolumesFrom: invalid entry "${String(from)}"`);
+    const [ref = '', mode = '', ...extra] = from.split(':');
+    if (extra.length > 0 || (mode !== '' && mode !== 'ro' && mode !== 'rw')) throw EngineError.invalidParameter(`invalid mode: ${mode}`);
+    for (const m of sources.mountsOf(ref)) {
+      // dockerd's copy keeps the source's RW unless `:ro` asks for less, drops its Mode and never copies data again.
+      byDestination.set(m.Destination, { ...withoutOwnFacts(m), Mode: '', RW: m.RW && mode !== 'ro' });
+    }
+  }
+  for (const bind of list(host.Binds, 'HostConfig.Binds')) {
+    const m = bindMount(bind, sources);
+    byDestination.set(m.Destination, m);
+  }
+  for (const raw of list(host.Mounts, 'HostConfig.Mounts')) {
+    const m = mountOf(raw, sources);
+    if (m) byDestination.set(m.Destination, m);
+  }
+  const volumes = body.Volumes && typeof body.Volumes === 'object' ? Object.keys(body.Volumes as Record<string, unknown>) : [];
+  for (const destination of volumes) {
+    if (!destination.startsWith('/')) throw EngineError.invalidParameter(`invalid mount config: ${destination} is not an absolute path`);
+    if (byDestination.has(destination) || (host.Tmpfs && typeof host.Tmpfs === 'object' && destination in host.Tmpfs)) continue;
+    const made = sources.anonymous();
+    byDestination.set(destination, { Type: 'volume', Name: made.name, Source: made.source, Destination: destination, Driver: 'local', Mode: '', RW: true, Propagation: '', copy: true, anonymous: true });
+  }
+  return [...byDestination.values()];
+}
+
+/** A mount as inspect's `Mounts` shows it. */
+export function mountView(m: MountPoint): Record<string, unknown> {
+  const { Name, Driver, ...rest } = withoutOwnFacts(m);
+  return m.Type === 'volume' ? { Type: rest.Type, Name, Source: rest.Source, Destination: rest.Destination, Driver, Mode: rest.Mode, RW: rest.RW, Propagation: rest.Propagation } : rest;
+}
+
+/**
+ * The body the executor runs: every bind and volume as a `source:destination:ro|rw` bind of a
+ * host directory, parents before what is mounted below them; a writable tmpfs mount as a
+ * `HostConfig.Tmpfs` entry (`size=`, `mode=` from its TmpfsOptions); other Mounts as sent, for
+ * the executor to honor or refuse.
+ */
+export function executionBody(body: ContainerCreateBody, mounts: readonly MountPoint[]): ContainerCreateBody {
+  const host = body.HostConfig ?? {};
+  const binds = mounts.filter((m) => m.Type !== 'tmpfs')
+    .sort((a, b) => depth(a.Destination) - depth(b.Destination))
+    .map((m) => `${m.Source}:${m.Destination}:${m.RW ? 'rw' : 'ro'}`);
+  const tmpfs: Record<string, string> = {};
+  const others = list(host.Mounts, 'HostConfig.Mounts').filter((raw) => {
+    const m = (raw ?? {}) as Record<string, unknown>;
+    if (m.Type === 'tmpfs' && m.ReadOnly !== true) {
+      tmpfs[m.Target as string] = tmpfsOptions(m.TmpfsOptions);
+      return false;
+    }
+    return m.Type !== 'bind' && m.Type !== 'volume';
+  });
+  const { VolumesFrom: _from, ...rest } = host;
+  const ownTmpfs = host.Tmpfs && typeof host.Tmpfs === 'object' ? (host.Tmpfs as Record<string, unknown>) : {};
+  const allTmpfs = { ...ownTmpfs, ...tmpfs };
+  return {
+    ...body,
+    HostConfig: { ...rest, Binds: binds.length > 0 ? binds : null, Mounts: others.length > 0 ? others : null, ...(Object.keys(allTmpfs).length > 0 ? { Tmpfs: allTmpfs } : {}) },
+  };
+}
+
+/** `size=…,mode=…` for a tmpfs mount's TmpfsOptions (SizeBytes, Mode), as `--tmpfs` would send them. */
+function tmpfsOptions(raw: unknown): string {
+  const options = (raw ?? {}) as Record<string, unknown>;
+  const out: string[] = [];
+  if (typeof options.SizeBytes === 'number' && options.SizeBytes > 0) out.push(`size=${options.SizeBytes}`);
+  if (typeof options.Mode === 'number' && options.Mode > 0) out.push(`mode=${options.Mode.toString(8)}`);
+  return out.join(',');
+}
+
+/** The names of the volumes among `mounts`. */
+export function volumeNamesOf(mounts: readonly MountPoint[]): string[] {
+  return mounts.flatMap((m) => (m.Type === 'volume' && m.Name ? [m.Name] : []));
+}
+
+function bindMount(bind: unknown, sources: MountSources): MountPoint {
+  if (typeof bind !== 'string') throw EngineError.invalidParameter(`HostConfig.Binds: invalid volume specification: '${String(bind)}'`);
+  const parts = bind.split(':');
+  if (parts.length === 1 && bind.startsWith('/')) {
+    // `/path` alone is an anonymous volume there, as dockerd's parser reads it.
+    const made = sources.anonymous();
+    return { Type: 'volume', Name: made.name, Source: made.source, Destination: bind, Driver: 'local', Mode: '', RW: true, Propagation: '', copy: true, anonymous: true };
+  }
+  const [source = '', destination = '', mode = ''] = parts;
+  if (parts.length > 3 || source === '' || !destination.startsWith('/')) throw EngineError.invalidParameter(`invalid volume specification: '${bind}'`);
+  const modes = mode === '' ? [] : mode.split(',');
+  for (const m of modes) {
+    if (!BIND_MODES.has(m)) {
+      if (['shared', 'rshared', 'slave', 'rslave'].includes(m)) throw EngineError.invalidParameter(`HostConfig.Binds "${bind}": propagation "${m}" is not supported by the ${sources.runtime} runtime (private only)`);
+      throw EngineError.invalidParameter(`invalid mode: ${mode}`);
+    }
+  }
+  const rw = !modes.includes('ro');
+  if (source.startsWith('/')) return { Type: 'bind', Source: source, Destination: destination, Mode: mode, RW: rw, Propagation: 'rprivate' };
+  // dockerd's parser gives a named volume without a mode the label mode `z`.
+  return { Type: 'volume', Name: source, Source: sources.named(source), Destination: destination, Driver: 'local', Mode: mode === '' ? 'z' : mode, RW: rw, Propagation: '', copy: !modes.includes('nocopy') };
+}
+
+function mountOf(raw: unknown, sources: MountSources): MountPoint | undefined {
+  const mount = (raw ?? {}) as Record<string, unknown>;
+  const target = mount.Target;
+  if (typeof target !== 'string' || !target.startsWith('/')) throw EngineError.invalidParameter(`HostConfig.Mounts: invalid mount config: Target "${String(target)}" must be an absolute path`);
+  const rw = mount.ReadOnly !== true;
+  const source = typeof mount.Source === 'string' ? mount.Source : '';
+  for (const [key, value] of Object.entries(mount)) {
+    if (!MOUNT_KEYS.has(key) && !isEmpty(value)) throw EngineError.invalidParameter(`HostConfig.Mounts.${key} is not supported by the ${sources.runtime} runtime`);
+  }
+  const volumeOptions = (mount.VolumeOptions ?? {}) as Record<string, unknown>;
+  for (const [key, value] of Object.entries(volumeOptions)) {
+    if (key !== 'NoCopy' && !isEmpty(value)) throw EngineError.invalidParameter(`HostConfig.Mounts.VolumeOptions.${key} is not supported by the ${sources.runtime} runtime`);
+  }
+  switch (mount.Type) {
+    case 'bind': {
+      const bindOptions = (mount.BindOptions ?? {}) as Record<string, unknown>;
+      for (const [key, value] of Object.entries(bindOptions)) {
+        if (key !== 'Propagation' && !isEmpty(value)) throw EngineError.invalidParameter(`HostConfig.Mounts.BindOptions.${key} is not supported by the ${sources.runtime} runtime`);
+      }
+      const propagation = bindOptions.Propagation;
+      if (propagation !== undefined && propagation !== '' && propagation !== 'rprivate' && propagation !== 'private') {
+        throw EngineError.invalidParameter(`HostConfig.Mounts: propagation "${String(propagation)}" is not supported by the ${sources.runtime} runtime (private only)`);
+      }
+      return { Type: 'bind', Source: source, Destination: target, Mode: '', RW: rw, Propagation: typeof propagation === 'string' && propagation !== '' ? propagation : 'rprivate' };
+    }
+    case 'volume': {
+      const copy = volumeOptions.NoCopy !== true;
+      if (source === '') {
+        const made = sources.anonymous();
+        return { Type: 'volume', Name: made.name, Source: made.source, Destination: target, Driver: 'local', Mode: '', RW: rw, Propagation: '', copy, anonymous: true };
+      }
+      return { Type: 'volume', Name: source, Source: sources.named(source), Destination: target, Driver: 'local', Mode: '', RW: rw, Propagation: '', copy };
+    }
+    case 'tmpfs':
+      for (const [key, value] of Object.entries((mount.TmpfsOptions ?? {}) as Record<string, unknown>)) {
+        if (key !== 'SizeBytes' && key !== 'Mode' && !isEmpty(value)) throw EngineError.invalidParameter(`HostConfig.Mounts.TmpfsOptions.${key} is not supported by the ${sources.runtime} runtime`);
+      }
+      return { Type: 'tmpfs', Source: '', Destination: target, Mode: '', RW: rw, Propagation: '' };
+    default:
+      // Left to the executor, which refuses a type it cannot mount, naming it.
+      return undefined;
+  }
+}
+
+function withoutOwnFacts(m: MountPoint): MountPoint {
+  const { copy: _copy, anonymous: _anonymous, ...rest } = m;
+  return rest;
+}
+
+function isEmpty(v: unknown): boolean {
+  return v === undefined || v === null || v === false || v === '' || (typeof v === 'object' && Object.keys(v).length === 0);
+}
+
+function depth(path: string): number {
+  return path.split('/').filter((p) => p !== '').length;
+}
+
+function list(v: unknown, field: string): unknown[] {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) throw EngineError.invalidParameter(`${field} must be a list`);
+  return v;
+}
