@@ -59,7 +59,7 @@ describe('the caller policy runs before the engine on every TCP request', () => 
       return true;
     } });
     try {
-      for (const headers of [{ 'x-team': 'broken' }, {}]) {
+      for (const headers of [{ 'x-team': 'broken' }, {}] as Record<string, string>[]) {
         const failed = await get(l, '/_ping', headers);
         expect(failed.status).toBe(500);
         expect(failed.headers['content-type']).toBe('application/json');
