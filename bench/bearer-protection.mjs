@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { benchNumber } from './support/bench-number.mjs';
-import { startShippedDemo } from './support/shipped-demo.mjs';
+import { idleShare, startShippedDemo } from './support/shipped-demo.mjs';
 import { generateSigningKey, loadSigningKey, signAccessToken } from '../dist/index.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -84,20 +84,25 @@ async function measure(label, contenders, tokens, connections = CONNECTIONS) {
   const tokensOf = (name) => contenders[name][2] ?? tokens;
   const runs = Object.fromEntries(names.map((n) => [n, []]));
   const cpu = Object.fromEntries(names.map((n) => [n, []]));
+  const idle = Object.fromEntries(names.map((n) => [n, []]));
   for (const name of names) await load(urls[name], tokensOf(name), WARMUP, connections);
   for (let round = 0; round < ROUNDS; round += 1) {
     // Rotate who goes first, so no contender always runs after the same one.
     const order = names.map((_, i) => names[(i + round) % names.length]);
     for (const name of order) {
       const before = await contenders[name][0].cpuMicros();
+      const thread = contenders[name][0].mainThread?.();
       const result = await load(urls[name], tokensOf(name), DURATION, connections);
       const perRequest = (await contenders[name][0].cpuMicros() - before) / result.requests.total;
+      const idleNow = thread ? idleShare(thread, contenders[name][0].mainThread()) : undefined;
       runs[name].push(result.requests.average);
       cpu[name].push(perRequest);
-      console.log(`${label} round ${round + 1} ${name.padEnd(10)} ${result.requests.average.toFixed(0).padStart(6)} req/s  p50 ${result.latency.p50} ms  p99 ${result.latency.p99} ms  ${perRequest.toFixed(1)} CPU µs/request`);
+      if (idleNow !== undefined) idle[name].push(idleNow);
+      console.log(`${label} round ${round + 1} ${name.padEnd(10)} ${result.requests.average.toFixed(0).padStart(6)} req/s  p50 ${result.latency.p50} ms  p99 ${result.latency.p99} ms  ${perRequest.toFixed(1)} CPU µs/request${idleNow !== undefined ? `  main thread idle ${(idleNow * 100).toFixed(0)}%` : ''}`);
     }
   }
-  return Object.fromEntries(names.map((n) => [n, median(runs[n])]).concat(names.map((n) => [`${n}Cpu`, median(cpu[n])])));
+  return Object.fromEntries(names.map((n) => [n, median(runs[n])]).concat(names.map((n) => [`${n}Cpu`, median(cpu[n])]))
+    .concat(names.filter((n) => idle[n].length > 0).map((n) => [`${n}Idle`, median(idle[n])])));
 }
 
 async function expectStatus(url, token, status) {
@@ -178,5 +183,6 @@ if (results.e) {
   console.log(`(e) demo as shipped (npm run demo: logs at info to a drained pipe, metrics on), one reused token, ${DEMO_CONNECTIONS} connections:`);
   line('    vs a bare Express + jose route', results.e, 'demo', 'jwtVerify');
   line('    vs the bare app\'s open route (no check)', results.e, 'demo', 'open', 0);
+  if (results.e.demoIdle !== undefined) console.log(`    the demo's main thread idle ${(results.e.demoIdle * 100).toFixed(0)}% of the run (run-queue time excluded: /proc schedstat)`);
 }
 console.log('(2-core machine shared with other work: figures are noisy; compare the ratios, each from the same run.)');

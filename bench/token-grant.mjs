@@ -25,7 +25,7 @@ import autocannon from 'autocannon';
 import { benchNumber } from './support/bench-number.mjs';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { summarizeCpuProfile } from './cpuprofile-summary.mjs';
-import { startShippedDemo } from './support/shipped-demo.mjs';
+import { idleShare, startShippedDemo } from './support/shipped-demo.mjs';
 import { generateSigningKey } from '../dist/index.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -134,20 +134,23 @@ async function compare(grant, servers, names = CONTENDERS, connections = CONNECT
   for (const name of names) forms[name] = await formFor(grant, servers[name]);
   if (names === CONTENDERS) await checkSameTokens(grant, servers, forms);
   for (const name of names) await load(servers[name].port, forms[name], WARMUP, connections);
-  const runs = Object.fromEntries(names.map((n) => [n, { rps: [], cpu: [] }]));
+  const runs = Object.fromEntries(names.map((n) => [n, { rps: [], cpu: [], idle: [] }]));
   for (let round = 0; round < ROUNDS; round += 1) {
     // Rotate who goes first, so no contender always runs after the same one.
     const order = names.map((_, i) => names[(i + round) % names.length]);
     for (const name of order) {
       const before = await servers[name].cpuMicros();
+      const thread = servers[name].mainThread?.();
       const result = await load(servers[name].port, forms[name], DURATION, connections);
       const cpu = (await servers[name].cpuMicros() - before) / result.requests.total;
+      const idle = thread ? idleShare(thread, servers[name].mainThread()) : undefined;
       runs[name].rps.push(result.requests.average);
       runs[name].cpu.push(cpu);
-      console.log(`${label} round ${round + 1} ${name.padEnd(12)} ${result.requests.average.toFixed(0).padStart(6)} req/s  p50 ${result.latency.p50} ms  p99 ${result.latency.p99} ms  ${cpu.toFixed(0)} CPU µs/token`);
+      if (idle !== undefined) runs[name].idle.push(idle);
+      console.log(`${label} round ${round + 1} ${name.padEnd(12)} ${result.requests.average.toFixed(0).padStart(6)} req/s  p50 ${result.latency.p50} ms  p99 ${result.latency.p99} ms  ${cpu.toFixed(0)} CPU µs/token${idle !== undefined ? `  main thread idle ${(idle * 100).toFixed(0)}%` : ''}`);
     }
   }
-  return Object.fromEntries(names.map((n) => [n, { rps: median(runs[n].rps), cpu: median(runs[n].cpu) }]));
+  return Object.fromEntries(names.map((n) => [n, { rps: median(runs[n].rps), cpu: median(runs[n].cpu), ...(runs[n].idle.length ? { idle: median(runs[n].idle) } : {}) }]));
 }
 
 /** The shipped demo's refresh grant answers like the others: an ES256 token for what alice asked. */
@@ -169,6 +172,7 @@ function reportDemo(r) {
   console.log(`  @node-oauth/oauth2-server (same JWT)           ${r.oauth2server.rps.toFixed(0).padStart(6)} tokens/s  ${r.oauth2server.cpu.toFixed(0)} CPU µs/token`);
   console.log(`  demo as shipped (npm run demo: logs at info,   ${r.demo.rps.toFixed(0).padStart(6)} tokens/s  ${r.demo.cpu.toFixed(0)} CPU µs/token`);
   console.log('    metrics on, htpasswd lookup, default ACL)');
+  if (r.demo.idle !== undefined) console.log(`    its main thread idle ${(r.demo.idle * 100).toFixed(0)}% of the run (waiting on nothing to do, run-queue time excluded: /proc schedstat)`);
   console.log(`  ratio demo / baseline                          ${vsBase.toFixed(3)}  (${met(vsBase, TARGET_BASELINE)}); by CPU per token ${(r.baseline.cpu / r.demo.cpu).toFixed(3)}`);
   console.log(`  ratio demo / oauth2-server                     ${vsPeer.toFixed(3)}  (${met(vsPeer, TARGET_PEER)}; moonshot ${TARGET_MOONSHOT}: ${vsPeer >= TARGET_MOONSHOT ? 'met' : 'not met'}); by CPU per token ${(r.oauth2server.cpu / r.demo.cpu).toFixed(3)}`);
 }

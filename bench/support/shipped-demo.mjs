@@ -29,6 +29,22 @@ export function processCpuMicros(pid) {
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / TICKS;
 }
 
+/**
+ * The main thread's time so far (/proc/PID/task/PID/schedstat, in ns): on a CPU, and runnable but
+ * waiting for one. Wall time minus both is the time its event loop had nothing to do: the "wait"
+ * a profile shows as idle, told apart from the machine being busy with other work.
+ */
+export function mainThreadTimes(pid) {
+  const [onCpu, runQueue] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ').map(Number);
+  return { onCpu, runQueue, wall: Number(process.hrtime.bigint()) };
+}
+
+/** Share (0-1) of the wall time between two {@link mainThreadTimes} readings the main thread was idle. */
+export function idleShare(a, b) {
+  const wall = b.wall - a.wall;
+  return wall > 0 ? Math.max(0, 1 - (b.onCpu - a.onCpu + b.runQueue - a.runQueue) / wall) : 0;
+}
+
 /** Starts the demo; resolves once it answers on its port. */
 export async function startShippedDemo() {
   const state = mkdtempSync(join(tmpdir(), 'dockgate-bench-shipped-demo-'));
@@ -59,6 +75,7 @@ export async function startShippedDemo() {
     /** The engine API's Unix socket (--engine-socket): the local administrator's, as dockerd's socket is. */
     engineSocket: join(state, 'engine.sock'),
     cpuMicros: async () => processCpuMicros(demo.pid),
+    mainThread: () => mainThreadTimes(demo.pid),
     /** `docker login` then a pull's GET: a token for alice/hello (pull) and a refresh token (bcrypt runs once, here). */
     login: async (scope = 'repository:alice/hello:pull') => {
       const query = new URLSearchParams({ service: 'registry.local', scope, offline_token: 'true', client_id: 'bench' });

@@ -4,7 +4,7 @@ import { mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { logDestination } from '../../demo/log-destination.js';
+import { LOG_FLUSH_MS, logDestination } from '../../demo/log-destination.js';
 import { until } from '../support/until.js';
 
 /**
@@ -55,6 +55,25 @@ describe('the demo\'s log lines never block the event loop and never hold more t
       expect(seen.map((l) => l.i)).toEqual(seen.map((_, n) => n));
       // Kept: the bound plus what the pipes between here and the reader hold (64 KiB each on Linux).
       expect(reader.lines().join('\n').length).toBeLessThan(bound + 3 * 64 * 1024);
+      logs.stream.end();
+    } finally {
+      reader.stop();
+    }
+  });
+
+  test('lines are written in batches, and a lone line still reaches the reader within the flush interval', async () => {
+    const reader = pausedReader();
+    try {
+      reader.resume();
+      const logs = logDestination(reader.fd);
+      const logger = pino({ base: null, timestamp: false }, logs.stream);
+      logger.info({ n: 1 }, 'alone');
+      // Far below LOG_BATCH_BYTES: held back at first, written by the periodic flush.
+      expect(reader.lines()).toEqual([]);
+      const started = performance.now();
+      expect(await until(async () => reader.lines().length === 1, 5_000)).toBe(true);
+      expect(performance.now() - started).toBeLessThan(LOG_FLUSH_MS + 1000);
+      expect(JSON.parse(reader.lines()[0]!)).toEqual({ level: 30, n: 1, msg: 'alone' });
       logs.stream.end();
     } finally {
       reader.stop();

@@ -51,6 +51,25 @@ describe('the caller policy runs before the engine on every TCP request', () => 
     }
   });
 
+  test('an allow function that throws, or an app that throws, is answered 500 {"message"} without its details, and the server serves on', async () => {
+    const l = await listenEngine(() => {
+      throw new Error('secret detail');
+    }, { port: 0, allow: (req) => {
+      if (req.headers['x-team'] === 'broken') throw new Error('secret detail');
+      return true;
+    } });
+    try {
+      for (const headers of [{ 'x-team': 'broken' }, {}] as Record<string, string>[]) {
+        const failed = await get(l, '/_ping', headers);
+        expect(failed.status).toBe(500);
+        expect(failed.headers['content-type']).toBe('application/json');
+        expect(JSON.parse(failed.body)).toEqual({ message: 'internal server error' });
+      }
+    } finally {
+      await l.close();
+    }
+  });
+
   describe('bearer: a bearerGuard middleware', () => {
     let listener: EngineListener;
     const tokens = tokenApp({ authorize: ({ scopes }) => scopes });

@@ -41,14 +41,22 @@ export interface RevokeParams {
 const SCOPE: ParamRule = { name: 'scope' };
 
 /**
- * One express-validator chain per endpoint over the endpoint's fields, each field checked by its
- * rule (check-params.ts) and RFC 6749 §3.2's no-repeats (reject-duplicates.ts); the handler reads
- * the validated fields with `matchedData`. One chain over all fields rather than a chain per
- * field: each chain run is its own async pass over the request, and eight of them cost more than
- * the rest of a refresh grant's own code (bench:token).
+ * One express-validator chain per endpoint over the endpoint's fields, built once with the
+ * router: each field is checked by its rule (check-params.ts) and RFC 6749 §3.2's no-repeats
+ * (reject-duplicates.ts) in one `custom` validator, and on success the middleware takes the
+ * chain's typed result with ONE `matchedData` call and keeps it for the handler (`read`).
+ *
+ * Why this shape, by the profile of bench:token (express-validator's cost grows with what it is
+ * given, not with what the rules do): each field instance costs a path expansion, a lodash
+ * `get`, an async validator call and a `set` in `matchedData`; each item of a chain costs a pass
+ * over all instances; each chain run and each `matchedData` call costs a lodash group-and-filter
+ * over every instance. So: one chain (per-field chains cost about 80 µs a token), one item in it
+ * (a `.bail()` or a second validator doubles the passes), and one `matchedData` per request (the
+ * handler and the grant-duration label both read the fields: a second call was a fifth of
+ * express-validator's time).
  */
-function validator(location: 'body' | 'query', rules: readonly ParamRule[], multi: readonly string[] = []): RequestHandler {
-  const { body, query } = expressValidator();
+function validator<T extends object>(location: 'body' | 'query', rules: readonly ParamRule[], multi: readonly string[] = []): ParamsValidator<T> {
+  const { body, query, matchedData } = expressValidator();
   const byName = new Map([...rules, SCOPE].map((rule) => [rule.name, rule]));
   const chain: ValidationChain = (location === 'body' ? body : query)([...byName.keys()]).custom((value: unknown, { req, path }) => {
     const params = (req[location] ?? {}) as Record<string, unknown>;
@@ -57,7 +65,10 @@ function validator(location: 'body' | 'query', rules: readonly ParamRule[], mult
     if (problem) throw new Error(problem);
     return true;
   });
-  return (req: Request, _res, next) => {
+  const locations = [location];
+  // Keyed by the request, so several token routers (and their requests) never share a result.
+  const validated = new WeakMap<Request, T>();
+  const middleware: RequestHandler = (req, _res, next) => {
     if (location === 'body' && !isForm(req)) {
       next(new OAuthError('invalid_request', NOT_A_FORM));
       return;
@@ -72,24 +83,48 @@ function validator(location: 'body' | 'query', rules: readonly ParamRule[], mult
     }
     chain.run(req).then((result) => {
       if (result.isEmpty()) {
+        validated.set(req, matchedData<T>(req, { locations }));
         next();
         return;
       }
       next(new OAuthError('invalid_request', String(result.array({ onlyFirstError: true })[0]?.msg)));
     }, next);
   };
+  const read = (req: Request): T => {
+    const params = validated.get(req);
+    // A handler mounted without its validator is a wiring mistake of ours, not the client's.
+    if (params === undefined) throw new Error(`the ${location} of ${req.method} ${req.path} was read before it was validated`);
+    return params;
+  };
+  return { middleware, read };
 }
 
-/** Validates the POST form fields; a failure is `invalid_request` naming the field. */
-export const validatePostParams = (): RequestHandler => validator('body', POST_RULES);
-/** Validates the GET query (repeated `scope` allowed); a failure is `invalid_request` naming the field. */
-export const validateGetParams = (): RequestHandler => validator('query', GET_RULES, ['scope']);
-/** Validates the `POST /revoke` form; a failure is `invalid_request` naming the field. */
-export const validateRevokeParams = (): RequestHandler => validator('body', REVOKE_RULES);
+/** An endpoint's validation middleware and the typed reader of what it validated. */
+interface ParamsValidator<T> {
+  middleware: RequestHandler;
+  /** The validated fields of a request the middleware passed. */
+  read(req: Request): T;
+}
 
-/** The validated fields of `POST /token`. */
-export const postTokenParams = (req: Request): PostTokenParams => expressValidator().matchedData<PostTokenParams>(req, { locations: ['body'] });
+// Built on first use (when the first tokenRouter is built), not at import: express-validator
+// loads with them (express-validator.ts).
+let post: ParamsValidator<PostTokenParams> | undefined;
+let get: ParamsValidator<GetTokenParams> | undefined;
+let revoke: ParamsValidator<RevokeParams> | undefined;
+const postValidator = () => (post ??= validator<PostTokenParams>('body', POST_RULES));
+const getValidator = () => (get ??= validator<GetTokenParams>('query', GET_RULES, ['scope']));
+const revokeValidator = () => (revoke ??= validator<RevokeParams>('body', REVOKE_RULES));
+
+/** Validates the POST form fields; a failure is `invalid_request` naming the field. */
+export const validatePostParams = (): RequestHandler => postValidator().middleware;
+/** Validates the GET query (repeated `scope` allowed); a failure is `invalid_request` naming the field. */
+export const validateGetParams = (): RequestHandler => getValidator().middleware;
+/** Validates the `POST /revoke` form; a failure is `invalid_request` naming the field. */
+export const validateRevokeParams = (): RequestHandler => revokeValidator().middleware;
+
+/** The validated fields of `POST /token` (express-validator's `matchedData`, taken once by the validator). */
+export const postTokenParams = (req: Request): PostTokenParams => postValidator().read(req);
 /** The validated query of `GET /token`. */
-export const getTokenParams = (req: Request): GetTokenParams => expressValidator().matchedData<GetTokenParams>(req, { locations: ['query'] });
+export const getTokenParams = (req: Request): GetTokenParams => getValidator().read(req);
 /** The validated form of `POST /revoke`. */
-export const revokeParams = (req: Request): RevokeParams => expressValidator().matchedData<RevokeParams>(req, { locations: ['body'] });
+export const revokeParams = (req: Request): RevokeParams => revokeValidator().read(req);
