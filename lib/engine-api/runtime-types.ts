@@ -7,6 +7,7 @@ import type { NetworkOperations } from './network-operations.js';
 import type { VolumeOperations } from './volume-operations.js';
 import type { ExecOperations } from './exec-operations.js';
 import type { ContainerOperations } from './container-operations.js';
+import type { BuildOperations } from './build-operations.js';
 import type { OutputStream, AttachSession } from './output-stream.js';
 
 export type { OutputStream, AttachSession } from './output-stream.js';
@@ -175,7 +176,8 @@ export interface ContainerRuntime
     Partial<NetworkOperations>,
     Partial<VolumeOperations>,
     Partial<ExecOperations>,
-    Partial<ContainerOperations> {
+    Partial<ContainerOperations>,
+    Partial<BuildOperations> {
   /**
    * The runtime's name in messages (`scripted`, `process`, `docker`): a route whose optional
    * operation the runtime lacks answers 501 `<feature> is not supported by the <name> runtime`.

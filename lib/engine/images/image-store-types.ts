@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { EngineFilters } from '../../engine-api/filters.js';
 import type { RegistryLoginRequest, RegistryLoginResult } from '../../engine-api/registry-login-types.js';
+import type { CompressedLayer, LayerEntry } from './store/layer-writer.js';
 
 /**
  * The part of an OCI image config (image-spec config.md `config`) a runtime applies at create.
@@ -177,4 +178,12 @@ export interface ImageStoreApi {
   inspect(ref: string): Promise<Record<string, unknown>>;
   /** `GET /images/{name}/history` body; 404 when unknown. */
   history(ref: string): Promise<Record<string, unknown>[]>;
+  /** The config blob of a stored image (by ID), without unpacking its root. Optional. */
+  config?(imageId: string): Promise<ImageConfigBlob>;
+  /** Stores a new layer from its entries, keeping its gzip form for a push (commit, build). Optional. */
+  storeLayer?(entries: AsyncIterable<LayerEntry> | Iterable<LayerEntry>): Promise<StoredLayer & { compressed: CompressedLayer }>;
+  /** The gzip form of a stored layer, made and kept on first use (push). Optional. */
+  compressedLayer?(diffId: string): Promise<CompressedLayer>;
+  /** Records a new image from its config (layers already stored) and tags it; answers its ID. Optional. */
+  createImage?(config: ImageConfigBlob, tags?: string[]): Promise<string>;
 }

@@ -7,7 +7,7 @@ import { loadArchive } from './archive/load-archive.js';
 import { saveArchive } from './archive/save-archive.js';
 import type {
   IdShift, ImageConfigBlob, ImageDeleteEntry, ImagePruneResult, ImagePullRequest, ImageRecord, ImageRemoveOptions,
-  ImageStoreApi, ImageStoreOptions, ResolvedImage,
+  ImageStoreApi, ImageStoreOptions, ResolvedImage, StoredLayer,
 } from './image-store-types.js';
 import { pullImage } from './registry/pull-image.js';
 import { registryLogin, type RegistryLoginRequest, type RegistryLoginResult } from './registry/registry-login.js';
@@ -19,6 +19,7 @@ import { writeFileAtomic } from '../../fs/atomic-file.js';
 import { digestHex, isSha256Digest, sha256Of } from './store/digest.js';
 import { ImageIndex } from './store/image-index.js';
 import { LayerFiles } from './store/layer-files.js';
+import { compressedLayer, compressLayer, writeLayer, type CompressedLayer, type LayerEntry } from './store/layer-writer.js';
 import { buildShiftedRootfs, shiftedDir } from './store/shifted-rootfs.js';
 import { normalizeRef } from './store/references.js';
 import { planRemoval } from './store/removal-plan.js';
@@ -115,7 +116,7 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
     const record = this.record(ref);
     if (!record) return undefined;
     const config = await this.config(record.id);
-    const rootfs = await this.files.buildRootfs(record.id, config.rootfs.diff_ids);
+    const rootfs = await this.#rootfs(record.id, config.rootfs.diff_ids);
     return { id: record.id, ref: record.repoTags.find((t) => t === ref || t === safeNormalize(ref)) ?? record.id, config, rootfs };
   }
 
@@ -127,7 +128,7 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
   /** The image's own unpacked root filesystem (built once, shared, never to be written): what `docker diff` compares a container with. */
   async imageRootfs(imageId: string, shift?: IdShift): Promise<string> {
     const record = this.recordOrThrow(imageId);
-    const plain = await this.files.buildRootfs(record.id, (await this.config(record.id)).rootfs.diff_ids);
+    const plain = await this.#rootfs(record.id, (await this.config(record.id)).rootfs.diff_ids);
     return shift ? buildShiftedRootfs(plain, join(shiftedDir(this.dir, shift), digestHex(record.id)), shift) : plain;
   }
 
@@ -162,7 +163,8 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
       throw EngineError.invalidParameter('image config does not match its layers (rootfs.diff_ids)');
     }
     await writeFileAtomic(this.blobFile(id), request.config);
-    await this.files.buildRootfs(id, diffIds, request.onLayer);
+    // A built image's root is unpacked when first run (from its parent's), not at each step.
+    if (!request.lazyRootfs) await this.#rootfs(id, diffIds, request.onLayer);
     return this.exclusive(async () => {
       const now = new Date().toISOString();
       const record = this.#index.get(id) ?? { id, repoTags: [], repoDigests: [], layers: request.layers };
@@ -176,6 +178,53 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
       await this.#index.save();
       return { id, moved };
     });
+  }
+
+  /**
+   * The image's unpacked root, built once: from the unpacked root of the image whose layers are
+   * the longest prefix of its own (a built image's parent) when there is one, else from scratch.
+   */
+  async #rootfs(id: string, diffIds: readonly string[], onLayer?: (index: number, read: () => number) => void): Promise<string> {
+    const ready = this.files.rootfs(id);
+    if (await stat(ready).catch(() => undefined)) return ready;
+    let base: { rootfs: string; layers: number } | undefined;
+    for (const record of this.#index.all()) {
+      const layers = record.layers.map((l) => l.diffId);
+      if (record.id === id || layers.length > diffIds.length || layers.length <= (base?.layers ?? 0)) continue;
+      if (!layers.every((d, i) => diffIds[i] === d)) continue;
+      const rootfs = this.files.rootfs(record.id);
+      if (await stat(rootfs).catch(() => undefined)) base = { rootfs, layers: layers.length };
+    }
+    return this.files.buildRootfs(id, diffIds, onLayer, base);
+  }
+
+  /**
+   * Stores a new layer made of `entries` (a commit's changes, a build's COPY), with its gzip form
+   * kept for a push (layer-writer.ts).
+   */
+  storeLayer(entries: AsyncIterable<LayerEntry> | Iterable<LayerEntry>): Promise<StoredLayer & { compressed: CompressedLayer }> {
+    return writeLayer(this.files, (digest) => this.blobFile(digest), entries);
+  }
+
+  /** The gzip form of a stored layer (digest, size, file), made and kept on first use. */
+  compressedLayer(diffId: string): Promise<CompressedLayer> {
+    return compressLayer(this.files, (digest) => this.blobFile(digest), diffId);
+  }
+
+  /**
+   * Records a new image (a commit or a build step): its config, whose `rootfs.diff_ids` are its
+   * layers' (all stored), and the tags to point at it. Its root is unpacked when first run.
+   * Answers the image ID (the config's digest).
+   */
+  async createImage(config: ImageConfigBlob, tags: string[] = []): Promise<string> {
+    const layers: StoredLayer[] = [];
+    for (const diffId of config.rootfs.diff_ids) {
+      const layer = await this.files.stored(diffId);
+      if (!layer) throw EngineError.system(`layer ${diffId} is missing from the image store`);
+      layers.push(layer);
+    }
+    const { id } = await this.commit({ config: Buffer.from(JSON.stringify(config)), layers, tags: tags.map(normalizeRef), lazyRootfs: true });
+    return id;
   }
 
   seedBusybox(tags: string[] = ['busybox:latest']): Promise<string> {
@@ -264,6 +313,9 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
     const chains = chainIds(record.layers.map((l) => l.diffId));
     for (const [i, layer] of record.layers.entries()) {
       if (inUse.has(layer.diffId)) continue;
+      const gzip = await compressedLayer(this.files, (digest) => this.blobFile(digest), layer.diffId);
+      if (gzip) await rm(gzip.file, { force: true });
+      await rm(this.files.layerFile(layer.diffId).replace(/\.tar$/, '.gzip.json'), { force: true });
       await rm(this.files.layerFile(layer.diffId), { force: true });
       entries.push({ Deleted: chains[i] as string });
     }

@@ -47,6 +47,8 @@ export const ENGINE_ACTIONS = {
   'container.archive.stat': { route: 'HEAD /containers/{id}/archive', target: 'container' },
   'container.archive.get': { route: 'GET /containers/{id}/archive', target: 'container' },
   'container.archive.put': { route: 'PUT /containers/{id}/archive', target: 'container' },
+  // The container is the `container` query parameter; the image names written are `repo:tag`.
+  'container.commit': { route: 'POST /commit', target: 'container' },
   // Execs
   'exec.create': { route: 'POST /containers/{id}/exec', target: 'container' },
   'exec.start': { route: 'POST /exec/{id}/start', target: 'exec' },
@@ -62,6 +64,8 @@ export const ENGINE_ACTIONS = {
   'image.history': { route: 'GET /images/{name}/history', target: 'image' },
   'image.tag': { route: 'POST /images/{name}/tag', target: 'image' },
   'image.delete': { route: 'DELETE /images/{name}', target: 'image' },
+  // RUN steps create containers owned by the caller; the image names written are the `t` tags.
+  'image.build': { route: 'POST /build', target: 'none' },
   // Networks and volumes
   'network.list': { route: 'GET /networks', target: 'none' },
   'network.inspect': { route: 'GET /networks/{id}', target: 'none' },

@@ -23,6 +23,7 @@ import { registerArchiveRoutes } from './archive-routes.js';
 import { countRunningContainers, engineRequestMetrics } from './engine-metrics.js';
 import { logContainerEvents } from './container-log.js';
 import { registerAuthRoute } from './auth-route.js';
+import { registerBuildRoutes } from './build-routes.js';
 
 /**
  * dockerd's `versionMatcher` (`/v{version:[0-9.]+}`): digits and dots only, so `/vabc/…` or
@@ -67,6 +68,7 @@ export function engineRouter(runtime: ContainerRuntime, versionRange?: VersionRa
   registerImageRoutes(api, ctx);
   registerAuthRoute(api, ctx);
   registerImageStoreRoutes(api, ctx);
+  registerBuildRoutes(api, ctx);
   registerNetworkVolumeRoutes(api, ctx);
   registerDiskUsageRoute(api, ctx);
   registerSwarmRoutes(api, ctx);

@@ -10,6 +10,7 @@ import { byteCap } from './byte-cap.js';
 import { tempPathFor } from '../../../fs/atomic-file.js';
 import { decompressedLayer } from './decompress.js';
 import { digestHex, HashingStream, verifyDigest } from './digest.js';
+import { copyTree } from './copy-tree.js';
 
 /** Where layers (uncompressed tars by diff ID) and unpacked root filesystems (by image ID) live. */
 export class LayerFiles {
@@ -61,14 +62,18 @@ export class LayerFiles {
    * Unpacks the layers in order into the image's root filesystem (once: an existing one is kept),
    * in a temporary directory renamed into place, so a crash never leaves half a root.
    */
-  async buildRootfs(imageId: string, diffIds: readonly string[], onLayer?: (index: number, read: () => number) => void): Promise<string> {
+  async buildRootfs(imageId: string, diffIds: readonly string[], onLayer?: (index: number, read: () => number) => void, base?: { rootfs: string; layers: number }): Promise<string> {
     const target = this.rootfs(imageId);
     if (await stat(target).catch(() => undefined)) return target;
     await mkdir(this.rootfsDir, { recursive: true });
     const temp = await mkdtemp(join(this.rootfsDir, '.tmp-'));
     try {
       await chmod(temp, 0o755);
+      // A built image's parent is unpacked already: its root (the first `base.layers` layers) is
+      // copied, and only the layers after it applied, instead of every layer again.
+      if (base) await copyTree(base.rootfs, temp);
       for (const [index, diffId] of diffIds.entries()) {
+        if (base && index < base.layers) continue;
         const file = this.layerFile(diffId);
         if (!(await stat(file).catch(() => undefined))) throw EngineError.system(`layer ${diffId} is missing from the image store`);
         const tar = createReadStream(file);

@@ -37,5 +37,9 @@ export function withSeedAliases(store: ImageStoreApi, repositories: readonly str
     list: (filters) => store.list(filters),
     inspect: (ref) => store.inspect(ref),
     history: (ref) => store.history(ref),
+    ...(store.config ? { config: store.config.bind(store) } : {}),
+    ...(store.storeLayer ? { storeLayer: store.storeLayer.bind(store) } : {}),
+    ...(store.compressedLayer ? { compressedLayer: store.compressedLayer.bind(store) } : {}),
+    ...(store.createImage ? { createImage: store.createImage.bind(store) } : {}),
   };
 }
