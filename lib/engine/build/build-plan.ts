@@ -13,7 +13,7 @@ export interface BuildStage {
 export interface BuildPlan {
   metaArgs: DockerfileInstruction[];
   stages: BuildStage[];
-  /** `Step N/<total>`: every FROM and instruction of the stages run. */
+  /** `Step N/<total>`: the ARGs before the first FROM, every FROM and instruction of the stages run (dockerd counts them all). */
   total: number;
 }
 
@@ -55,6 +55,6 @@ export function planBuild(parsed: ParsedDockerfile, target: string | undefined, 
     const last = run[run.length - 1] as BuildStage;
     run = [...run.slice(0, -1), { ...last, instructions: [...last.instructions, { keyword: 'label', args, original: `LABEL ${args}`, line: 0 }] }];
   }
-  const total = run.reduce((sum, s) => sum + 1 + s.instructions.length, 0);
+  const total = metaArgs.length + run.reduce((sum, s) => sum + 1 + s.instructions.length, 0);
   return { metaArgs, stages: run, total };
 }

@@ -84,7 +84,10 @@ class Build {
 
   async run(): Promise<void> {
     try {
-      for (const instruction of this.plan.metaArgs) this.#declareMeta(instruction);
+      for (const instruction of this.plan.metaArgs) {
+        this.#announce(instruction);
+        this.#declareMeta(instruction);
+      }
       await this.#cacheFrom();
       let last = '';
       for (const [index, stage] of this.plan.stages.entries()) {

@@ -1,3 +1,4 @@
+import { posix } from 'node:path';
 import dockerignoreModule from '@balena/dockerignore';
 
 /** The package is CommonJS (`module.exports = factory`) with ESM-style types: the default import is the factory. */
@@ -18,7 +19,7 @@ export function dockerignore(text: string): (rel: string) => boolean {
   if (lines.length === 0) return () => false;
   const matcher = ignore().add(lines);
   return (rel: string) => {
-    const clean = rel.replace(/^\/+/, '').replace(/\/+$/, '');
+    const clean = posix.normalize(`/${rel}`).replace(/^\/+/, '').replace(/\/+$/, '');
     return clean !== '' && matcher.ignores(clean);
   };
 }

@@ -44,7 +44,7 @@ export async function copyEntries(options: {
   const { source, keyword } = options;
   const matched: string[] = [];
   for (const pattern of options.sources) {
-    const clean = posix.normalize(`/${pattern}`).slice(1);
+    const clean = posix.normalize(`/${pattern}`).slice(1).replace(/\/+$/, '');
     if (GLOB.test(clean)) {
       const all = await listAll(source, '');
       const hits = all.filter((rel) => pathMatch(clean, rel) && !source.ignored(rel));

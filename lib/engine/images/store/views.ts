@@ -25,7 +25,8 @@ export function inspectView(record: ImageRecord, config: ImageConfigBlob): Recor
     RepoTags: record.repoTags,
     RepoDigests: record.repoDigests,
     Parent: '',
-    Comment: '',
+    // dockerd shows the newest history entry's comment (`docker commit -m`, "Imported from -").
+    Comment: typeof config.comment === 'string' ? config.comment : config.history?.[config.history.length - 1]?.comment ?? '',
     Created: config.created ?? '',
     DockerVersion: typeof config.docker_version === 'string' ? config.docker_version : '',
     Author: config.author ?? '',
