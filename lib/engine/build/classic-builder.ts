@@ -105,8 +105,9 @@ class Build {
       const unused = Object.keys(this.request.buildArgs).filter((a) => !this.#consumed.has(a) && !PREDEFINED_ARGS.includes(a));
       if (unused.length > 0) this.out.text(`[Warning] One or more build-args [${unused.join(' ')}] were not consumed\n`);
       for (const tag of this.request.tags) await this.backend.runtime.tagImage?.(last, tag);
-      this.out.aux({ ID: last });
+      // Quiet, dockerd writes only the ID, as a stream message (no aux).
       if (this.request.quiet) this.out.always(`${last}\n`);
+      else this.out.aux({ ID: last });
       this.out.text(`Successfully built ${short(last)}\n`);
       for (const tag of this.request.tags) this.out.text(`Successfully tagged ${tag}\n`);
       this.out.end();
