@@ -97,6 +97,8 @@ async function resolveTarget(ctx: EngineContext, action: EngineAction, req: Requ
     case 'container': {
       // `POST /commit` names its container in the query.
       const ref = params.id ?? (action === 'container.commit' ? queryString(req.query.container) ?? '' : '');
+      // A commit naming no container has nothing to resolve (the route answers its own 404).
+      if (ref === '') return { kind: 'container', ref };
       return (await lookup.container(ref)) ?? { kind: 'container', ref };
     }
     case 'exec': {
