@@ -56,6 +56,8 @@ export async function startShippedDemo() {
     url,
     port,
     pid: demo.pid,
+    /** The engine API's Unix socket (the demo's --engine-socket). */
+    engineSocket: join(state, 'engine.sock'),
     cpuMicros: async () => processCpuMicros(demo.pid),
     /** `docker login` then a pull's GET: a token for alice/hello (pull) and a refresh token (bcrypt runs once, here). */
     login: async (scope = 'repository:alice/hello:pull') => {

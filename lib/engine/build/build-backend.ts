@@ -9,10 +9,8 @@ export interface BuildStore extends Pick<ImageStoreApi, 'resolve'> {
   imageRootfs(imageId: string): Promise<string>;
   storeLayer(entries: AsyncIterable<LayerEntry> | Iterable<LayerEntry>): Promise<StoredLayer>;
   createImage(config: ImageConfigBlob, tags?: string[]): Promise<string>;
-  /** A stored image's config (by ID), without unpacking its root. */
+  /** A stored image's config (by ID), without unpacking its root; rejects when the image is gone. */
   config(imageId: string): Promise<ImageConfigBlob>;
-  /** Whether an image (by ID) is still in the store. */
-  has(imageId: string): Promise<boolean>;
 }
 
 /**

@@ -18,7 +18,7 @@ import { commandForm, splitFlags, splitWords } from './dockerfile/instruction-ar
 import { parseDockerfile, type DockerfileInstruction } from './dockerfile/parse-dockerfile.js';
 import { processWord, processWords, variablesOf } from './dockerfile/substitute.js';
 import { applyConfigInstruction, CONFIG_INSTRUCTIONS, type ConfigState } from './instructions/config-instructions.js';
-import { copyEntries, type CopySource } from './instructions/copy-entries.js';
+import { copyEntries, withParents, type CopySource } from './instructions/copy-entries.js';
 
 /** ARGs every build knows without a declaration (dockerd's builtinAllowedBuildArgs). */
 const PREDEFINED_ARGS = ['HTTP_PROXY', 'http_proxy', 'HTTPS_PROXY', 'https_proxy', 'FTP_PROXY', 'ftp_proxy', 'NO_PROXY', 'no_proxy', 'ALL_PROXY', 'all_proxy'];
@@ -362,7 +362,8 @@ class Build {
     }
     const workdir = (state.run.config.WorkingDir as string | undefined) || '/';
     const dest = posix.isAbsolute(destWord) ? destWord : `${posix.join(workdir, destWord)}${destWord.endsWith('/') || destWord === '.' ? '/' : ''}`;
-    const parentRoot = state.imageId === '' ? undefined : await this.backend.store.imageRootfs(await this.#ensureImage(state));
+    // The unpacked parent is needed only to write the layer (and to resolve --chown names), not for a cache hit.
+    const parentRoot = async () => (state.imageId === '' ? undefined : this.backend.store.imageRootfs(await this.#ensureImage(state)));
     let source: CopySource = { root: this.context.root, ignored: this.context.ignored, context: true };
     const from = flags.get('from');
     if (from !== undefined) {
@@ -372,16 +373,17 @@ class Build {
       source = { root: await this.backend.store.imageRootfs(imageId), ignored: () => false, context: false };
     }
     const chownSpec = flags.get('chown');
-    const chown = chownSpec !== undefined ? this.backend.resolveUser(parentRoot, processWord(chownSpec, vars, this.escape)) : undefined;
+    const chownUser = chownSpec === undefined ? undefined : processWord(chownSpec, vars, this.escape);
+    const chown = chownUser === undefined ? undefined : this.backend.resolveUser(/^\d+(:\d+)?$/.test(chownUser) ? undefined : await parentRoot(), chownUser);
     const scratch = await mkdtemp(join(this.backend.tempDir, 'add-'));
     try {
       let archives = 0;
       const plan = await copyEntries({
-        source, sources, dest, keyword, ...(chown ? { chown } : {}), ...(parentRoot ? { parentRoot } : {}),
+        source, sources, dest, keyword, ...(chown ? { chown } : {}),
         ...(keyword === 'ADD' ? { expandArchive: async (file: string) => ((await isArchive(file)) ? extractArchive(file, join(scratch, String(archives++))) : undefined) } : {}),
       });
       const createdBy = `/bin/sh -c #(nop) ${keyword} ${plan.digest} in ${destWord} `;
-      await this.#commitStep(state, createdBy, plan.digest, async () => ({ layer: await this.backend.store.storeLayer(plan.entries) }));
+      await this.#commitStep(state, createdBy, plan.digest, async () => ({ layer: await this.backend.store.storeLayer(await withParents(plan, await parentRoot())) }));
     } finally {
       await rm(scratch, { recursive: true, force: true });
     }
@@ -395,9 +397,10 @@ class Build {
     const parent = await this.#ensureImage(state);
     const key = BuildCache.key(parent, `${createdBy}\n${JSON.stringify(state.run.config)}`, extra);
     const hit = this.request.nocache ? undefined : this.cache.get(key);
-    if (hit && (!this.#allowedCache || this.#allowedCache.has(hit)) && (await this.backend.store.has(hit))) {
+    const cached = hit && (!this.#allowedCache || this.#allowedCache.has(hit)) ? await this.backend.store.config(hit).catch(() => undefined) : undefined;
+    if (hit && cached) {
       this.out.text(' ---> Using cache\n');
-      this.#adopt(state, hit, await this.backend.store.config(hit));
+      this.#adopt(state, hit, cached);
       this.out.text(` ---> ${short(hit)}\n`);
       return;
     }

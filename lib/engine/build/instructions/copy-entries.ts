@@ -17,7 +17,12 @@ export interface CopySource {
 
 /** A COPY or ADD turned into layer entries, with the digest dockerd puts in its history (`file:…`, `dir:…`, `multi:…`). */
 export interface CopyPlan {
-  entries: LayerEntry[];
+  /**
+   * The entries in order. Those marked `parent` are directories above the destination, written
+   * only where the image lacks them ({@link withParents}); the digest leaves them out, so a
+   * cache lookup needs no unpacked parent image.
+   */
+  entries: (LayerEntry & { parent?: true })[];
   /** `file:<hex>`, `dir:<hex>` or `multi:<hex>`: a digest of every entry's metadata and content (the cache key's part). */
   digest: string;
 }
@@ -37,8 +42,6 @@ export async function copyEntries(options: {
   dest: string;
   keyword: 'COPY' | 'ADD';
   chown?: { uid: number; gid: number };
-  /** The unpacked root of the image being built on (to know which directories exist), or undefined for scratch. */
-  parentRoot?: string;
   expandArchive?: (file: string) => Promise<string | undefined>;
 }): Promise<CopyPlan> {
   const { source, keyword } = options;
@@ -59,7 +62,7 @@ export async function copyEntries(options: {
   }
   const destIsDir = options.dest.endsWith('/') || matched.length > 1;
   const dest = posix.normalize(options.dest).replace(/\/$/, '') || '/';
-  const entries: LayerEntry[] = [];
+  const entries: (LayerEntry & { parent?: true })[] = [];
   const owner = (uid: number, gid: number) => options.chown ?? (source.context ? { uid: 0, gid: 0 } : { uid, gid });
   const hash = createHash('sha256');
   const add = async (entry: LayerEntry): Promise<void> => {
@@ -75,8 +78,7 @@ export async function copyEntries(options: {
       const dir = parts.slice(0, i).join('/');
       if (made.has(dir)) continue;
       made.add(dir);
-      const exists = options.parentRoot ? await lstat(await resolveInRoot(options.parentRoot, dir)).catch(() => undefined) : undefined;
-      if (!exists) await add({ header: { name: `${dir}/`, type: 'directory', mode: 0o755, uid: 0, gid: 0, mtime: new Date(0) } });
+      entries.push({ header: { name: `${dir}/`, type: 'directory', mode: 0o755, uid: 0, gid: 0, mtime: new Date(0) }, parent: true });
     }
   };
   const one = async (root: string, rel: string, target: string): Promise<void> => {
@@ -144,4 +146,21 @@ async function fileDigest(path: string): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
   return hash.digest('hex');
+}
+
+/**
+ * The plan's entries for a layer on `parentRoot` (the unpacked image built on, undefined for
+ * scratch): a parent directory only where the image has none, so an existing directory keeps
+ * its owner and mode, as dockerd's copy leaves them.
+ */
+export async function withParents(plan: CopyPlan, parentRoot: string | undefined): Promise<LayerEntry[]> {
+  const out: LayerEntry[] = [];
+  for (const entry of plan.entries) {
+    if (entry.parent && parentRoot) {
+      const exists = await lstat(await resolveInRoot(parentRoot, entry.header.name.replace(/\/$/, ''))).catch(() => undefined);
+      if (exists) continue;
+    }
+    out.push({ header: entry.header, ...(entry.source !== undefined ? { source: entry.source } : {}) });
+  }
+  return out;
 }

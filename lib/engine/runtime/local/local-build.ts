@@ -87,7 +87,6 @@ export function localBuildOperations(host: LocalBuildHost, executor: LocalExecut
         storeLayer: (entries) => store.storeLayer(entries),
         createImage: (config, tags) => store.createImage(config, tags),
         config: async (id) => (store.config ? store.config(id) : ((await store.resolve(id))?.config as ImageConfigBlob)),
-        has: async (id) => store.inspect(id).then(() => true, () => false),
       },
       containerLayer: async (id) => layerOf(host.resolve(id)),
       resolveUser: (rootfs, spec) => {
