@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { EngineFilters } from '../../engine-api/filters.js';
 import type { RegistryLoginRequest, RegistryLoginResult } from '../../engine-api/registry-login-types.js';
-import type { CompressedLayer, LayerEntry } from './store/layer-writer.js';
+import type { Header as Headers } from 'tar-stream';
 
 /**
  * The part of an OCI image config (image-spec config.md `config`) a runtime applies at create.
@@ -48,6 +48,24 @@ export interface StoredLayer {
   diffId: string;
   /** Bytes of the uncompressed tar. */
   size: number;
+}
+
+/** One member of a layer being made: a tar header and, for a regular file, where its bytes are. */
+export interface LayerEntry {
+  header: Partial<Headers> & { name: string };
+  /** Host path of a regular file's content (read when the entry is written). */
+  source?: string;
+  /** In-memory content (small files the builder makes). */
+  body?: Buffer;
+}
+
+/** A layer's compressed form, as a registry stores it: its digest and size (image-spec manifest `layers`). */
+export interface CompressedLayer {
+  /** `sha256:…` of the gzip bytes (the manifest's layer digest). */
+  digest: string;
+  size: number;
+  /** Path of the gzip blob in the store. */
+  file: string;
 }
 
 /** What the store knows about one image. */

@@ -5,28 +5,12 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { pack, type Header as Headers } from 'tar-stream';
-import type { StoredLayer } from '../image-store-types.js';
+import type { CompressedLayer, LayerEntry, StoredLayer } from '../image-store-types.js';
+
+export type { CompressedLayer, LayerEntry } from '../image-store-types.js';
 import { tempPathFor, writeFileAtomic } from '../../../fs/atomic-file.js';
 import { digestHex, HashingStream } from './digest.js';
 import type { LayerFiles } from './layer-files.js';
-
-/** One member of a layer being made: a tar header and, for a regular file, where its bytes are. */
-export interface LayerEntry {
-  header: Partial<Headers> & { name: string };
-  /** Host path of a regular file's content (read when the entry is written). */
-  source?: string;
-  /** In-memory content (small files the builder makes). */
-  body?: Buffer;
-}
-
-/** A layer's compressed form, as a registry stores it: its digest and size (image-spec manifest `layers`). */
-export interface CompressedLayer {
-  /** `sha256:…` of the gzip bytes (the manifest's layer digest). */
-  digest: string;
-  size: number;
-  /** Path of the gzip blob in the store. */
-  file: string;
-}
 
 /**
  * Writes a new layer from its entries, in order: the uncompressed tar goes into the store under
