@@ -38,4 +38,5 @@ export {
 } from '../engine-api/image-operations.js';
 export type { NetworkOperations, NetworkInspectOptions } from '../engine-api/network-operations.js';
 export type { VolumeOperations, VolumeCreateBody, VolumePruneReport } from '../engine-api/volume-operations.js';
+export type { BuildOperations, BuildRequest, CommitContainerRequest } from '../engine-api/build-operations.js';
 export { decodeRegistryAuth, type PullCredentials } from './images/registry/registry-auth.js';

@@ -8,7 +8,7 @@ export interface BuildStore extends Pick<ImageStoreApi, 'resolve'> {
   /** The image's unpacked root filesystem, as written by its layers (owners unshifted). */
   imageRootfs(imageId: string): Promise<string>;
   storeLayer(entries: AsyncIterable<LayerEntry> | Iterable<LayerEntry>): Promise<StoredLayer>;
-  createImage(config: ImageConfigBlob, tags?: string[]): Promise<string>;
+  createImage(config: ImageConfigBlob, tags?: string[], parent?: string): Promise<string>;
   /** A stored image's config (by ID), without unpacking its root; rejects when the image is gone. */
   config(imageId: string): Promise<ImageConfigBlob>;
 }

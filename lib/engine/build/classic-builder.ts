@@ -411,7 +411,7 @@ class Build {
     blob.history = [...(blob.history ?? []), entry];
     if (layer) blob.rootfs = { type: 'layers', diff_ids: [...blob.rootfs.diff_ids, layer.diffId] };
     blob.config = state.run.config;
-    const id = await this.backend.store.createImage(blob);
+    const id = await this.backend.store.createImage(blob, [], parent);
     await this.cache.put(key, parent, id);
     state.imageId = id;
     this.out.text(` ---> ${short(id)}\n`);

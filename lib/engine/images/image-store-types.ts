@@ -77,6 +77,8 @@ export interface ImageRecord {
   /** `name@sha256:…` manifest digests it was pulled by. */
   repoDigests: string[];
   layers: StoredLayer[];
+  /** The image it was built or committed on (dockerd's `Parent`): a build's intermediate images are its chain. */
+  parent?: string;
   /** ISO time the image was last tagged (dockerd's `Metadata.LastTagTime`). */
   lastTagTime?: string;
 }
@@ -190,8 +192,11 @@ export interface ImageStoreApi {
   remove(ref: string, options?: ImageRemoveOptions): Promise<ImageDeleteEntry[]>;
   /** `POST /images/prune` with its filters (`dangling` defaulting to true, `until`, `label`, `label!`). */
   prune(filters?: EngineFilters): Promise<ImagePruneResult>;
-  /** `GET /images/json` body with its filters (`dangling`, `label`, `reference`, `before`, `since`, `until`). */
-  list(filters?: EngineFilters): Promise<Record<string, unknown>[]>;
+  /**
+   * `GET /images/json` body with its filters (`dangling`, `label`, `reference`, `before`, `since`, `until`);
+   * without `all`, untagged images that are another image's parent (a build's intermediate steps) are left out, as dockerd does.
+   */
+  list(filters?: EngineFilters, all?: boolean): Promise<Record<string, unknown>[]>;
   /** `GET /images/{name}/json` body; 404 when unknown. */
   inspect(ref: string): Promise<Record<string, unknown>>;
   /** `GET /images/{name}/history` body; 404 when unknown. */
@@ -203,5 +208,5 @@ export interface ImageStoreApi {
   /** The gzip form of a stored layer, made and kept on first use (push). Optional. */
   compressedLayer?(diffId: string): Promise<CompressedLayer>;
   /** Records a new image from its config (layers already stored) and tags it; answers its ID. Optional. */
-  createImage?(config: ImageConfigBlob, tags?: string[]): Promise<string>;
+  createImage?(config: ImageConfigBlob, tags?: string[], parent?: string): Promise<string>;
 }

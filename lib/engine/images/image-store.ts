@@ -167,7 +167,7 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
     if (!request.lazyRootfs) await this.#rootfs(id, diffIds, request.onLayer);
     return this.exclusive(async () => {
       const now = new Date().toISOString();
-      const record = this.#index.get(id) ?? { id, repoTags: [], repoDigests: [], layers: request.layers };
+      const record = this.#index.get(id) ?? { id, repoTags: [], repoDigests: [], layers: request.layers, ...(request.parent ? { parent: request.parent } : {}) };
       if (request.repoDigest && !record.repoDigests.includes(request.repoDigest)) record.repoDigests.push(request.repoDigest);
       this.#index.put(record);
       const moved: { ref: string; from: string }[] = [];
@@ -216,14 +216,14 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
    * layers' (all stored), and the tags to point at it. Its root is unpacked when first run.
    * Answers the image ID (the config's digest).
    */
-  async createImage(config: ImageConfigBlob, tags: string[] = []): Promise<string> {
+  async createImage(config: ImageConfigBlob, tags: string[] = [], parent?: string): Promise<string> {
     const layers: StoredLayer[] = [];
     for (const diffId of config.rootfs.diff_ids) {
       const layer = await this.files.stored(diffId);
       if (!layer) throw EngineError.system(`layer ${diffId} is missing from the image store`);
       layers.push(layer);
     }
-    const { id } = await this.commit({ config: Buffer.from(JSON.stringify(config)), layers, tags: tags.map(normalizeRef), lazyRootfs: true });
+    const { id } = await this.commit({ config: Buffer.from(JSON.stringify(config)), layers, tags: tags.map(normalizeRef), lazyRootfs: true, ...(parent ? { parent } : {}) });
     return id;
   }
 
@@ -290,6 +290,8 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
       for (const record of this.#index.all()) {
         if (!imageMatches({ record, config: await this.config(record.id) }, effective, () => undefined)) continue;
         if (this.options.usage(record.id).length > 0) continue;
+        // A parent of another image (a build's intermediate step) goes with its child, as in dockerd.
+        if (this.#index.all().some((r) => r.parent === record.id)) continue;
         for (const name of [...record.repoTags, ...record.repoDigests]) deleted.push({ Untagged: name });
         reclaimed += record.layers.reduce((sum, l) => sum + l.size, 0);
         deleted.push(...(await this.#deleteImage(record)));
@@ -323,11 +325,13 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
   }
 
   /** `GET /images/json` body, filtered (`dangling`, `label`, `reference`, `before`, `since`, `until`). */
-  async list(filters: EngineFilters = new Map()): Promise<Record<string, unknown>[]> {
+  async list(filters: EngineFilters = new Map(), all = false): Promise<Record<string, unknown>[]> {
     for (const key of filters.keys()) if (!(LIST_FILTERS as readonly string[]).includes(key)) throw EngineError.invalidParameter(`Invalid filter '${key}'`);
     const subjects = await Promise.all(this.#index.all().map(async (record) => ({ record, config: await this.config(record.id) })));
     const find = (ref: string) => subjects.find((s) => s.record.id === this.record(ref)?.id);
-    return subjects.filter((s) => imageMatches(s, filters, find)).map((s) => listView(s.record, s.config));
+    const parents = new Set(this.#index.all().map((r) => r.parent).filter((p): p is string => p !== undefined));
+    const intermediate = (s: { record: ImageRecord }) => !all && s.record.repoTags.length === 0 && parents.has(s.record.id);
+    return subjects.filter((s) => !intermediate(s) && imageMatches(s, filters, find)).map((s) => listView(s.record, s.config));
   }
 
   async inspect(ref: string): Promise<Record<string, unknown>> {

@@ -70,8 +70,9 @@ export class LayerFiles {
     try {
       await chmod(temp, 0o755);
       // A built image's parent is unpacked already: its root (the first `base.layers` layers) is
-      // copied, and only the layers after it applied, instead of every layer again.
-      if (base) await copyTree(base.rootfs, temp);
+      // linked file by file (both roots are read-only; applyLayer replaces a file, never writes
+      // into it), and only the layers after it applied, instead of every layer again.
+      if (base) await copyTree(base.rootfs, temp, true);
       for (const [index, diffId] of diffIds.entries()) {
         if (base && index < base.layers) continue;
         const file = this.layerFile(diffId);

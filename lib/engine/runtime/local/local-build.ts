@@ -72,7 +72,7 @@ export function localBuildOperations(host: LocalBuildHost, executor: LocalExecut
       ],
     };
     if (!request.author) delete blob.author;
-    const id = await store.createImage(blob, request.ref ? [request.ref] : []);
+    const id = await store.createImage(blob, request.ref ? [request.ref] : [], parent.id);
     host.publish('commit', c);
     return { Id: id };
   };
@@ -85,7 +85,7 @@ export function localBuildOperations(host: LocalBuildHost, executor: LocalExecut
         resolve: (ref) => store.resolve(ref),
         imageRootfs: (id) => store.imageRootfs(id),
         storeLayer: (entries) => store.storeLayer(entries),
-        createImage: (config, tags) => store.createImage(config, tags),
+        createImage: (config, tags, parent) => store.createImage(config, tags, parent),
         config: async (id) => (store.config ? store.config(id) : ((await store.resolve(id))?.config as ImageConfigBlob)),
       },
       containerLayer: async (id) => layerOf(host.resolve(id)),
