@@ -93,6 +93,21 @@ describeSandboxed('POST /build on the sandbox runtime: query refusals, Dockerfil
     expect(inspect.body).toMatchObject({ Id: id, Config: { Env: expect.arrayContaining(['A=1']), Labels: expect.objectContaining({ a: 'b' }) } });
   });
 
+  test('a build\'s intermediate images are the final one\'s parents: hidden from docker images without all=1, as dockerd', async () => {
+    const res = await build('?t=route-chain:1', { Dockerfile: 'FROM busybox\nENV A=1\nENV B=2\n' });
+    const id = (messages(res.body as string).find((m) => m.aux) as { aux: { ID: string } }).aux.ID;
+    const inspect = (await request(app).get('/v1.41/images/route-chain:1/json')).body as { Parent: string };
+    expect(inspect.Parent).toMatch(/^sha256:[0-9a-f]{64}$/);
+    const ids = (list: { Id: string }[]) => list.map((i) => i.Id);
+    const shown = ids((await request(app).get('/v1.41/images/json')).body);
+    expect(shown).toContain(id);
+    expect(shown).not.toContain(inspect.Parent);
+    expect(ids((await request(app).get('/v1.41/images/json?all=1')).body)).toContain(inspect.Parent);
+    // Prune (dangling only) keeps a parent; it goes with its child.
+    await request(app).post('/v1.41/images/prune');
+    expect(ids((await request(app).get('/v1.41/images/json?all=1')).body)).toContain(inspect.Parent);
+  });
+
   test('q=1 writes only the image ID, as a stream message (dockerd 20.10\'s answer)', async () => {
     const res = await build('?q=1', { Dockerfile: 'FROM busybox\nENV Q=1\n' });
     expect(messages(res.body as string)).toEqual([{ stream: expect.stringMatching(/^sha256:[0-9a-f]{64}\n$/) }]);
