@@ -1,10 +1,11 @@
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import type { Readable } from 'node:stream';
 import { PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { EngineError } from '../../../engine-api/engine-error.js';
-import { applyLayer, resolveInRoot } from '../../images/store/apply-layer.js';
+import { resolveInRoot } from '../../images/store/apply-layer.js';
+import { extractContext } from './extract-context.js';
 import { byteCap } from '../../images/store/byte-cap.js';
 import { decompressedLayer } from '../../images/store/decompress.js';
 import { dockerignore } from './dockerignore.js';
@@ -22,18 +23,19 @@ export class BuildContext {
     const dir = await mkdtemp(join(tempDir, 'context-'));
     const root = join(dir, 'root');
     try {
-      const { mkdir } = await import('node:fs/promises');
       await mkdir(root, { mode: 0o755 });
       const plain = new PassThrough();
       await Promise.all([
         pipeline(await decompressedLayer(tar), byteCap(maxBytes, 'the build context', 'maxBuildContextBytes'), plain),
-        applyLayer(root, plain),
+        extractContext(root, plain),
       ]);
       const text = await readFile(join(root, '.dockerignore'), 'utf8').catch(() => '');
       return new BuildContext(root, dockerignore(text));
     } catch (error) {
       await rm(dir, { recursive: true, force: true });
       if (error instanceof EngineError) throw EngineError.invalidParameter(`invalid build context: ${error.message.replace(/^invalid layer: /, '')}`);
+      // tar-stream's own complaint (not a tar at all, a truncated one) is the client's input.
+      if (error instanceof Error && !('code' in error)) throw EngineError.invalidParameter(`invalid build context: ${error.message}`);
       throw error;
     }
   }

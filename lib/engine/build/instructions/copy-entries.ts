@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { lstat, readdir, readlink } from 'node:fs/promises';
+import { lstat, readdir, readFile, readlink, stat } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { pathMatch } from '../dockerfile/path-match.js';
 import { EngineError } from '../../../engine-api/engine-error.js';
@@ -143,6 +143,8 @@ function notFound(keyword: string, pattern: string, source: CopySource): EngineE
 }
 
 async function fileDigest(path: string): Promise<string> {
+  // Small files (most of a context) in one read; large ones streamed.
+  if ((await stat(path)).size <= 1024 * 1024) return createHash('sha256').update(await readFile(path)).digest('hex');
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
   return hash.digest('hex');
