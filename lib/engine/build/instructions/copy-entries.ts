@@ -64,11 +64,7 @@ export async function copyEntries(options: {
   const dest = posix.normalize(options.dest).replace(/\/$/, '') || '/';
   const entries: (LayerEntry & { parent?: true })[] = [];
   const owner = (uid: number, gid: number) => options.chown ?? (source.context ? { uid: 0, gid: 0 } : { uid, gid });
-  const hash = createHash('sha256');
   const add = async (entry: LayerEntry): Promise<void> => {
-    const h = entry.header;
-    hash.update(`${h.name}\0${h.type}\0${h.mode}\0${h.uid}:${h.gid}\0${h.linkname ?? ''}\0${h.size ?? 0}\0`);
-    if (entry.source !== undefined) hash.update(await fileDigest(entry.source));
     entries.push(entry);
   };
   const made = new Set<string>();
@@ -81,8 +77,10 @@ export async function copyEntries(options: {
       entries.push({ header: { name: `${dir}/`, type: 'directory', mode: 0o755, uid: 0, gid: 0, mtime: new Date(0) }, parent: true });
     }
   };
-  const one = async (root: string, rel: string, target: string): Promise<void> => {
-    const host = await resolveInRoot(root, rel || '.');
+  // `known`: the host path when the caller already resolved it (a child of a real directory, read
+  // with lstat and never followed, needs no second resolution).
+  const one = async (root: string, rel: string, target: string, known?: string): Promise<void> => {
+    const host = known ?? (await resolveInRoot(root, rel || '.'));
     const info = await lstat(host);
     const { uid, gid } = owner(info.uid, info.gid);
     const name = target.replace(/^\/+/, '');
@@ -96,7 +94,7 @@ export async function copyEntries(options: {
       for (const child of (await readdir(host)).sort()) {
         const childRel = rel === '' ? child : `${rel}/${child}`;
         if (root === source.root && source.ignored(childRel)) continue;
-        await one(root, childRel, posix.join(target, child));
+        await one(root, childRel, posix.join(target, child), posix.join(host, child));
       }
       return;
     }
@@ -121,6 +119,14 @@ export async function copyEntries(options: {
       continue;
     }
     await one(source.root, rel, destIsDir ? posix.join(dest, posix.basename(rel)) : dest);
+  }
+  // The digest: every entry's metadata and content, in order (the files hashed a few at a time).
+  const contents = await mapLimit(entries, 8, async (e) => (e.source !== undefined ? fileDigest(e.source) : ''));
+  const hash = createHash('sha256');
+  for (const [i, entry] of entries.entries()) {
+    if (entry.parent) continue;
+    const h = entry.header;
+    hash.update(`${h.name}\0${h.type}\0${h.mode}\0${h.uid}:${h.gid}\0${h.linkname ?? ''}\0${h.size ?? 0}\0${contents[i]}`);
   }
   return { entries, digest: `${kind}:${hash.digest('hex')}` };
 }
@@ -164,5 +170,18 @@ export async function withParents(plan: CopyPlan, parentRoot: string | undefined
     }
     out.push({ header: entry.header, ...(entry.source !== undefined ? { source: entry.source } : {}) });
   }
+  return out;
+}
+
+async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return out;
 }
