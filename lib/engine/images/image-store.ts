@@ -128,8 +128,16 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
   /** The image's own unpacked root filesystem (built once, shared, never to be written): what `docker diff` compares a container with. */
   async imageRootfs(imageId: string, shift?: IdShift): Promise<string> {
     const record = this.recordOrThrow(imageId);
-    const plain = await this.#rootfs(record.id, (await this.config(record.id)).rootfs.diff_ids);
-    return shift ? buildShiftedRootfs(plain, join(shiftedDir(this.dir, shift), digestHex(record.id)), shift) : plain;
+    const diffIds = (await this.config(record.id)).rootfs.diff_ids;
+    const plain = await this.#rootfs(record.id, diffIds);
+    if (!shift) return plain;
+    const target = join(shiftedDir(this.dir, shift), digestHex(record.id));
+    if (await stat(target).catch(() => undefined)) return target;
+    // A built image's parent has its shifted root already: linked, and the new layers applied
+    // with shifted owners, instead of a whole copy with every owner changed.
+    const base = await this.#base(record.id, diffIds, (id) => join(shiftedDir(this.dir, shift), digestHex(id)));
+    if (base) return this.files.buildRootfs(record.id, diffIds, undefined, base, { target, shift });
+    return buildShiftedRootfs(plain, target, shift);
   }
 
   async materialize(imageId: string, destDir: string, shift?: IdShift): Promise<void> {
@@ -187,15 +195,20 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
   async #rootfs(id: string, diffIds: readonly string[], onLayer?: (index: number, read: () => number) => void): Promise<string> {
     const ready = this.files.rootfs(id);
     if (await stat(ready).catch(() => undefined)) return ready;
+    return this.files.buildRootfs(id, diffIds, onLayer, await this.#base(id, diffIds, (other) => this.files.rootfs(other)));
+  }
+
+  /** The unpacked root (found by `rootOf`) of the image whose layers are the longest prefix of `diffIds`. */
+  async #base(id: string, diffIds: readonly string[], rootOf: (id: string) => string): Promise<{ rootfs: string; layers: number } | undefined> {
     let base: { rootfs: string; layers: number } | undefined;
     for (const record of this.#index.all()) {
       const layers = record.layers.map((l) => l.diffId);
       if (record.id === id || layers.length > diffIds.length || layers.length <= (base?.layers ?? 0)) continue;
       if (!layers.every((d, i) => diffIds[i] === d)) continue;
-      const rootfs = this.files.rootfs(record.id);
+      const rootfs = rootOf(record.id);
       if (await stat(rootfs).catch(() => undefined)) base = { rootfs, layers: layers.length };
     }
-    return this.files.buildRootfs(id, diffIds, onLayer, base);
+    return base;
   }
 
   /**
