@@ -282,6 +282,8 @@ class Build {
     // dockerd's history (and cache key) of a RUN with build args: `|N a=1 b=2 <command>`.
     const prefix = args.length > 0 ? `|${args.length} ${args.map(([k, v]) => `${k}=${v}`).join(' ')} ` : '';
     const createdBy = `${prefix}${cmd.join(' ')}`;
+    // The predefined proxy ARGs reach RUN without a declaration, and stay out of the history (dockerd's rule).
+    const proxies = PREDEFINED_ARGS.filter((k) => !state.args.has(k) && !envNames.has(k) && typeof this.request.buildArgs[k] === 'string').map((k) => `${k}=${this.request.buildArgs[k] as string}`);
     await this.#commitStep(state, createdBy, '', async () => {
       const imageId = await this.#ensureImage(state);
       const { runtime } = this.backend;
@@ -292,7 +294,7 @@ class Build {
           Image: imageId,
           Cmd: cmd,
           Entrypoint: [''],
-          Env: [...env, ...args.map(([k, v]) => `${k}=${v}`)],
+          Env: [...env, ...args.map(([k, v]) => `${k}=${v}`), ...proxies],
           ...(config.WorkingDir ? { WorkingDir: config.WorkingDir } : {}),
           ...(config.User ? { User: config.User } : {}),
           Labels: this.request.containerLabels,
