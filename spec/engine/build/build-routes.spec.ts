@@ -15,7 +15,7 @@ const describeSandboxed = sandboxed ? describe : describe.skip;
 if (!sandboxed) process.stderr.write('build route specs skipped: bwrap (bubblewrap) or /bin/busybox (busybox-static) is missing\n');
 
 /** A build context tar holding the given files. */
-function contextTar(files: Record<string, string>): Buffer {
+function contextTar(files: Record<string, string | Buffer>): Buffer {
   const dir = mkdtempSync(join(tmpdir(), 'dockgate-build-route-'));
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
   const tar = spawnSync('tar', ['-C', dir, '-c', ...Object.keys(files)]).stdout;
@@ -51,7 +51,7 @@ describeSandboxed('POST /build on the sandbox runtime: query refusals, Dockerfil
     await runtime.close?.();
     rmSync(dir, { recursive: true, force: true });
   });
-  const build = (query: string, files: Record<string, string>) => request(app).post(`/v1.41/build${query}`).set('Content-Type', 'application/x-tar').send(contextTar(files)).buffer(true).parse((res, done) => {
+  const build = (query: string, files: Record<string, string | Buffer>) => request(app).post(`/v1.41/build${query}`).set('Content-Type', 'application/x-tar').send(contextTar(files)).buffer(true).parse((res, done) => {
     let text = '';
     res.on('data', (c: Buffer) => { text += c.toString(); });
     res.on('end', () => done(null, text));
@@ -106,6 +106,22 @@ describeSandboxed('POST /build on the sandbox runtime: query refusals, Dockerfil
     // Prune (dangling only) keeps a parent; it goes with its child.
     await request(app).post('/v1.41/images/prune');
     expect(ids((await request(app).get('/v1.41/images/json?all=1')).body)).toContain(inspect.Parent);
+  });
+
+  test('FROM scratch, COPY --from a stage, ADD of a local tar.gz (extracted), an exec-form RUN, and ONBUILD triggers of a base', async () => {
+    const inner = mkdtempSync(join(tmpdir(), 'dockgate-build-tgz-'));
+    writeFileSync(join(inner, 'inner.txt'), 'from the archive\n');
+    const tgz = spawnSync('tar', ['-C', inner, '-cz', 'inner.txt']).stdout;
+    const scratch = messages((await build('', {
+      Dockerfile: 'FROM busybox AS base\nFROM scratch\nCOPY --from=base /bin/busybox /bin/busybox\nADD arch.tgz /x/\nRUN ["/bin/busybox", "cat", "/x/inner.txt"]\n',
+      'arch.tgz': tgz,
+    })).body as string);
+    expect(scratch.map((m) => m.stream)).toContain('from the archive\n');
+    expect(scratch.at(-1)).toEqual({ stream: expect.stringMatching(/^Successfully built /) });
+    await build('?t=route-onbuild:1', { Dockerfile: 'FROM busybox\nONBUILD RUN echo triggered > /onbuild\n' });
+    const child = messages((await build('', { Dockerfile: 'FROM route-onbuild:1\nRUN cat /onbuild\n' })).body as string).map((m) => m.stream);
+    expect(child).toContain('# Executing 1 build trigger\n');
+    expect(child).toContain('triggered\n');
   });
 
   test('q=1 writes only the image ID, as a stream message (dockerd 20.10\'s answer)', async () => {
