@@ -51,7 +51,8 @@ export function buildRequestOptions(req: Request): BuildQueryOptions {
   const hostConfig: Record<string, unknown> = {};
   for (const [param, field, kind] of HOST_FIELDS) {
     const raw = queryString(q[param]);
-    if (raw === undefined || raw === '' || raw === '0' || raw === '[]' || raw === 'null') continue;
+    // The CLI sends every limit, 0 (numbers) and [] or null (lists) meaning unset.
+    if (raw === undefined || raw === '' || raw === '[]' || raw === 'null' || (kind === 'number' && raw === '0')) continue;
     if (kind === 'number') {
       if (!/^-?\d+$/.test(raw)) throw EngineError.invalidParameter(`${param}: ${raw} is not an integer`);
       hostConfig[field] = Number(raw);

@@ -70,6 +70,11 @@ describeSandboxed('POST /build on the sandbox runtime: query refusals, Dockerfil
     expect(JSON.parse(res.body as string).message).toMatch(message);
   });
 
+  test('a RUN limit the sandbox cannot honour fails the build naming it (cpusetmems=0 is a value, not unset)', async () => {
+    const refused = messages((await build('?cpusetmems=0', { Dockerfile: 'FROM busybox\nRUN true\n' })).body as string);
+    expect((refused.at(-1) as { error: string }).error).toBe('HostConfig.CpusetMems is not supported by the sandbox runtime');
+  });
+
   test('an unknown instruction is dockerd\'s 400 before any output; so is a missing Dockerfile', async () => {
     const bad = await build('', { Dockerfile: 'FROM busybox\nFOO bar\n' });
     expect({ status: bad.status, body: JSON.parse(bad.body as string) }).toEqual({ status: 400, body: { message: 'dockerfile parse error line 2: unknown instruction: FOO' } });
