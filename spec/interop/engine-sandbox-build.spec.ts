@@ -132,7 +132,8 @@ describeWithPeers('docker build (classic builder) and docker commit against the 
       const socket = env.DOCKER_HOST.slice('unix://'.length);
       const before = JSON.parse((await socketRequest(socket, 'GET', '/v1.41/containers/json?all=1')).body.toString()) as unknown[];
       const dir = context({ Dockerfile: `FROM ${BASE[name as keyof typeof BASE]}\nRUN echo out && exit 3\n` });
-      const r = await run(CLI, ['build', '-t', tag('failing'), '.'], env, dir);
+      // --force-rm: dockerd would keep the failed container otherwise (dockgate never does).
+      const r = await run(CLI, ['build', '--force-rm', '-t', tag('failing'), '.'], env, dir);
       // The CLI exits with the errorDetail's code: the RUN's own exit status.
       expect(r.code).toBe(3);
       answers[name] = r.stderr.replace(/^DEPRECATED[\s\S]*?environment-variable\.\n\n/, '');
@@ -146,16 +147,16 @@ describeWithPeers('docker build (classic builder) and docker commit against the 
     expect(answers.dockgate).toBe(answers.dockerd);
   });
 
-  test('the raw failure stream is dockerd\'s, byte for byte but for the container id', async () => {
+  test('the raw failure stream is dockerd\'s, byte for byte but for the container id (forcerm: its removal is printed)', async () => {
     const bodies: string[] = [];
     for (const [name, env] of Object.entries(await engines())) {
       const dir = context({ Dockerfile: `FROM ${BASE[name as keyof typeof BASE]}\nRUN echo out && false\n` });
       const tar = spawnSync('tar', ['-C', dir, '-c', 'Dockerfile']).stdout;
-      const r = await postRaw(env.DOCKER_HOST.slice('unix://'.length), '/v1.41/build?rm=1', tar);
+      const r = await postRaw(env.DOCKER_HOST.slice('unix://'.length), '/v1.41/build?rm=1&forcerm=1', tar);
       expect(r.status).toBe(200);
       bodies.push(r.body.replace(/[0-9a-f]{12}/g, 'ID').replace(BASE.dockerd, BASE.dockgate));
     }
-    expect(bodies[0]).toContain('{"errorDetail":{"code":1,"message":"The command \'/bin/sh -c echo out \\u0026\\u0026 false\' returned a non-zero code: 1"}');
+    expect(bodies[0]).toContain('{"stream":"Removing intermediate container ID\\n"}\r\n{"errorDetail":{"code":1,"message":"The command \'/bin/sh -c echo out \\u0026\\u0026 false\' returned a non-zero code: 1"}');
     expect(bodies[0]).toBe(bodies[1]);
   });
 

@@ -316,6 +316,12 @@ class Build {
         const result = await waiting.result;
         await copying;
         if (result.StatusCode !== 0) {
+          // The container goes whatever forcerm says (nothing is left behind); dockerd prints its removal only with forcerm.
+          if (this.request.forcerm) {
+            await runtime.remove(id, { force: true, volumes: true });
+            this.#containers.delete(id);
+            this.out.text(`Removing intermediate container ${short(id)}\n`);
+          }
           throw Object.assign(new Error(`The command '${cmd.join(' ')}' returned a non-zero code: ${result.StatusCode}`), { exitCode: result.StatusCode });
         }
       } finally {
