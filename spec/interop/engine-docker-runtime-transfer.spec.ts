@@ -17,6 +17,12 @@ import type { ContainerRuntime } from '../../lib/engine/index.js';
 import { listenOnSocket } from '../engine/helpers.js';
 import { dockerCli, startRegistry, startTokenServer, type DockerCli, type ProgramResult, type RunningRegistry, type RunningTokenServer } from './support/index.js';
 
+/** A classic build's request with dockerd's defaults (what the router gives for an empty query). */
+const BUILD_DEFAULTS = {
+  dockerfile: 'Dockerfile', tags: [] as string[], nocache: false, pull: false, rm: true, forcerm: false, quiet: false,
+  labels: {}, buildArgs: {}, cacheFrom: [] as string[], hostConfig: {}, containerLabels: {}, apiVersion: '1.41',
+};
+
 const SERVICE = 'registry.dockgate.test';
 const ISSUER = 'dockgate-forward';
 const PASSWORD = 'correct horse battery staple';
@@ -121,12 +127,12 @@ describeWithPeers('the Docker runtime forwards export, history, push, build and 
     expect({ code: ours.code, last: ours.stderr.trim().split('\n').at(-1) }).toEqual({ code: theirs.code, last: theirs.stderr.trim().split('\n').at(-1) });
   }, 120_000);
 
-  test('buildImage: the context streams to dockerd\'s classic builder and its message stream comes back (Step lines, the image ID)', async () => {
+  test('build: the context streams to dockerd\'s classic builder and its message stream comes back (Step lines, the image ID)', async () => {
     const tag = `dg-forward-build:${process.pid}`;
-    const progress = await runtime.buildImage!({
+    const progress = await runtime.build!({
+      ...BUILD_DEFAULTS,
       context: contextOf({ Dockerfile: 'FROM busybox:local\nCOPY hello /hello\nCMD ["cat", "/hello"]\n', hello: 'built\n' }),
-      query: { t: tag, rm: '1' },
-      apiVersion: '1.41',
+      tags: [tag],
       signal: new AbortController().signal,
     });
     images.push(tag);
@@ -139,26 +145,26 @@ describeWithPeers('the Docker runtime forwards export, history, push, build and 
     expect(run.stdout).toBe('built\n');
   }, 60_000);
 
-  test('buildImage: a failing RUN is the stream\'s errorDetail, in dockerd\'s words', async () => {
-    const progress = await runtime.buildImage!({
+  test('build: a failing RUN is the stream\'s errorDetail, in dockerd\'s words', async () => {
+    const progress = await runtime.build!({
+      ...BUILD_DEFAULTS,
       context: contextOf({ Dockerfile: 'FROM busybox:local\nRUN exit 3\n' }),
-      query: { rm: '1', forcerm: '1' },
-      apiVersion: '1.41',
+      forcerm: true,
       signal: new AbortController().signal,
     });
     expect(await text(progress)).toContain("The command '/bin/sh -c exit 3' returned a non-zero code: 3");
   }, 60_000);
 
-  test('commitContainer: dockerd commits with the changes and message asked; unknown container → 404 in its words', async () => {
+  test('commit: dockerd commits with the changes and message asked; unknown container → 404 in its words', async () => {
     const name = `dg-forward-commit-${process.pid}`;
     expectSuccess(await direct(['run', '--name', name, '--network', 'none', 'busybox:local', 'sh', '-c', 'echo committed > /x']));
     containers.push(name);
     const repo = `dg-forward-commit-${process.pid}`;
-    const { Id } = await runtime.commitContainer!({ container: name, query: { repo, tag: '1', comment: 'via dockgate', changes: ['CMD ["cat", "/x"]'] }, apiVersion: '1.41' });
+    const { Id } = await runtime.commit!({ container: name, ref: `${repo}:1`, comment: 'via dockgate', pause: true, changes: ['CMD ["cat", "/x"]'], apiVersion: '1.41' });
     images.push(`${repo}:1`);
     expect(Id).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect((await direct(['run', '--rm', '--network', 'none', `${repo}:1`])).stdout).toBe('committed\n');
     expect((await direct(['image', 'inspect', '--format', '{{.Comment}}', Id])).stdout.trim()).toBe('via dockgate');
-    await expect(runtime.commitContainer!({ container: 'no-such-container', query: {}, apiVersion: '1.41' })).rejects.toMatchObject({ status: 404, message: 'No such container: no-such-container' });
+    await expect(runtime.commit!({ container: 'no-such-container', pause: true, changes: [], apiVersion: '1.41' })).rejects.toMatchObject({ status: 404, message: 'No such container: no-such-container' });
   }, 60_000);
 });

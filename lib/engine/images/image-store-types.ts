@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { EngineFilters } from '../../engine-api/filters.js';
 import type { RegistryLoginRequest, RegistryLoginResult } from '../../engine-api/registry-login-types.js';
+import type { Header as Headers } from 'tar-stream';
 
 /**
  * The part of an OCI image config (image-spec config.md `config`) a runtime applies at create.
@@ -49,6 +50,15 @@ export interface StoredLayer {
   size: number;
 }
 
+/** One member of a layer being made: a tar header and, for a regular file, where its bytes are. */
+export interface LayerEntry {
+  header: Partial<Headers> & { name: string };
+  /** Host path of a regular file's content (read when the entry is written). */
+  source?: string;
+  /** In-memory content (small files the builder makes). */
+  body?: Buffer;
+}
+
 /** What the store knows about one image. */
 export interface ImageRecord {
   /** `sha256:…` of the config blob: dockerd's image ID. */
@@ -58,6 +68,8 @@ export interface ImageRecord {
   /** `name@sha256:…` manifest digests it was pulled by. */
   repoDigests: string[];
   layers: StoredLayer[];
+  /** The image it was built or committed on (dockerd's `Parent`): a build's intermediate images are its chain. */
+  parent?: string;
   /** ISO time the image was last tagged (dockerd's `Metadata.LastTagTime`). */
   lastTagTime?: string;
 }
@@ -193,10 +205,19 @@ export interface ImageStoreApi {
   remove(ref: string, options?: ImageRemoveOptions): Promise<ImageDeleteEntry[]>;
   /** `POST /images/prune` with its filters (`dangling` defaulting to true, `until`, `label`, `label!`). */
   prune(filters?: EngineFilters): Promise<ImagePruneResult>;
-  /** `GET /images/json` body with its filters (`dangling`, `label`, `reference`, `before`, `since`, `until`). */
-  list(filters?: EngineFilters): Promise<Record<string, unknown>[]>;
+  /**
+   * `GET /images/json` body with its filters (`dangling`, `label`, `reference`, `before`, `since`, `until`);
+   * without `all`, untagged images that are another image's parent (a build's intermediate steps) are left out, as dockerd does.
+   */
+  list(filters?: EngineFilters, all?: boolean): Promise<Record<string, unknown>[]>;
   /** `GET /images/{name}/json` body; 404 when unknown. */
   inspect(ref: string): Promise<Record<string, unknown>>;
   /** `GET /images/{name}/history` body; 404 when unknown. */
   history(ref: string): Promise<Record<string, unknown>[]>;
+  /** The config blob of a stored image (by ID), without unpacking its root. Optional. */
+  config?(imageId: string): Promise<ImageConfigBlob>;
+  /** Stores a new layer from its entries (commit, build); a push makes its gzip form when it needs one. Optional. */
+  storeLayer?(entries: AsyncIterable<LayerEntry> | Iterable<LayerEntry>): Promise<StoredLayer>;
+  /** Records a new image from its config (layers already stored) and tags it; answers its ID. Optional. */
+  createImage?(config: ImageConfigBlob, tags?: string[], parent?: string): Promise<string>;
 }

@@ -7,7 +7,7 @@ import { loadArchive } from './archive/load-archive.js';
 import { saveArchive } from './archive/save-archive.js';
 import type {
   IdShift, ImageConfigBlob, ImageDeleteEntry, ImagePruneResult, ImagePullRequest, ImagePushRequest, ImageRecord, ImageRemoveOptions,
-  ImageStoreApi, ImageStoreOptions, ResolvedImage,
+  ImageStoreApi, ImageStoreOptions, ResolvedImage, StoredLayer,
 } from './image-store-types.js';
 import { pullImage } from './registry/pull-image.js';
 import { pushImage } from './registry/push-image.js';
@@ -21,6 +21,7 @@ import { writeFileAtomic } from '../../fs/atomic-file.js';
 import { digestHex, isSha256Digest, sha256Of } from './store/digest.js';
 import { ImageIndex } from './store/image-index.js';
 import { LayerFiles } from './store/layer-files.js';
+import { writeLayer, type LayerEntry } from './store/layer-writer.js';
 import { buildShiftedRootfs, shiftedDir } from './store/shifted-rootfs.js';
 import { normalizeRef } from './store/references.js';
 import { planRemoval } from './store/removal-plan.js';
@@ -117,7 +118,7 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
     const record = this.record(ref);
     if (!record) return undefined;
     const config = await this.config(record.id);
-    const rootfs = await this.files.buildRootfs(record.id, config.rootfs.diff_ids);
+    const rootfs = await this.#rootfs(record.id, config.rootfs.diff_ids);
     return { id: record.id, ref: record.repoTags.find((t) => t === ref || t === safeNormalize(ref)) ?? record.id, config, rootfs };
   }
 
@@ -129,8 +130,16 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
   /** The image's own unpacked root filesystem (built once, shared, never to be written): what `docker diff` compares a container with. */
   async imageRootfs(imageId: string, shift?: IdShift): Promise<string> {
     const record = this.recordOrThrow(imageId);
-    const plain = await this.files.buildRootfs(record.id, (await this.config(record.id)).rootfs.diff_ids);
-    return shift ? buildShiftedRootfs(plain, join(shiftedDir(this.dir, shift), digestHex(record.id)), shift) : plain;
+    const diffIds = (await this.config(record.id)).rootfs.diff_ids;
+    const plain = await this.#rootfs(record.id, diffIds);
+    if (!shift) return plain;
+    const target = join(shiftedDir(this.dir, shift), digestHex(record.id));
+    if (await stat(target).catch(() => undefined)) return target;
+    // A built image's parent has its shifted root already: linked, and the new layers applied
+    // with shifted owners, instead of a whole copy with every owner changed.
+    const base = await this.#base(record.id, diffIds, (id) => join(shiftedDir(this.dir, shift), digestHex(id)));
+    if (base) return this.files.buildRootfs(record.id, diffIds, undefined, base, { target, shift });
+    return buildShiftedRootfs(plain, target, shift);
   }
 
   async materialize(imageId: string, destDir: string, shift?: IdShift): Promise<void> {
@@ -164,10 +173,11 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
       throw EngineError.invalidParameter('image config does not match its layers (rootfs.diff_ids)');
     }
     await writeFileAtomic(this.blobFile(id), request.config);
-    await this.files.buildRootfs(id, diffIds, request.onLayer);
+    // A built image's root is unpacked when first run (from its parent's), not at each step.
+    if (!request.lazyRootfs) await this.#rootfs(id, diffIds, request.onLayer);
     return this.exclusive(async () => {
       const now = new Date().toISOString();
-      const record = this.#index.get(id) ?? { id, repoTags: [], repoDigests: [], layers: request.layers };
+      const record = this.#index.get(id) ?? { id, repoTags: [], repoDigests: [], layers: request.layers, ...(request.parent ? { parent: request.parent } : {}) };
       if (request.repoDigest && !record.repoDigests.includes(request.repoDigest)) record.repoDigests.push(request.repoDigest);
       this.#index.put(record);
       const moved: { ref: string; from: string }[] = [];
@@ -188,6 +198,53 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
       this.#index.put(record);
       await this.#index.save();
     });
+  }
+
+  /**
+   * The image's unpacked root, built once: from the unpacked root of the image whose layers are
+   * the longest prefix of its own (a built image's parent) when there is one, else from scratch.
+   */
+  async #rootfs(id: string, diffIds: readonly string[], onLayer?: (index: number, read: () => number) => void): Promise<string> {
+    const ready = this.files.rootfs(id);
+    if (await stat(ready).catch(() => undefined)) return ready;
+    return this.files.buildRootfs(id, diffIds, onLayer, await this.#base(id, diffIds, (other) => this.files.rootfs(other)));
+  }
+
+  /** The unpacked root (found by `rootOf`) of the image whose layers are the longest prefix of `diffIds`. */
+  async #base(id: string, diffIds: readonly string[], rootOf: (id: string) => string): Promise<{ rootfs: string; layers: number } | undefined> {
+    let base: { rootfs: string; layers: number } | undefined;
+    for (const record of this.#index.all()) {
+      const layers = record.layers.map((l) => l.diffId);
+      if (record.id === id || layers.length > diffIds.length || layers.length <= (base?.layers ?? 0)) continue;
+      if (!layers.every((d, i) => diffIds[i] === d)) continue;
+      const rootfs = rootOf(record.id);
+      if (await stat(rootfs).catch(() => undefined)) base = { rootfs, layers: layers.length };
+    }
+    return base;
+  }
+
+  /**
+   * Stores a new layer made of `entries` (a commit's changes, a build's COPY). Its gzip form is
+   * made by the first push that needs it (layer-blobs.ts), not here: a build does not wait for it.
+   */
+  storeLayer(entries: AsyncIterable<LayerEntry> | Iterable<LayerEntry>): Promise<StoredLayer> {
+    return writeLayer(this.files, entries);
+  }
+
+  /**
+   * Records a new image (a commit or a build step): its config, whose `rootfs.diff_ids` are its
+   * layers' (all stored), and the tags to point at it. Its root is unpacked when first run.
+   * Answers the image ID (the config's digest).
+   */
+  async createImage(config: ImageConfigBlob, tags: string[] = [], parent?: string): Promise<string> {
+    const layers: StoredLayer[] = [];
+    for (const diffId of config.rootfs.diff_ids) {
+      const layer = await this.files.stored(diffId);
+      if (!layer) throw EngineError.system(`layer ${diffId} is missing from the image store`);
+      layers.push(layer);
+    }
+    const { id } = await this.commit({ config: Buffer.from(JSON.stringify(config)), layers, tags: tags.map(normalizeRef), lazyRootfs: true, ...(parent ? { parent } : {}) });
+    return id;
   }
 
   seedBusybox(tags: string[] = ['busybox:latest']): Promise<string> {
@@ -262,6 +319,8 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
       for (const record of this.#index.all()) {
         if (!imageMatches({ record, config: await this.config(record.id) }, effective, () => undefined)) continue;
         if (this.options.usage(record.id).length > 0) continue;
+        // A parent of another image (a build's intermediate step) goes with its child, as in dockerd.
+        if (this.#index.all().some((r) => r.parent === record.id)) continue;
         for (const name of [...record.repoTags, ...record.repoDigests]) deleted.push({ Untagged: name });
         reclaimed += record.layers.reduce((sum, l) => sum + l.size, 0);
         deleted.push(...(await this.#deleteImage(record)));
@@ -292,11 +351,13 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
   }
 
   /** `GET /images/json` body, filtered (`dangling`, `label`, `reference`, `before`, `since`, `until`). */
-  async list(filters: EngineFilters = new Map()): Promise<Record<string, unknown>[]> {
+  async list(filters: EngineFilters = new Map(), all = false): Promise<Record<string, unknown>[]> {
     for (const key of filters.keys()) if (!(LIST_FILTERS as readonly string[]).includes(key)) throw EngineError.invalidParameter(`Invalid filter '${key}'`);
     const subjects = await Promise.all(this.#index.all().map(async (record) => ({ record, config: await this.config(record.id) })));
     const find = (ref: string) => subjects.find((s) => s.record.id === this.record(ref)?.id);
-    return subjects.filter((s) => imageMatches(s, filters, find)).map((s) => listView(s.record, s.config));
+    const parents = new Set(this.#index.all().map((r) => r.parent).filter((p): p is string => p !== undefined));
+    const intermediate = (s: { record: ImageRecord }) => !all && s.record.repoTags.length === 0 && parents.has(s.record.id);
+    return subjects.filter((s) => !intermediate(s) && imageMatches(s, filters, find)).map((s) => listView(s.record, s.config));
   }
 
   async inspect(ref: string): Promise<Record<string, unknown>> {

@@ -11,6 +11,10 @@ export interface CommitRequest {
   /** `name@sha256:…` of the manifest it was pulled by. */
   repoDigest?: string;
   onLayer?: (index: number, read: () => number) => void;
+  /** The image it was built on (recorded as its `parent`). */
+  parent?: string;
+  /** Leave the root filesystem to be unpacked when the image is first run (a build's steps). */
+  lazyRootfs?: boolean;
 }
 
 /**

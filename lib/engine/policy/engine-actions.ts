@@ -49,6 +49,8 @@ export const ENGINE_ACTIONS = {
   'container.archive.get': { route: 'GET /containers/{id}/archive', target: 'container' },
   'container.archive.put': { route: 'PUT /containers/{id}/archive', target: 'container' },
   'container.export': { route: 'GET /containers/{id}/export', target: 'container' },
+  // The container is the `container` query parameter; the image names written are `repo:tag`.
+  'container.commit': { route: 'POST /commit', target: 'container' },
   // Execs
   'exec.create': { route: 'POST /containers/{id}/exec', target: 'container' },
   'exec.start': { route: 'POST /exec/{id}/start', target: 'exec' },
@@ -66,6 +68,8 @@ export const ENGINE_ACTIONS = {
   'image.tag': { route: 'POST /images/{name}/tag', target: 'image' },
   'image.delete': { route: 'DELETE /images/{name}', target: 'image' },
   'image.push': { route: 'POST /images/{name}/push', target: 'image' },
+  // RUN steps create containers owned by the caller; the image names written are the `t` tags.
+  'image.build': { route: 'POST /build', target: 'none' },
   // Networks and volumes
   'network.list': { route: 'GET /networks', target: 'none' },
   'network.inspect': { route: 'GET /networks/{id}', target: 'none' },

@@ -8,7 +8,7 @@ export interface ImageNamePolicyOptions {
   admin?: AdminPredicate;
 }
 
-const WRITES = new Set(['image.pull', 'image.load', 'image.tag', 'image.push', 'image.import']);
+const WRITES = new Set(['image.pull', 'image.load', 'image.tag', 'image.push', 'image.import', 'image.build', 'container.commit']);
 
 /**
  * Image names belong to a policy too: a tenant creates, overwrites and deletes tags only under

@@ -86,6 +86,8 @@ export function ownershipPolicy(options: OwnershipPolicyOptions = {}): EnginePol
     }
     if (target?.kind === 'exec') return target.containerId !== undefined && subject !== undefined && target.owner === subject ? allow() : hide();
     if (action === 'container.create') return checkCreate(request, subject);
+    // A build's RUN steps are containers: they belong to the caller, who must be known.
+    if (action === 'image.build' && subject === undefined) return refuse('building an image needs a signed-in caller: its RUN containers belong to the subject that builds');
     if (action === 'volume.create') return checkVolumeCreate(request, subject);
     return allow();
   };

@@ -54,7 +54,7 @@ export function tenantPolicy(options: TenantPolicyOptions = {}): EnginePolicy {
     }
     const why = !body
       ? undefined
-      : action === 'container.create'
+      : action === 'container.create' || action === 'image.build'
       ? hostReachingField(body, { allowedBindDirs })
       : action === 'exec.create'
       ? hostReachingExecField(body)

@@ -13,6 +13,7 @@ import type { ContainerTarget, EngineCaller, PolicyLookup, PolicyTarget, VolumeT
 import type { EngineContext } from './engine-context.js';
 import { holdArchive } from './policy-archive.js';
 import { readJsonBody } from './read-json-body.js';
+import { buildRequestOptions } from './build-query.js';
 
 /** Actions whose JSON body the policy sees: read once here, and handed to the route. */
 const BODY_ACTIONS: ReadonlySet<EngineAction> = new Set(['container.create', 'exec.create', 'volume.create']);
@@ -49,6 +50,8 @@ export async function checkpoint(ctx: EngineContext, action: EngineAction, req: 
     result.body = { value };
     if (value && typeof value === 'object' && !Array.isArray(value)) body = value as Record<string, unknown>;
   }
+  // A build's RUN containers: the policy judges their HostConfig (networkmode, limits) as a create's.
+  if (action === 'image.build') body = buildContainerBody(req);
   let images: string[] | undefined;
   try {
     images = await imagesWritten(action, req, target, result);
@@ -92,7 +95,10 @@ async function resolveTarget(ctx: EngineContext, action: EngineAction, req: Requ
   const params = req.params as Record<string, string | undefined>;
   switch (ENGINE_ACTIONS[action].target) {
     case 'container': {
-      const ref = params.id ?? '';
+      // `POST /commit` names its container in the query.
+      const ref = params.id ?? (action === 'container.commit' ? queryString(req.query.container) ?? '' : '');
+      // A commit naming no container has nothing to resolve (the route answers its own 404).
+      if (ref === '') return { kind: 'container', ref };
       return (await lookup.container(ref)) ?? { kind: 'container', ref };
     }
     case 'exec': {
@@ -136,6 +142,12 @@ async function imagesWritten(action: EngineAction, req: Request, target: PolicyT
     case 'image.push':
       // A push writes the name at the registry: the policy judges it as a tag it would write.
       return parsed(target?.ref, queryString(req.query.tag));
+    case 'container.commit':
+      return parsed(queryString(req.query.repo), queryString(req.query.tag));
+    case 'image.build': {
+      const tags = Array.isArray(req.query.t) ? req.query.t : req.query.t === undefined ? [] : [req.query.t];
+      return tags.flatMap((t) => parsed(String(t)));
+    }
     case 'image.delete': {
       const ref = target?.ref ?? '';
       // An id (or id prefix) names the image, not one of its tags: the policy sees its tags instead.
@@ -190,4 +202,14 @@ function policyLookup(ctx: EngineContext, version: string): PolicyLookup {
         .reduce((sum, i) => sum + (typeof i.Size === 'number' ? i.Size : 0), 0);
     },
   };
+}
+
+/** The create body a build's RUN containers get from the query (a malformed query is left to the route's 400). */
+function buildContainerBody(req: Request): Record<string, unknown> | undefined {
+  try {
+    const options = buildRequestOptions(req);
+    return { Image: '', HostConfig: { ...options.hostConfig, ...(options.networkMode ? { NetworkMode: options.networkMode } : {}) } };
+  } catch {
+    return undefined;
+  }
 }

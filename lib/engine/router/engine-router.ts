@@ -25,6 +25,7 @@ import { registerPushRoute } from './push-route.js';
 import { countRunningContainers, engineRequestMetrics } from './engine-metrics.js';
 import { logContainerEvents } from './container-log.js';
 import { registerAuthRoute } from './auth-route.js';
+import { registerBuildRoutes } from './build-routes.js';
 
 /**
  * dockerd's `versionMatcher` (`/v{version:[0-9.]+}`): digits and dots only, so `/vabc/…` or
@@ -71,6 +72,7 @@ export function engineRouter(runtime: ContainerRuntime, versionRange?: VersionRa
   registerAuthRoute(api, ctx);
   registerImageStoreRoutes(api, ctx);
   registerPushRoute(api, ctx);
+  registerBuildRoutes(api, ctx);
   registerNetworkVolumeRoutes(api, ctx);
   registerDiskUsageRoute(api, ctx);
   registerSwarmRoutes(api, ctx);

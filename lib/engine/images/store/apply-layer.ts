@@ -6,6 +6,7 @@ import { posix } from 'node:path';
 import type { Readable } from 'node:stream';
 import { extract, type Header as Headers } from 'tar-stream';
 import { EngineError } from '../../../engine-api/engine-error.js';
+import type { IdShift } from '../image-store-types.js';
 
 /** OCI image-spec layer.md: `.wh.<name>` hides `<name>` of lower layers. */
 const WHITEOUT_PREFIX = '.wh.';
@@ -93,9 +94,13 @@ function mkfifo(path: string, header: Headers): Promise<void> {
   });
 }
 
-async function setMetadata(path: string, header: Headers): Promise<void> {
-  // Ownership as recorded: the store runs as root, and the sandbox maps these IDs as they are.
-  await lchown(path, header.uid ?? 0, header.gid ?? 0).catch(() => undefined);
+async function setMetadata(path: string, header: Headers, shift?: IdShift): Promise<void> {
+  // Ownership as recorded: the store runs as root, and the sandbox maps these IDs as they are
+  // (moved into a user namespace's range when the root is prepared for one).
+  const uid = header.uid ?? 0;
+  const gid = header.gid ?? 0;
+  if (shift && (uid >= shift.size || gid >= shift.size)) throw EngineError.system(`the image's /${header.name} is owned by ${uid}:${gid}, outside the user namespace's ids (0-${shift.size - 1})`);
+  await lchown(path, uid + (shift?.uid ?? 0), gid + (shift?.gid ?? 0)).catch(() => undefined);
   const mtime = header.mtime ?? new Date(0);
   if (header.type === 'symlink') {
     await lutimes(path, mtime, mtime).catch(() => undefined);
@@ -119,7 +124,7 @@ async function setMetadata(path: string, header: Headers): Promise<void> {
  * through bwrap's `--dev`, which also hides an image's /dev). Inside a sandbox nothing is lost:
  * bwrap sets no_new_privs, under which setuid bits never took effect.
  */
-export async function applyLayer(root: string, tar: Readable): Promise<void> {
+export async function applyLayer(root: string, tar: Readable, shift?: IdShift): Promise<void> {
   const written = new Set<string>();
   const opaque: string[] = [];
   const ex = extract();
@@ -128,7 +133,7 @@ export async function applyLayer(root: string, tar: Readable): Promise<void> {
   async function handle(header: Headers, body: AsyncIterable<Buffer> & { resume(): unknown }): Promise<void> {
     const rel = layerPath(header.name);
     if (rel === undefined) {
-      if (header.type === 'directory') await setMetadata(root, header);
+      if (header.type === 'directory') await setMetadata(root, header, shift);
       body.resume();
       return;
     }
@@ -187,7 +192,7 @@ export async function applyLayer(root: string, tar: Readable): Promise<void> {
         throw badLayer(`entry ${header.name} has unsupported type ${header.type ?? 'unknown'}`);
     }
     body.resume();
-    if (header.type !== 'link') await setMetadata(path, header);
+    if (header.type !== 'link') await setMetadata(path, header, shift);
   }
   for await (const entry of ex) {
     try {

@@ -1,10 +1,10 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { EngineError } from '../../../engine-api/engine-error.js';
-import type { StoredLayer } from '../image-store-types.js';
+import type { IdShift, StoredLayer } from '../image-store-types.js';
 import { applyLayer } from './apply-layer.js';
 import { LayerBlobs } from './layer-blobs.js';
 import { layerContentSize } from './layer-content-size.js';
@@ -12,6 +12,7 @@ import { byteCap } from './byte-cap.js';
 import { tempPathFor } from '../../../fs/atomic-file.js';
 import { decompressedLayer } from './decompress.js';
 import { digestHex, HashingStream, verifyDigest } from './digest.js';
+import { copyTree } from './copy-tree.js';
 
 /** Where layers (uncompressed tars by diff ID) and unpacked root filesystems (by image ID) live. */
 export class LayerFiles {
@@ -75,19 +76,25 @@ export class LayerFiles {
    * Unpacks the layers in order into the image's root filesystem (once: an existing one is kept),
    * in a temporary directory renamed into place, so a crash never leaves half a root.
    */
-  async buildRootfs(imageId: string, diffIds: readonly string[], onLayer?: (index: number, read: () => number) => void): Promise<string> {
-    const target = this.rootfs(imageId);
+  async buildRootfs(imageId: string, diffIds: readonly string[], onLayer?: (index: number, read: () => number) => void, base?: { rootfs: string; layers: number }, shifted?: { target: string; shift: IdShift }): Promise<string> {
+    const target = shifted?.target ?? this.rootfs(imageId);
     if (await stat(target).catch(() => undefined)) return target;
-    await mkdir(this.rootfsDir, { recursive: true });
-    const temp = await mkdtemp(join(this.rootfsDir, '.tmp-'));
+    const dir = shifted ? dirname(shifted.target) : this.rootfsDir;
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const temp = await mkdtemp(join(dir, '.tmp-'));
     try {
       await chmod(temp, 0o755);
+      // A built image's parent is unpacked already: its root (the first `base.layers` layers) is
+      // linked file by file (both roots are read-only; applyLayer replaces a file, never writes
+      // into it), and only the layers after it applied, instead of every layer again.
+      if (base) await copyTree(base.rootfs, temp, true);
       for (const [index, diffId] of diffIds.entries()) {
+        if (base && index < base.layers) continue;
         const file = this.layerFile(diffId);
         if (!(await stat(file).catch(() => undefined))) throw EngineError.system(`layer ${diffId} is missing from the image store`);
         const tar = createReadStream(file);
         onLayer?.(index, () => tar.bytesRead);
-        await applyLayer(temp, tar);
+        await applyLayer(temp, tar, shifted?.shift);
       }
       await rename(temp, target).catch(async (err: NodeJS.ErrnoException) => {
         // Another pull of the same image finished first: its root is the same content.

@@ -7,7 +7,7 @@ const sizeOf = (record: ImageRecord) => record.layers.reduce((sum, l) => sum + l
 export function listView(record: ImageRecord, config: ImageConfigBlob): Record<string, unknown> {
   return {
     Id: record.id,
-    ParentId: '',
+    ParentId: record.parent ?? '',
     RepoTags: record.repoTags,
     RepoDigests: record.repoDigests,
     Created: seconds(config.created),
@@ -24,9 +24,9 @@ export function inspectView(record: ImageRecord, config: ImageConfigBlob): Recor
     Id: record.id,
     RepoTags: record.repoTags,
     RepoDigests: record.repoDigests,
-    Parent: '',
-    // dockerd's import keeps its message (or "Imported from …") as the image's comment.
-    Comment: typeof config.comment === 'string' ? config.comment : '',
+    Parent: record.parent ?? '',
+    // dockerd shows the newest history entry's comment (`docker commit -m`, "Imported from -").
+    Comment: typeof config.comment === 'string' ? config.comment : config.history?.[config.history.length - 1]?.comment ?? '',
     Created: config.created ?? '',
     DockerVersion: typeof config.docker_version === 'string' ? config.docker_version : '',
     Author: config.author ?? '',

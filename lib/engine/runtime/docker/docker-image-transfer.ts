@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { EngineHttp } from '../../../client/engine-http/engine-http.js';
 import type { PushRequest } from '../../../engine-api/image-operations.js';
-import type { BuildOperations, ContainerCommitRequest, ImageBuildRequest } from '../../../engine-api/build-operations.js';
+import { BUILD_HOST_FIELDS, type BuildOperations, type BuildRequest, type CommitContainerRequest } from '../../../engine-api/build-operations.js';
 import type { ReferenceKind } from './path-segment.js';
 
 /**
@@ -29,23 +29,56 @@ export class DockerImageTransfer implements BuildOperations {
     });
   }
 
-  async buildImage({ context, query, registryConfig, apiVersion, signal }: ImageBuildRequest): Promise<Readable> {
+  /** The engine's classic build: the parsed request written back as dockerd's query, the context piped as it comes. */
+  async build(request: BuildRequest): Promise<Readable> {
+    const { context, registryConfig, apiVersion, signal } = request;
     return this.http.send({
       method: 'POST',
       path: `${await this.paths.at(apiVersion)}/build`,
-      query,
+      query: buildQuery(request),
       stream: context,
       ...(registryConfig !== undefined ? { headers: { 'X-Registry-Config': registryConfig } } : {}),
       signal,
     });
   }
 
-  async commitContainer({ container, query, config, apiVersion }: ContainerCommitRequest): Promise<{ Id: string }> {
+  async commit({ container, ref, comment, author, pause, changes, config, apiVersion }: CommitContainerRequest): Promise<{ Id: string }> {
+    const { repo, tag } = ref !== undefined ? splitRef(ref) : { repo: undefined, tag: undefined };
     return this.http.json<{ Id: string }>({
       method: 'POST',
       path: `${await this.paths.at(apiVersion)}/commit`,
-      query: { ...query, container },
+      query: { container, repo, tag, comment, author, pause: pause ? '1' : '0', ...(changes.length > 0 ? { changes } : {}) },
       body: config ?? {},
     });
   }
+}
+
+/** `POST /build`'s query as dockerd reads it, from the request the router parsed. */
+function buildQuery(request: BuildRequest): Record<string, string | string[] | undefined> {
+  const query: Record<string, string | string[] | undefined> = {
+    dockerfile: request.dockerfile,
+    t: request.tags,
+    target: request.target,
+    nocache: request.nocache ? '1' : undefined,
+    pull: request.pull ? '1' : undefined,
+    rm: request.rm ? '1' : '0',
+    forcerm: request.forcerm ? '1' : undefined,
+    q: request.quiet ? '1' : undefined,
+    labels: JSON.stringify(request.labels),
+    buildargs: JSON.stringify(request.buildArgs),
+    cachefrom: JSON.stringify(request.cacheFrom),
+    networkmode: request.networkMode,
+  };
+  for (const [param, field, kind] of BUILD_HOST_FIELDS) {
+    const value = request.hostConfig[field];
+    if (value === undefined) continue;
+    query[param] = kind === 'json' ? JSON.stringify(value) : Array.isArray(value) ? value.join(',') : String(value);
+  }
+  return query;
+}
+
+/** `name:tag` into dockerd's `repo` and `tag` (a registry's port is not a tag). */
+function splitRef(ref: string): { repo: string; tag: string | undefined } {
+  const colon = ref.lastIndexOf(':');
+  return colon > ref.lastIndexOf('/') ? { repo: ref.slice(0, colon), tag: ref.slice(colon + 1) } : { repo: ref, tag: undefined };
 }

@@ -54,7 +54,7 @@ const DOCKER_OPERATIONS = [
 ] as const satisfies readonly (keyof ExecOperations | keyof ContainerOperations)[];
 
 /** Every method of {@link DockerImageTransfer}, each forwarded to the engine. */
-const TRANSFER_OPERATIONS = ['pushImage', 'buildImage', 'commitContainer'] as const satisfies readonly (keyof DockerImageTransfer)[];
+const TRANSFER_OPERATIONS = ['pushImage', 'build', 'commit'] as const satisfies readonly (keyof DockerImageTransfer)[];
 
 // The forwarded exec, container, build and push operations are mixed in by the constructor.
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unsafe-declaration-merging

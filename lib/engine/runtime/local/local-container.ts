@@ -1,5 +1,5 @@
 import type { PassThrough, Readable, Writable } from 'node:stream';
-import type { ImageStoreApi, ImageUsage } from '../../images/image-store-types.js';
+import type { ImageStoreApi, ImageUsage, StoredLayer } from '../../images/image-store-types.js';
 import type { ContainerCreateBody, WaitResult } from '../../../engine-api/runtime-types.js';
 import type { OutputLog } from './output-log.js';
 import type { ContainerChange } from '../../../engine-api/container-operations.js';
@@ -173,6 +173,18 @@ export interface LocalExecutor {
    * prune reclaims). Optional: without it prune reports 0.
    */
   sizeOfChanges?(container: LocalContainer, changes: ContainerChange[]): Promise<number>;
+  /**
+   * `docker commit` and a build's RUN: stores the layer of the container's changes (as
+   * {@link changes} lists them, mount points left out) in the image store, with owners as the
+   * container sees them. Optional: without it (or {@link changes}) commit and build answer 501.
+   */
+  commitLayer?(container: LocalContainer, changes: ContainerChange[], store: ImageStoreApi): Promise<StoredLayer>;
+  /** `user[:group]` as ids from the passwd and group files under `rootfs` (numbers only without one): a build's `--chown`. Optional. */
+  resolveUser?(rootfs: string | undefined, spec: string): { uid: number; gid: number };
+  /** Directory where builds spool their contexts and keep their layer cache. Optional: without it there is no build. */
+  buildDir?: string;
+  /** Bytes a build context may hold, uncompressed (its spool on disk is bounded by it). Defaults to 4 GiB. */
+  maxBuildContextBytes?: number;
   /** Fields of `GET /info` the executor knows (what it can limit); merged over the runtime's own. */
   systemInfo?(): Record<string, unknown>;
   /** Starts the command; rejects when it cannot start. */

@@ -32,6 +32,8 @@ import { HEALTH_FILTER_VALUES } from './healthcheck.js';
 import { LocalVolumes } from './local-volumes.js';
 import { containerMounts, executionBody, mountView, volumeNamesOf, type MountPoint } from './container-mounts.js';
 import type { VolumeOperations } from '../../../engine-api/volume-operations.js';
+import type { BuildOperations } from '../../../engine-api/build-operations.js';
+import { localBuildOperations } from './local-build.js';
 
 /** How long after its exit an AutoRemove container is removed (dockerd takes about this long). */
 const AUTO_REMOVE_AFTER_MS = 200;
@@ -106,6 +108,13 @@ export class LocalRuntime implements ContainerRuntime {
       this.pushImage = (request) => ops.pushImage(request);
       this.importImage = (request) => ops.importImage(request);
       this.login = (request) => ops.login(request);
+      // `docker commit` and `docker build`, where the executor can make layers (local-build.ts).
+      if (executor.buildDir !== undefined) {
+        Object.assign(this, localBuildOperations({
+          runtime: this, store, resolve: (ref) => this.table.resolve(ref), publish: (action, c) => this.bus.publish(action, eventActor(c)),
+          buildDir: executor.buildDir, maxContextBytes: executor.maxBuildContextBytes ?? 4 * 1024 ** 3,
+        }, executor) ?? {});
+      }
     }
     if (executor.volumesDir !== undefined) {
       const volumes = new LocalVolumes(executor.volumesDir, name, () => this.table.all().map((c) => ({ id: c.id, names: volumeNamesOf(c.mounts ?? []) })), executor.volumeOwner);
@@ -146,6 +155,9 @@ export class LocalRuntime implements ContainerRuntime {
   pushImage?: ImageOperations['pushImage'];
   /** `docker import`, only with an image store. */
   importImage?: ImageOperations['importImage'];
+  /** `POST /commit` and `POST /build`, only where the executor makes layers (see the constructor). */
+  commit?: BuildOperations['commit'];
+  build?: BuildOperations['build'];
   readonly listNetworks: LocalCatalog['listNetworks'] = (filters) => this.catalog.listNetworks(filters);
   readonly inspectNetwork: LocalCatalog['inspectNetwork'] = (ref, o) => this.catalog.inspectNetwork(ref, o);
   readonly listVolumes: VolumeOperations['listVolumes'] = () => this.catalog.listVolumes();

@@ -30,8 +30,8 @@ export class StoreImageOperations implements ImageOperations {
     return resolved ? localImageOf(resolved, safeFamiliar(ref)) : undefined;
   }
 
-  async listImages({ filters }: ImageListOptions): Promise<Record<string, unknown>[]> {
-    return (await this.store).list(filters);
+  async listImages({ filters, all }: ImageListOptions): Promise<Record<string, unknown>[]> {
+    return (await this.store).list(filters, all);
   }
 
   async inspectImage(ref: string): Promise<Record<string, unknown>> {

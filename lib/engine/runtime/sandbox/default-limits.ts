@@ -12,6 +12,8 @@ export interface SandboxDefaults {
   maxLoadBytes: number;
   /** Bytes one pulled layer may hold (uncompressed). */
   maxLayerBytes: number;
+  /** Bytes a build context may hold (uncompressed), which is also what its spool may take on disk. */
+  maxBuildContextBytes: number;
 }
 
 const MIB = 1024 * 1024;
@@ -23,6 +25,7 @@ export const SANDBOX_DEFAULTS: Readonly<SandboxDefaults> = Object.freeze({
   tmpfsSize: 64 * MIB,
   maxLoadBytes: 4 * GIB,
   maxLayerBytes: 4 * GIB,
+  maxBuildContextBytes: 4 * GIB,
 });
 
 /** Defaults and validates the limit options of sandboxRuntime once, at construction; a bad one throws a TypeError naming it. */

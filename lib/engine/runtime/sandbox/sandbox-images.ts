@@ -36,8 +36,11 @@ export function withSeedAliases(store: ImageStoreApi, repositories: readonly str
     tag: (source, repo, tag) => store.tag(source, repo, tag),
     remove: (ref, options) => store.remove(ref, options),
     prune: (filters) => store.prune(filters),
-    list: (filters) => store.list(filters),
+    list: (filters, all) => store.list(filters, all),
     inspect: (ref) => store.inspect(ref),
     history: (ref) => store.history(ref),
+    ...(store.config ? { config: store.config.bind(store) } : {}),
+    ...(store.storeLayer ? { storeLayer: store.storeLayer.bind(store) } : {}),
+    ...(store.createImage ? { createImage: store.createImage.bind(store) } : {}),
   };
 }

@@ -28,6 +28,7 @@ import { tmpfsMount } from './tmpfs-options.js';
 import { diffTrees, sizeOfChanges } from '../local/diff-trees.js';
 import { exportRootfs } from './sandbox-export.js';
 import { copyImagePath } from './image-path-copy.js';
+import { changesLayer } from '../../images/store/changes-layer.js';
 import { runOnRootfs } from './sandbox-offline.js';
 import { prepareSeccomp, seccompSupported } from './seccomp/container-seccomp.js';
 import { SandboxUserns } from './userns/sandbox-userns.js';
@@ -127,6 +128,8 @@ export interface SandboxRuntimeOptions {
   maxLoadBytes?: number;
   /** Bytes one pulled layer may hold, uncompressed; more fails the pull, naming the cap. Defaults to 4 GiB. */
   maxLayerBytes?: number;
+  /** Bytes a `docker build` context may hold, uncompressed (its spool under `stateDir/build` is bounded by it); more fails the build, naming the cap. Defaults to 4 GiB. */
+  maxBuildContextBytes?: number;
 }
 
 /** Terminal size of a Tty container until the client's first resize (dockerd's default for a console). */
@@ -270,6 +273,20 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     copyImagePath: async (c, path, into) => copyImagePath(await ensureRootfs(c.id, c.image.id), path, into),
     // `docker cp` runs tar and stat inside the running container (local-archive.ts).
     copiesWithTar: true,
+    // `docker commit` and a build's RUN: the changes as a layer, owners moved back out of the
+    // user namespace's range so the image holds the ids the container saw (changes-layer.ts).
+    commitLayer: async (c, changes, opened) => {
+      if (!opened.storeLayer) throw EngineError.unsupported('making layers', 'sandbox');
+      return opened.storeLayer(changesLayer(join(containersDir, c.id, 'rootfs'), changes, userns?.map));
+    },
+    resolveUser: (rootfs, spec) => {
+      if (rootfs) return resolveUserIn(rootfs, spec);
+      const [user = '', group] = spec.split(':');
+      if (!/^\d+$/.test(user) || (group !== undefined && !/^\d+$/.test(group))) throw EngineError.invalidParameter(`unable to find user ${user}: no /etc/passwd in a scratch image (use numeric ids)`);
+      return { uid: Number(user), gid: Number(group ?? user) };
+    },
+    buildDir: join(stateDir, 'build'),
+    maxBuildContextBytes: defaults.maxBuildContextBytes,
     // `docker diff`: the container's root filesystem copy against the image's (diff-trees.ts).
     changes: async (c) => {
       const rootfs = join(containersDir, c.id, 'rootfs');
