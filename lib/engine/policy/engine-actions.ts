@@ -65,6 +65,11 @@ export const ENGINE_ACTIONS = {
   // Networks and volumes
   'network.list': { route: 'GET /networks', target: 'none' },
   'network.inspect': { route: 'GET /networks/{id}', target: 'none' },
+  'network.create': { route: 'POST /networks/create', target: 'none' },
+  'network.delete': { route: 'DELETE /networks/{id}', target: 'none' },
+  'network.connect': { route: 'POST /networks/{id}/connect', target: 'none' },
+  'network.disconnect': { route: 'POST /networks/{id}/disconnect', target: 'none' },
+  'network.prune': { route: 'POST /networks/prune', target: 'none' },
   'volume.list': { route: 'GET /volumes', target: 'none', collection: true },
   'volume.create': { route: 'POST /volumes/create', target: 'none' },
   'volume.prune': { route: 'POST /volumes/prune', target: 'none' },

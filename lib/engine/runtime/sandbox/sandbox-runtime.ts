@@ -29,7 +29,8 @@ import { runOnRootfs } from './sandbox-offline.js';
 import { prepareSeccomp, seccompSupported } from './seccomp/container-seccomp.js';
 import { SandboxUserns } from './userns/sandbox-userns.js';
 import type { IdMap } from './userns/id-map.js';
-import { ContainerNetwork, ownsNetwork, type NetworkHost } from './network/container-network.js';
+import { ContainerNetwork, ownsNetwork, type NetworkHost, type UserNetworkPlan } from './network/container-network.js';
+import { SandboxNetworks } from './network/sandbox-networks.js';
 
 /** Options of {@link sandboxRuntime}. */
 export interface SandboxRuntimeOptions {
@@ -208,6 +209,12 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   const runDir = join(stateDir, 'run').length < 80 ? join(stateDir, 'run') : mkdtempSync(join(tmpdir(), 'dockgate-net-'));
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
   const network: NetworkHost = { slirp4netns, runDir, defaultHostIp: publishHostIp };
+  // User-defined networks need root (they make network namespaces, bridges and veths) and iproute2;
+  // without either their routes answer 501 and NetworkMode stays bridge, host or none.
+  const ipTool = ['/usr/sbin/ip', '/sbin/ip', '/usr/bin/ip'].find((p) => existsSync(p));
+  const userNets = process.getuid?.() === 0 && ipTool
+    ? new SandboxNetworks(join(stateDir, 'networks.json'), { ip: ipTool, nsenter: existsSync('/usr/bin/nsenter') ? '/usr/bin/nsenter' : 'nsenter', unshare: existsSync('/usr/bin/unshare') ? '/usr/bin/unshare' : 'unshare' })
+    : undefined;
   const sharedTmpfs = new SharedTmpfs(options.tmpfsDir ?? `/dev/shm/dockgate-${process.getuid?.() ?? 0}`);
   /** What each running container's execs need: how it was built and its cgroups. */
   const running = new Map<string, { plan: BwrapPlan; cgroupProcs: readonly string[] }>();
@@ -232,6 +239,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   const executor: LocalExecutor = {
     image: () => undefined,
     networks: ['bridge', 'host', 'none'],
+    ...(userNets ? { userNetworks: userNets } : {}),
     stateDir: containersDir,
     // Named volumes (`local` driver): directories under the state dir, bound in like Binds.
     volumesDir: join(stateDir, 'volumes'),
@@ -268,7 +276,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       return diffTrees(await opened.imageRootfs(c.image.id, userns?.map), rootfs);
     },
     validate: (body, image) => {
-      refuseUnsupported(body, image, cgroups, cpus, defaults.tmpfsSize);
+      refuseUnsupported(body, image, cgroups, cpus, defaults.tmpfsSize, userNets !== undefined);
+      userNets?.validate(body);
       const user = typeof body.User === 'string' ? body.User : '';
       if (userns && user !== '' && image?.rootfs) userns.checkUser(resolveUserIn(image.rootfs, user), user);
     },
@@ -279,6 +288,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     // first); the record and output are removed by the runtime's records.
     removed: (id) => {
       sharedTmpfs.remove(id);
+      userNets?.forget(id);
       void rm(join(containersDir, id, 'rootfs'), { recursive: true, force: true }).catch(() => undefined);
     },
     // `docker cp` on a created or exited container: the image's tar in a fresh sandbox on its root.
@@ -289,7 +299,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       // The copy's own filter: Docker's profile with its capabilities (no CapAdd of the container applies).
       ...(seccomp ? { seccompFile: prepareSeccomp({ Image: c.image.id }, join(containersDir, c.id, 'seccomp-copy.bpf')) } : {}),
     }),
-    start: async ({ argv, env, openStdin, output, id, body, image, tty }) => {
+    start: async ({ argv, env, openStdin, output, id, name, body, image, tty }) => {
       const rootfs = await ensureRootfs(id, image.id);
       const user = resolveUserIn(rootfs, typeof body.User === 'string' ? body.User : '');
       // runc sets HOME from the passwd entry when the environment has none.
@@ -313,7 +323,13 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         mkdirSync(join(rootfs, 'etc'), { mode: 0o755 });
         if (userns) chownSync(join(rootfs, 'etc'), userns.map.uid, userns.map.gid);
       }
-      const net = ownsNetwork(body) ? await ContainerNetwork.prepare(network, id, body, join(containersDir, id), rootfs).catch((error: unknown) => {
+      const userPlan = ownsNetwork(body) ? userNets?.prepareStart(id, body) : undefined;
+      const userNetPlan: UserNetworkPlan | undefined = userPlan && userNets ? {
+        ...userPlan,
+        attach: (pid) => userNets.attachAll(id, name ?? id.slice(0, 12), pid, !userPlan.internalOnly),
+        endpoints: () => userNets.endpoints({ id }),
+      } : undefined;
+      const net = ownsNetwork(body) ? await ContainerNetwork.prepare(network, id, body, join(containersDir, id), rootfs, userNetPlan).catch((error: unknown) => {
         sharedTmpfs.remove(id);
         throw error;
       }) : undefined;
@@ -365,6 +381,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         // bwrap still holds the command at the gate: it never runs.
         proc.kill('SIGKILL');
         await proc.exited;
+        await userNets?.stopped(id);
         await group?.remove();
         sharedTmpfs.remove(id);
         await net?.stop();
@@ -378,6 +395,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       const exited = proc.exited.then(async (code) => {
         running.delete(id);
         sharedTmpfs.remove(id);
+        await userNets?.stopped(id);
         await net?.stop();
         const last = groups.get(id);
         groups.delete(id);

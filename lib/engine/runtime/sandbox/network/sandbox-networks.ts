@@ -1,0 +1,524 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { EngineError } from '../../../../engine-api/engine-error.js';
+import type { EngineFilters } from '../../../../engine-api/filters.js';
+import type { ContainerCreateBody } from '../../../../engine-api/runtime-types.js';
+import type { NetworkConnectBody, NetworkCreateBody } from '../../../../engine-api/network-operations.js';
+import { labelMatches } from '../../local/label-filter.js';
+import type { LocalContainer } from '../../local/local-container.js';
+import { parseUntil } from '../../local/until-filter.js';
+import type { LocalUserNetworks } from '../../local/user-networks.js';
+import { NetworkHub } from './network-hub.js';
+import { contains, defaultPools, freeAddress, macFor, overlaps, parseSubnet, subnetText, toInt, toIp, type Subnet } from './network-ipam.js';
+import { ipIn, type NetnsTools } from './netns-ip.js';
+
+/** Names dockerd reserves for its predefined networks. */
+const PREDEFINED = ['bridge', 'host', 'none', 'default'];
+
+/** One user-defined network as kept on disk. */
+interface NetworkRecord {
+  id: string;
+  name: string;
+  created: string;
+  internal: boolean;
+  attachable: boolean;
+  labels: Record<string, string>;
+  /** IPAM.Config as the client gave it (dockerd reports it so), or the allocated subnet and gateway. */
+  ipamConfig: Record<string, string>[];
+  subnet: string;
+  gateway: string;
+  ipRange?: string;
+  /** The subnet was the client's (fixed addresses are allowed only then, as dockerd says). */
+  userSubnet: boolean;
+  /** The containers connected to it (by create or connect), with their aliases and fixed address. */
+  members: Record<string, { aliases: string[]; ipv4?: string }>;
+}
+
+/** One running container's leg on a network. */
+interface LiveEndpoint {
+  name: string;
+  shortId: string;
+  ifname: string;
+  ipAddress: string;
+  macAddress: string;
+  endpointId: string;
+  pid: number;
+}
+
+/** What the sandbox's start needs to know about a container's user networks. */
+export interface StartPlan {
+  /** Nameservers for its resolv.conf, before slirp's (the gateways of its DNS-serving networks). */
+  nameservers: string[];
+  /** Every network of the container is `--internal`: it gets no user-mode stack (no way out). */
+  internalOnly: boolean;
+}
+
+/**
+ * The sandbox's user-defined networks (`docker network create` with the bridge driver): records
+ * kept in one file of the state directory, a {@link NetworkHub} per network while containers run
+ * on it, IPAM from dockerd's default pools, and each network's DNS answering its containers'
+ * names, short ids and aliases.
+ */
+export class SandboxNetworks implements LocalUserNetworks {
+  private readonly records: NetworkRecord[];
+  /** Containers whose create body's networks were made members (once: a disconnect is kept). */
+  private readonly seeded: Set<string>;
+  private readonly hubs = new Map<string, Promise<NetworkHub>>();
+  /** network id → container id → its live endpoint. */
+  private readonly live = new Map<string, Map<string, LiveEndpoint>>();
+
+  constructor(private readonly file: string, private readonly tools: NetnsTools & { unshare: string }) {
+    let saved: { networks?: NetworkRecord[]; seeded?: string[] } = {};
+    if (existsSync(file)) {
+      try {
+        saved = JSON.parse(readFileSync(file, 'utf8')) as typeof saved;
+      } catch {
+        saved = {};
+      }
+    }
+    this.records = saved.networks ?? [];
+    this.seeded = new Set(saved.seeded ?? []);
+  }
+
+  // ---- the routes ----
+
+  async create(body: NetworkCreateBody): Promise<{ Id: string; Warning: string }> {
+    const name = body.Name;
+    if (typeof name !== 'string' || name === '') throw EngineError.invalidParameter('network name must be a non-empty string');
+    if (!/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/.test(name)) throw EngineError.invalidParameter(`invalid network name "${name}": only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`);
+    if (PREDEFINED.includes(name)) throw EngineError.fromStatus(403, `${name} is a pre-defined network and cannot be created`);
+    const driver = body.Driver ?? 'bridge';
+    if (driver !== 'bridge' && driver !== '') throw EngineError.notFound(`plugin "${String(driver)}" not found`);
+    if (body.EnableIPv6 === true) throw EngineError.invalidParameter('EnableIPv6: IPv6 networks are not supported by the sandbox runtime');
+    for (const field of ['Ingress', 'ConfigOnly'] as const) if (body[field] === true) throw EngineError.invalidParameter(`${field}: not supported by the sandbox runtime`);
+    if (typeof body.ConfigFrom === 'object' && body.ConfigFrom !== null && (body.ConfigFrom as { Network?: string }).Network) {
+      throw EngineError.invalidParameter('ConfigFrom: not supported by the sandbox runtime');
+    }
+    if (body.Scope !== undefined && body.Scope !== '' && body.Scope !== 'local') throw EngineError.invalidParameter(`Scope "${String(body.Scope)}": only local networks`);
+    const options = objectOf(body.Options, 'Options');
+    // The bridge driver's options dockerd honors are about the host bridge we never make; each is refused by name.
+    const refused = Object.keys(options);
+    if (refused.length > 0) throw EngineError.invalidParameter(`Options ${refused.join(', ')}: driver options are not supported by the sandbox runtime`);
+    const labels = objectOf(body.Labels, 'Labels') as Record<string, string>;
+    if (this.records.some((n) => n.name === name)) throw EngineError.conflict(`network with name ${name} already exists`);
+    const ipam = objectOf(body.IPAM, 'IPAM');
+    if (ipam.Driver !== undefined && ipam.Driver !== '' && ipam.Driver !== 'default') throw EngineError.invalidParameter(`IPAM.Driver "${String(ipam.Driver)}": only the default IPAM driver`);
+    if (ipam.Options !== undefined && ipam.Options !== null && Object.keys(objectOf(ipam.Options, 'IPAM.Options')).length > 0) {
+      throw EngineError.invalidParameter('IPAM.Options: not supported by the sandbox runtime');
+    }
+    const configs = ipam.Config === undefined || ipam.Config === null ? [] : ipam.Config;
+    if (!Array.isArray(configs)) throw EngineError.invalidParameter('IPAM.Config must be an array');
+    if (configs.length > 1) throw EngineError.invalidParameter('IPAM.Config: one IPv4 subnet per network in the sandbox runtime');
+    const config = objectOf(configs[0], 'IPAM.Config[0]') as Record<string, string>;
+    for (const key of Object.keys(config)) {
+      if (!['Subnet', 'Gateway', 'IPRange', 'AuxiliaryAddresses'].includes(key)) throw EngineError.invalidParameter(`IPAM.Config: unknown field ${key}`);
+    }
+    if (config.AuxiliaryAddresses !== undefined && Object.keys(objectOf(config.AuxiliaryAddresses, 'AuxiliaryAddresses')).length > 0) {
+      throw EngineError.invalidParameter('IPAM.Config.AuxiliaryAddresses: not supported by the sandbox runtime');
+    }
+    const taken = this.records.map((n) => parseSubnet(n.subnet, 'subnet'));
+    let subnet: Subnet;
+    if (config.Subnet) {
+      subnet = parseSubnet(config.Subnet, `subnet ${config.Subnet}`);
+      if (subnet.prefixLen > 30) throw EngineError.invalidParameter(`subnet ${config.Subnet}: too small for containers`);
+      if (taken.some((t) => overlaps(t, subnet))) throw EngineError.fromStatus(403, 'Pool overlaps with other one on this address space');
+    } else {
+      if (config.Gateway || config.IPRange) throw EngineError.invalidParameter('IPAM.Config: Gateway and IPRange need a Subnet');
+      const free = [...defaultPools()].find((p) => !taken.some((t) => overlaps(t, p)));
+      if (!free) throw EngineError.invalidParameter('could not find an available, non-overlapping IPv4 address pool among the defaults to assign to the network');
+      subnet = free;
+    }
+    let gateway = subnet.base + 1;
+    if (config.Gateway) {
+      const g = parseSubnet(`${config.Gateway}/32`, `gateway ${config.Gateway}`).base;
+      if (!contains(subnet, g)) throw EngineError.invalidParameter(`no matching subnet for gateway ${config.Gateway}`);
+      gateway = g;
+    }
+    let ipRange: string | undefined;
+    if (config.IPRange) {
+      const range = parseSubnet(config.IPRange, `ip-range ${config.IPRange}`);
+      if (!contains(subnet, range.base) || range.prefixLen < subnet.prefixLen) throw EngineError.invalidParameter(`ip-range ${config.IPRange} is not within subnet ${subnetText(subnet)}`);
+      ipRange = subnetText(range);
+    }
+    const record: NetworkRecord = {
+      id: randomBytes(32).toString('hex'),
+      name,
+      created: new Date().toISOString(),
+      internal: body.Internal === true,
+      attachable: body.Attachable === true,
+      labels,
+      ipamConfig: config.Subnet ? [Object.fromEntries(Object.entries(config).filter(([k, v]) => k !== 'AuxiliaryAddresses' && v))] : [{ Subnet: subnetText(subnet), Gateway: toIp(gateway) }],
+      subnet: subnetText(subnet),
+      gateway: toIp(gateway),
+      ...(ipRange ? { ipRange } : {}),
+      userSubnet: Boolean(config.Subnet),
+      members: {},
+    };
+    this.records.push(record);
+    this.save();
+    return { Id: record.id, Warning: '' };
+  }
+
+  async remove(ref: string): Promise<void> {
+    if (PREDEFINED.includes(ref)) throw EngineError.fromStatus(403, `${ref} is a pre-defined network and cannot be removed`);
+    const net = this.resolve(ref);
+    if ((this.live.get(net.id)?.size ?? 0) > 0) throw EngineError.fromStatus(403, `error while removing network: network ${net.name} id ${net.id} has active endpoints`);
+    await this.drop(net);
+  }
+
+  async prune(filters: EngineFilters): Promise<{ NetworksDeleted: string[] }> {
+    const until = [...(filters.get('until') ?? [])].map((v) => parseUntil(v));
+    const deleted: string[] = [];
+    for (const net of [...this.records]) {
+      if ((this.live.get(net.id)?.size ?? 0) > 0) continue;
+      if (!labelsMatch(net.labels, filters)) continue;
+      if (until.some((t) => Date.parse(net.created) >= t)) continue;
+      await this.drop(net);
+      deleted.push(net.name);
+    }
+    return { NetworksDeleted: deleted };
+  }
+
+  async connect(ref: string, container: LocalContainer, body: NetworkConnectBody): Promise<void> {
+    const net = this.resolve(ref);
+    if (!ownsNamespace(container.body)) {
+      throw EngineError.invalidParameter('container sharing network namespace with another container or host cannot be connected to any other network');
+    }
+    if (net.members[container.id]) throw EngineError.fromStatus(403, `endpoint with name ${container.name} already exists in network ${net.name}`);
+    net.members[container.id] = endpointConfig(body.EndpointConfig, net, `network ${net.name}`);
+    const running = this.runningPid(container);
+    if (running !== undefined) {
+      try {
+        await this.attach(net, container.id, container.name, running);
+      } catch (error) {
+        delete net.members[container.id];
+        throw error;
+      }
+    }
+    this.save();
+  }
+
+  async disconnect(ref: string, container: LocalContainer, force: boolean): Promise<void> {
+    const net = this.resolve(ref);
+    if (!net.members[container.id] && !force) throw EngineError.invalidParameter(`container ${container.id} is not connected to network ${net.name}`);
+    delete net.members[container.id];
+    this.seeded.add(container.id);
+    this.save();
+    await this.detach(net, container.id);
+  }
+
+  list(filters: EngineFilters, containers: LocalContainer[]): Record<string, unknown>[] {
+    return this.records.filter((n) => this.matches(n, filters)).map((n) => this.view(n, containers));
+  }
+
+  inspect(ref: string): Record<string, unknown> | undefined {
+    const net = this.find(ref);
+    return net ? this.view(net, []) : undefined;
+  }
+
+  endpoints(container: Pick<LocalContainer, 'id'>): Record<string, Record<string, unknown>> {
+    const out: Record<string, Record<string, unknown>> = {};
+    for (const net of this.records) {
+      const member = net.members[container.id];
+      if (!member) continue;
+      const ep = this.live.get(net.id)?.get(container.id);
+      const prefixLen = parseSubnet(net.subnet, 'subnet').prefixLen;
+      out[net.name] = {
+        IPAMConfig: member.ipv4 ? { IPv4Address: member.ipv4 } : null,
+        Links: null,
+        Aliases: ep ? [...member.aliases, ep.shortId] : member.aliases.length > 0 ? member.aliases : null,
+        NetworkID: net.id,
+        EndpointID: ep?.endpointId ?? '',
+        Gateway: ep ? net.gateway : '',
+        IPAddress: ep?.ipAddress ?? '',
+        IPPrefixLen: ep ? prefixLen : 0,
+        IPv6Gateway: '',
+        GlobalIPv6Address: '',
+        GlobalIPv6PrefixLen: 0,
+        MacAddress: ep?.macAddress ?? '',
+        DriverOpts: null,
+      };
+    }
+    return out;
+  }
+
+  // ---- the sandbox's start, exit and removal ----
+
+  /** Create-time checks of a body's user networks (they exist; endpoint configs are honored). */
+  validate(body: ContainerCreateBody): void {
+    const nets = this.wanted(body).map(([name, config]) => {
+      const net = this.resolve(name);
+      endpointConfig(config, net, `NetworkingConfig.EndpointsConfig "${name}"`);
+      return net;
+    });
+    const bindings = body.HostConfig?.PortBindings;
+    if (this.isUserMode(body) && nets.every((n) => n.internal) && bindings && typeof bindings === 'object' && Object.keys(bindings).length > 0) {
+      throw EngineError.invalidParameter('HostConfig.PortBindings: ports cannot be published from a container on internal networks only (it has no way out)');
+    }
+  }
+
+  /** Whether the container names a user network (and so joins no predefined one). */
+  isUserMode(body: ContainerCreateBody): boolean {
+    const mode = body.HostConfig?.NetworkMode;
+    return typeof mode === 'string' && !isPredefinedMode(mode);
+  }
+
+  /** Before the launch: makes the body's networks members at its first start, and says what the container gets. */
+  prepareStart(id: string, body: ContainerCreateBody): StartPlan {
+    const mode = body.HostConfig?.NetworkMode;
+    if (typeof mode === 'string' && !isPredefinedMode(mode)) this.resolve(mode);
+    if (!this.seeded.has(id)) {
+      for (const [name, config] of this.wanted(body)) {
+        const net = this.resolve(name);
+        net.members[id] ??= endpointConfig(config, net, `NetworkingConfig.EndpointsConfig "${name}"`);
+      }
+      this.seeded.add(id);
+      this.save();
+    }
+    const mine = this.records.filter((n) => n.members[id]);
+    return {
+      nameservers: mine.map((n) => n.gateway),
+      internalOnly: mine.length > 0 && mine.every((n) => n.internal) && this.isUserMode(body),
+    };
+  }
+
+  /** After the container's namespace exists (bwrap's child `pid`), before its command runs: plugs it into each of its networks. */
+  async attachAll(id: string, name: string, pid: number, egress: boolean): Promise<void> {
+    const mine = this.records.filter((n) => n.members[id]);
+    // With a way out through the user-mode stack, addresses of the private 172.16.0.0/12 range
+    // where networks are made would leave through the host: other networks' containers are
+    // unreachable instead, as on dockerd, where networks are isolated (its own subnets win, being narrower).
+    if (egress && mine.length > 0) await ipIn(this.tools, pid, ['route replace unreachable 172.16.0.0/12']);
+    for (const net of mine) await this.attach(net, id, name, pid);
+  }
+
+  /** After the container's exit: its endpoints are gone with its namespace; their addresses are free again. */
+  async stopped(id: string): Promise<void> {
+    for (const net of this.records) await this.detach(net, id, false);
+  }
+
+  /** A removed container leaves every network. */
+  forget(id: string): void {
+    let changed = this.seeded.delete(id);
+    for (const net of this.records) {
+      if (net.members[id]) {
+        delete net.members[id];
+        changed = true;
+      }
+    }
+    if (changed) this.save();
+  }
+
+  /** Ends every network's namespace (the server closing). */
+  async close(): Promise<void> {
+    for (const id of [...this.hubs.keys()]) await this.stopHub(id);
+  }
+
+  // ---- internals ----
+
+  private wanted(body: ContainerCreateBody): [string, unknown][] {
+    const out = new Map<string, unknown>();
+    const mode = body.HostConfig?.NetworkMode;
+    if (typeof mode === 'string' && !isPredefinedMode(mode)) out.set(mode, undefined);
+    const networking = body.NetworkingConfig;
+    if (networking !== undefined && networking !== null) {
+      const endpoints = objectOf(objectOf(networking, 'NetworkingConfig').EndpointsConfig, 'NetworkingConfig.EndpointsConfig');
+      for (const [name, config] of Object.entries(endpoints)) {
+        if (isPredefinedMode(name)) {
+          if (name === mode || ((mode === undefined || mode === '' || mode === 'default') && name === 'bridge')) continue;
+          throw EngineError.invalidParameter(`NetworkingConfig.EndpointsConfig "${name}": a container joins one predefined network, its NetworkMode`);
+        }
+        out.set(name, config);
+      }
+    }
+    return [...out];
+  }
+
+  private runningPid(c: LocalContainer): number | undefined {
+    return c.status === 'running' && c.pid > 0 ? c.pid : undefined;
+  }
+
+  private async attach(net: NetworkRecord, id: string, name: string, pid: number): Promise<void> {
+    const endpoints = this.live.get(net.id) ?? new Map<string, LiveEndpoint>();
+    this.live.set(net.id, endpoints);
+    const member = net.members[id]!;
+    const subnet = parseSubnet(net.subnet, 'subnet');
+    const used = new Set<number>([toInt(net.gateway), ...[...endpoints.values()].map((e) => toInt(e.ipAddress))]);
+    for (const [other, m] of Object.entries(net.members)) if (other !== id && m.ipv4) used.add(toInt(m.ipv4));
+    let ip: number | undefined;
+    if (member.ipv4) {
+      ip = toInt(member.ipv4);
+      if (used.has(ip)) throw EngineError.conflict(`Address already in use: ${member.ipv4} on network ${net.name}`);
+    } else {
+      ip = freeAddress(subnet, net.ipRange ? parseSubnet(net.ipRange, 'ip-range') : subnet, used);
+      if (ip === undefined) throw EngineError.system(`no available IPv4 addresses on network ${net.name}`);
+    }
+    const taken = new Set<string>();
+    for (const eps of this.live.values()) {
+      const mineHere = eps.get(id);
+      if (mineHere) taken.add(mineHere.ifname);
+    }
+    let n = 1;
+    while (taken.has(`eth${n}`)) n++;
+    const ipAddress = toIp(ip);
+    const endpoint: LiveEndpoint = {
+      name, shortId: id.slice(0, 12), ifname: `eth${n}`, ipAddress, macAddress: macFor(ipAddress), endpointId: randomBytes(32).toString('hex'), pid,
+    };
+    // Reserved before the (slow) plumbing, so two attaches at once cannot take one address.
+    endpoints.set(id, endpoint);
+    try {
+      const hub = await this.hub(net);
+      await hub.attach(pid, endpoint);
+    } catch (error) {
+      endpoints.delete(id);
+      if (endpoints.size === 0) await this.stopHub(net.id);
+      throw EngineError.system(`cannot connect the container to network ${net.name}: ${(error as Error).message}`, error);
+    }
+  }
+
+  private async detach(net: NetworkRecord, id: string, unplug = true): Promise<void> {
+    const endpoints = this.live.get(net.id);
+    const ep = endpoints?.get(id);
+    if (!endpoints || !ep) return;
+    endpoints.delete(id);
+    if (unplug) await (await this.hubs.get(net.id))?.detach(ep.pid, ep.ifname).catch(() => undefined);
+    if (endpoints.size === 0) await this.stopHub(net.id);
+  }
+
+  private hub(net: NetworkRecord): Promise<NetworkHub> {
+    let hub = this.hubs.get(net.id);
+    if (!hub) {
+      const prefixLen = parseSubnet(net.subnet, 'subnet').prefixLen;
+      hub = NetworkHub.start(this.tools, net.gateway, prefixLen, (name) => this.lookup(net, name));
+      hub.catch(() => this.hubs.delete(net.id));
+      this.hubs.set(net.id, hub);
+    }
+    return hub;
+  }
+
+  private async stopHub(id: string): Promise<void> {
+    const hub = this.hubs.get(id);
+    this.hubs.delete(id);
+    this.live.delete(id);
+    await (await hub?.catch(() => undefined))?.stop();
+  }
+
+  /** The network's names: each running member's name, short id and aliases, also as `<name>.<network>`. */
+  private lookup(net: NetworkRecord, query: string): string[] | undefined {
+    const suffix = `.${net.name.toLowerCase()}`;
+    const name = query.endsWith(suffix) ? query.slice(0, -suffix.length) : query;
+    const found: string[] = [];
+    for (const [id, ep] of this.live.get(net.id) ?? []) {
+      const names = [ep.name, ep.shortId, ...(net.members[id]?.aliases ?? [])].map((n) => n.toLowerCase());
+      if (names.includes(name)) found.push(ep.ipAddress);
+    }
+    return found.length > 0 ? found : undefined;
+  }
+
+  private async drop(net: NetworkRecord): Promise<void> {
+    await this.stopHub(net.id);
+    this.records.splice(this.records.indexOf(net), 1);
+    this.save();
+  }
+
+  private find(ref: string): NetworkRecord | undefined {
+    return this.records.find((n) => n.id === ref) ?? this.records.find((n) => n.name === ref) ??
+      (/^[0-9a-f]+$/.test(ref) ? onlyOne(this.records.filter((n) => n.id.startsWith(ref))) : undefined);
+  }
+
+  private resolve(ref: string): NetworkRecord {
+    const net = this.find(ref);
+    if (!net) throw EngineError.notFound(`network ${ref} not found`);
+    return net;
+  }
+
+  private view(net: NetworkRecord, _containers: LocalContainer[]): Record<string, unknown> {
+    const prefixLen = parseSubnet(net.subnet, 'subnet').prefixLen;
+    return {
+      Name: net.name,
+      Id: net.id,
+      Created: net.created,
+      Scope: 'local',
+      Driver: 'bridge',
+      EnableIPv6: false,
+      IPAM: { Driver: 'default', Options: {}, Config: net.ipamConfig },
+      Internal: net.internal,
+      Attachable: net.attachable,
+      Ingress: false,
+      ConfigFrom: { Network: '' },
+      ConfigOnly: false,
+      Containers: Object.fromEntries([...(this.live.get(net.id) ?? new Map<string, LiveEndpoint>())].map(([id, ep]) => [id, {
+        Name: ep.name, EndpointID: ep.endpointId, MacAddress: ep.macAddress, IPv4Address: `${ep.ipAddress}/${prefixLen}`, IPv6Address: '',
+      }])),
+      Options: {},
+      Labels: net.labels,
+    };
+  }
+
+  private matches(net: NetworkRecord, filters: EngineFilters): boolean {
+    const test = (key: string, ok: (v: string) => boolean): boolean => {
+      const values = filters.get(key);
+      return !values || values.size === 0 || [...values].some(ok);
+    };
+    const inUse = (this.live.get(net.id)?.size ?? 0) > 0;
+    return test('name', (v) => net.name.includes(v)) && test('id', (v) => net.id.startsWith(v)) && test('driver', (v) => v === 'bridge') &&
+      test('type', (v) => v === 'custom') && test('scope', (v) => v === 'local') && labelsMatch(net.labels, filters) &&
+      test('dangling', (v) => ((v === 'true' || v === '1') ? !inUse : inUse));
+  }
+
+  private save(): void {
+    const temp = `${this.file}.tmp`;
+    writeFileSync(temp, JSON.stringify({ networks: this.records, seeded: [...this.seeded] }), { mode: 0o600 });
+    renameSync(temp, this.file);
+  }
+}
+
+/** NetworkMode values that name no user network. */
+function isPredefinedMode(mode: string): boolean {
+  return mode === '' || PREDEFINED.includes(mode) || mode.startsWith('container:');
+}
+
+/** Whether the container has a network namespace of its own (not host, none or another container's). */
+function ownsNamespace(body: ContainerCreateBody): boolean {
+  const mode = body.HostConfig?.NetworkMode;
+  return !(mode === 'host' || mode === 'none' || (typeof mode === 'string' && mode.startsWith('container:')));
+}
+
+/** An endpoint config honored as far as it goes: Aliases and IPAMConfig.IPv4Address; other set fields refused by name. */
+function endpointConfig(value: unknown, net: NetworkRecord, where: string): { aliases: string[]; ipv4?: string } {
+  const config = objectOf(value, where);
+  const aliases = config.Aliases === undefined || config.Aliases === null ? [] : config.Aliases;
+  if (!Array.isArray(aliases) || aliases.some((a) => typeof a !== 'string')) throw EngineError.invalidParameter(`${where}: Aliases must be an array of strings`);
+  for (const field of ['Links', 'IPv6Gateway', 'GlobalIPv6Address', 'MacAddress', 'DriverOpts']) {
+    const v = config[field];
+    if (v !== undefined && v !== null && v !== '' && !(Array.isArray(v) && v.length === 0) && !(typeof v === 'object' && Object.keys(v).length === 0)) {
+      throw EngineError.invalidParameter(`${where}: ${field} is not supported by the sandbox runtime`);
+    }
+  }
+  const ipam = objectOf(config.IPAMConfig, `${where} IPAMConfig`);
+  if (ipam.IPv6Address) throw EngineError.invalidParameter(`${where}: IPAMConfig.IPv6Address: IPv6 is not supported by the sandbox runtime`);
+  if (Array.isArray(ipam.LinkLocalIPs) && ipam.LinkLocalIPs.length > 0) throw EngineError.invalidParameter(`${where}: IPAMConfig.LinkLocalIPs is not supported by the sandbox runtime`);
+  const ipv4 = ipam.IPv4Address;
+  if (ipv4 === undefined || ipv4 === null || ipv4 === '') return { aliases: aliases as string[] };
+  if (typeof ipv4 !== 'string') throw EngineError.invalidParameter(`${where}: IPAMConfig.IPv4Address must be a string`);
+  if (!net.userSubnet) throw EngineError.invalidParameter('user specified IP address is supported only when connecting to networks with user configured subnets');
+  const ip = parseSubnet(`${ipv4}/32`, `IPv4 address ${ipv4}`).base;
+  const subnet = parseSubnet(net.subnet, 'subnet');
+  if (!contains(subnet, ip) || ip === subnet.base || ip === toInt(net.gateway)) throw EngineError.invalidParameter(`Invalid address ${ipv4}: It does not belong to any of this network's subnets`);
+  return { aliases: aliases as string[], ipv4 };
+}
+
+function objectOf(value: unknown, field: string): Record<string, unknown> {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) throw EngineError.invalidParameter(`${field} must be an object`);
+  return value as Record<string, unknown>;
+}
+
+function labelsMatch(labels: Record<string, string>, filters: EngineFilters): boolean {
+  const values = filters.get('label');
+  return !values || values.size === 0 || [...values].every((v) => labelMatches(labels, v));
+}
+
+function onlyOne<T>(items: T[]): T | undefined {
+  return items.length === 1 ? items[0] : undefined;
+}

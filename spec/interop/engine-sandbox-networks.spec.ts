@@ -1,0 +1,152 @@
+/**
+ * User-defined networks as the Docker CLI and docker-py use them, on the sandbox runtime and on
+ * dockerd (the reference: the same commands, the same answers): a network with its own subnet,
+ * containers reaching each other by address, name and alias through the network's DNS, connect
+ * and disconnect at run time, `--internal`, removal with active endpoints, and prune.
+ */
+import { afterAll, expect, test } from '@jest/globals';
+import { execFile, spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describeWithPeers, dockerd, dockerImage, type PeerCheck } from '../support/peers.js';
+import { SANDBOX_PEERS, sandboxCli, type CliResult } from './support/sandbox-cli.js';
+import { DOCKER_CLI } from './support/docker-cli.js';
+
+const root: PeerCheck = { name: 'root with iproute2 (user-defined networks make network namespaces)', available: () => process.getuid?.() === 0 && spawnSync('ip', ['-V']).status === 0 };
+const dockerPy: PeerCheck = { name: 'docker-py (python3 -c "import docker")', available: () => spawnSync('python3', ['-c', 'import docker']).status === 0 };
+const DOCKERD_IMAGE = 'busybox:local';
+
+interface Target {
+  cli(...args: string[]): Promise<CliResult>;
+  image: string;
+  host: () => Promise<string>;
+}
+
+/** A unique name per run: dockerd is shared with other work on this machine. */
+const tag = `dg${process.pid}`;
+
+function networkScenarios(title: string, target: () => Target, subnetBase: string): void {
+  const n = (s: string): string => `${tag}-${s}`;
+  const docker = (...args: string[]): Promise<CliResult> => target().cli(...args);
+  const cleanup = async (): Promise<void> => {
+    await docker('rm', '-f', n('a'), n('b'), n('c'));
+    await docker('network', 'rm', n('net'), n('other'), n('internal'), n('py'));
+  };
+  afterAll(cleanup);
+
+  test(`${title}: a network gets its subnet and gateway; a duplicate name is 409 and another driver is refused`, async () => {
+    const made = await docker('network', 'create', '--subnet', `${subnetBase}.0/24`, '--label', 'team=net', n('net'));
+    expect(made.stderr).toBe('');
+    expect(made.stdout.trim()).toMatch(/^[0-9a-f]{64}$/);
+    const view = JSON.parse((await docker('network', 'inspect', n('net'))).stdout)[0];
+    expect(view).toMatchObject({ Name: n('net'), Driver: 'bridge', Scope: 'local', Internal: false, Labels: { team: 'net' }, IPAM: { Driver: 'default', Config: [{ Subnet: `${subnetBase}.0/24` }] } });
+    expect((await docker('network', 'ls', '--filter', `name=${n('net')}`, '--format', '{{.Name}} {{.Driver}}')).stdout).toBe(`${n('net')} bridge\n`);
+    const again = await docker('network', 'create', n('net'));
+    // CLI 28 sends no CheckDuplicate (API 1.44's default is to check): dockerd 20.10 checks only when asked, so both answers are accepted.
+    expect([0, 1]).toContain(again.code);
+    if (again.code === 0) await docker('network', 'rm', again.stdout.trim());
+    else expect(again.stderr).toContain(`network with name ${n('net')} already exists`);
+    const overlay = await docker('network', 'create', '-d', 'nosuchdriver', n('other'));
+    expect(overlay.code).toBe(1);
+    expect(overlay.stderr).toContain('plugin "nosuchdriver" not found');
+  });
+
+  test(`${title}: two containers on the network reach each other by address, name and alias`, async () => {
+    const a = await docker('run', '-d', '--name', n('a'), '--network', n('net'), '--network-alias', 'web', '--ip', `${subnetBase}.50`, target().image, 'sleep', '60');
+    expect(a.stderr).toBe('');
+    const view = JSON.parse((await docker('inspect', n('a'))).stdout)[0];
+    const ep = view.NetworkSettings.Networks[n('net')];
+    expect(ep).toMatchObject({ IPAddress: `${subnetBase}.50`, IPPrefixLen: 24, Gateway: `${subnetBase}.1`, MacAddress: `02:42:${subnetBase.split('.').map((p) => Number(p).toString(16).padStart(2, '0')).join(':')}:32`, IPAMConfig: { IPv4Address: `${subnetBase}.50` } });
+    expect(ep.Aliases).toEqual(expect.arrayContaining(['web', view.Id.slice(0, 12)]));
+    expect(ep.EndpointID).toMatch(/^[0-9a-f]{64}$/);
+    expect(Object.keys(view.NetworkSettings.Networks)).toEqual([n('net')]);
+    expect(view.NetworkSettings.IPAddress).toBe('');
+    const r = await docker('run', '--rm', '--network', n('net'), target().image, 'sh', '-c',
+      `ping -c1 -W3 ${subnetBase}.50 >/dev/null && echo ip; ping -c1 -W3 ${n('a')} >/dev/null && echo name; ping -c1 -W3 web >/dev/null && echo alias; nslookup web | grep -c 'Address: ${subnetBase}.50'`);
+    expect(r.stdout).toBe('ip\nname\nalias\n1\n');
+    const members = JSON.parse((await docker('network', 'inspect', n('net'))).stdout)[0].Containers;
+    expect(Object.values(members)).toEqual([expect.objectContaining({ Name: n('a'), IPv4Address: `${subnetBase}.50/24` })]);
+  });
+
+  test(`${title}: removing a network with a running container is refused (403, active endpoints)`, async () => {
+    const r = await docker('network', 'rm', n('net'));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/error while removing network: network .* has active endpoints/);
+  });
+
+  test(`${title}: connect and disconnect at run time add and take away the container's leg on the network`, async () => {
+    expect((await docker('run', '-d', '--name', n('b'), target().image, 'sleep', '60')).stderr).toBe('');
+    expect((await docker('exec', n('b'), 'ping', '-c1', '-W2', `${subnetBase}.50`)).code).not.toBe(0);
+    const connected = await docker('network', 'connect', '--alias', 'bee', n('net'), n('b'));
+    expect(connected.stderr).toBe('');
+    expect((await docker('exec', n('b'), 'ping', '-c1', '-W3', `${subnetBase}.50`)).code).toBe(0);
+    const nets = JSON.parse((await docker('inspect', n('b'))).stdout)[0].NetworkSettings.Networks;
+    expect(nets[n('net')]).toMatchObject({ IPAddress: expect.stringMatching(new RegExp(`^${subnetBase.replace(/\./g, '\\.')}\\.\\d+$`)) });
+    expect(nets[n('net')].Aliases).toEqual(expect.arrayContaining(['bee']));
+    expect((await docker('exec', n('a'), 'ping', '-c1', '-W3', 'bee')).code).toBe(0);
+    const twice = await docker('network', 'connect', n('net'), n('b'));
+    expect(twice.stderr).toContain(`endpoint with name ${n('b')} already exists in network ${n('net')}`);
+    expect((await docker('network', 'disconnect', n('net'), n('b'))).stderr).toBe('');
+    expect((await docker('exec', n('b'), 'ping', '-c1', '-W2', `${subnetBase}.50`)).code).not.toBe(0);
+    expect(Object.keys(JSON.parse((await docker('inspect', n('b'))).stdout)[0].NetworkSettings.Networks)).not.toContain(n('net'));
+  });
+
+  test(`${title}: an --internal network connects its containers to each other and to nothing else`, async () => {
+    expect((await docker('network', 'create', '--internal', '--label', `prune=${tag}`, n('internal'))).stderr).toBe('');
+    expect(JSON.parse((await docker('network', 'inspect', n('internal'))).stdout)[0].Internal).toBe(true);
+    expect((await docker('run', '-d', '--name', n('c'), '--network', n('internal'), target().image, 'sleep', '60')).stderr).toBe('');
+    const r = await docker('run', '--rm', '--network', n('internal'), target().image, 'sh', '-c', `ping -c1 -W3 ${n('c')} >/dev/null && echo peer; ip route | grep -c default`);
+    expect(r.stdout).toBe('peer\n0\n');
+  });
+
+  test(`${title}: prune removes the networks no running container uses (here, those of one label)`, async () => {
+    // Only this run's label: dockerd's other networks on this machine are not ours to prune.
+    const kept = await docker('network', 'prune', '-f', '--filter', `label=prune=${tag}`);
+    expect(kept.stdout).not.toContain(n('internal'));
+    await docker('rm', '-f', n('c'));
+    const pruned = await docker('network', 'prune', '-f', '--filter', `label=prune=${tag}`);
+    expect(pruned.stdout).toBe(`Deleted Networks:\n${n('internal')}\n\n`);
+    expect((await docker('network', 'ls', '--format', '{{.Name}}')).stdout.split('\n')).toEqual(expect.arrayContaining([n('net')]));
+    expect((await docker('network', 'ls', '--format', '{{.Name}}')).stdout.split('\n')).not.toContain(n('internal'));
+  });
+
+  test(`${title}: docker-py creates a network and runs two containers that find each other by name`, async () => {
+    if (!dockerPy.available()) return;
+    const script = [
+      'import docker, sys',
+      'c = docker.DockerClient(base_url=sys.argv[1])',
+      `net = c.networks.create('${n('py')}', driver='bridge')`,
+      `srv = c.containers.run('${target().image}', ['sleep', '60'], name='${n('pya')}', network='${n('py')}', detach=True)`,
+      'try:',
+      `    out = c.containers.run('${target().image}', ['sh', '-c', 'ping -c1 -W3 ${n('pya')} >/dev/null && echo found'], network='${n('py')}', remove=True)`,
+      '    print(out.decode().strip())',
+      '    net.reload()',
+      '    print(sorted(x.name for x in net.containers))',
+      'finally:',
+      '    srv.remove(force=True)',
+      '    net.remove()',
+    ].join('\n');
+    const host = await target().host();
+    const r = await new Promise<CliResult>((resolve) => {
+      execFile('python3', ['-c', script, host], { timeout: 60_000 }, (error, stdout, stderr) => resolve({ code: error ? 1 : 0, stdout, stderr }));
+    });
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe(`found\n['${n('pya')}']\n`);
+  });
+}
+
+describeWithPeers('user-defined networks on the sandbox runtime (Docker CLI 28, docker-py)', [...SANDBOX_PEERS, root], () => {
+  const sandbox = sandboxCli({ stateDir: mkdtempSync(join(tmpdir(), 'dockgate-nets-')) });
+  afterAll(() => sandbox.close());
+  networkScenarios('sandbox', () => ({ cli: sandbox.cli, image: 'busybox', host: async () => `unix://${await sandbox.socket()}` }), '10.89.7');
+});
+
+describeWithPeers('user-defined networks on dockerd 20.10 (the reference)', [dockerd(), dockerImage(DOCKERD_IMAGE)], () => {
+  const configDir = mkdtempSync(join(tmpdir(), 'dockgate-nets-ref-'));
+  const cli = (...args: string[]): Promise<CliResult> => new Promise((resolve) => {
+    execFile(DOCKER_CLI, args, { env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', DOCKER_HOST: 'unix:///var/run/docker.sock', DOCKER_CONFIG: configDir }, timeout: 30_000 },
+      (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }));
+  });
+  networkScenarios('dockerd', () => ({ cli, image: DOCKERD_IMAGE, host: async () => 'unix:///var/run/docker.sock' }), '10.89.8');
+});
