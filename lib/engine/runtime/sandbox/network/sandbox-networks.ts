@@ -64,6 +64,12 @@ export class SandboxNetworks implements LocalUserNetworks {
   /** Containers whose create body's networks were made members (once: a disconnect is kept). */
   private readonly seeded: Set<string>;
   private readonly hubs = new Map<string, Promise<NetworkHub>>();
+  /**
+   * Running container id → the host pid of a process inside its network namespace (bwrap's
+   * child, as the gate reported it). Not the container's recorded pid: that is its launcher's,
+   * still in the server's own namespace, where a veth must never land.
+   */
+  private readonly namespaces = new Map<string, number>();
   /** network id → container id → its live endpoint. */
   private readonly live = new Map<string, Map<string, LiveEndpoint>>();
 
@@ -284,6 +290,7 @@ export class SandboxNetworks implements LocalUserNetworks {
 
   /** After the container's namespace exists (bwrap's child `pid`), before its command runs: plugs it into each of its networks. */
   async attachAll(id: string, name: string, pid: number, egress: boolean): Promise<void> {
+    this.namespaces.set(id, pid);
     const mine = this.records.filter((n) => n.members[id]);
     // With a way out through the user-mode stack, addresses of the private 172.16.0.0/12 range
     // where networks are made would leave through the host: other networks' containers are
@@ -294,6 +301,7 @@ export class SandboxNetworks implements LocalUserNetworks {
 
   /** After the container's exit: its endpoints are gone with its namespace; their addresses are free again. */
   async stopped(id: string): Promise<void> {
+    this.namespaces.delete(id);
     for (const net of this.records) await this.detach(net, id, false);
   }
 
@@ -335,7 +343,7 @@ export class SandboxNetworks implements LocalUserNetworks {
   }
 
   private runningPid(c: LocalContainer): number | undefined {
-    return c.status === 'running' && c.pid > 0 ? c.pid : undefined;
+    return c.status === 'running' ? this.namespaces.get(c.id) : undefined;
   }
 
   private async attach(net: NetworkRecord, id: string, name: string, pid: number): Promise<void> {
