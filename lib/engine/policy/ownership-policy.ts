@@ -87,6 +87,10 @@ export function ownershipPolicy(options: OwnershipPolicyOptions = {}): EnginePol
     if (target?.kind === 'exec') return target.containerId !== undefined && subject !== undefined && target.owner === subject ? allow() : hide();
     if (action === 'container.create') return checkCreate(request, subject);
     if (action === 'volume.create') return checkVolumeCreate(request, subject);
+    // Networks are not yet owned by their creator: one tenant must not join or remove another's.
+    if (action.startsWith('network.') && action !== 'network.list' && action !== 'network.inspect') {
+      return refuse('creating, removing, pruning and connecting networks is for administrators');
+    }
     return allow();
   };
 }
