@@ -78,6 +78,11 @@ function networkScenarios(title: string, target: () => Target, subnetBase: strin
     expect(Object.values(members)).toEqual([expect.objectContaining({ Name: n('a'), IPv4Address: `${subnetBase}.50/24` })]);
   });
 
+  test(`${title}: --network container:NAME shares that running container's network (its address, its DNS)`, async () => {
+    const r = await docker('run', '--rm', '--network', `container:${n('a')}`, target().image, 'sh', '-c', `ip -4 addr | grep -c 'inet ${subnetBase}.50/'; ping -c1 -W3 web >/dev/null && echo alias`);
+    expect(r.stdout).toBe('1\nalias\n');
+  });
+
   test(`${title}: removing a network with a running container is refused (403, active endpoints)`, async () => {
     const r = await docker('network', 'rm', n('net'));
     expect(r.code).toBe(1);

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { isIPv4 } from 'node:net';
 import { rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -29,7 +29,7 @@ import { runOnRootfs } from './sandbox-offline.js';
 import { prepareSeccomp, seccompSupported } from './seccomp/container-seccomp.js';
 import { SandboxUserns } from './userns/sandbox-userns.js';
 import type { IdMap } from './userns/id-map.js';
-import { ContainerNetwork, ownsNetwork, type NetworkHost, type UserNetworkPlan } from './network/container-network.js';
+import { ContainerNetwork, mountPoint, ownsNetwork, type NetworkHost, type UserNetworkPlan } from './network/container-network.js';
 import { SandboxNetworks } from './network/sandbox-networks.js';
 
 /** Options of {@link sandboxRuntime}. */
@@ -319,7 +319,13 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       // Its own network namespace (bridge mode): the command waits at bwrap's gate until the stack is up.
       // Its /etc/hosts and /etc/resolv.conf are bound over the root: an image without /etc gets one
       // of container root's own, or bwrap would make it as host root, read-only to the container.
-      if (ownsNetwork(body) && !existsSync(join(rootfs, 'etc'))) {
+      // `--network container:REF`: the launch enters that running container's network namespace,
+      // and the container reads the same /etc/resolv.conf and /etc/hosts, as with dockerd.
+      const mode = body.HostConfig?.NetworkMode;
+      const joined = typeof mode === 'string' && mode.startsWith('container:') && userNets
+        ? userNets.joinTarget(mode.slice('container:'.length), (ref) => readdirSync(containersDir).find((d) => d === ref || (/^[0-9a-f]+$/.test(ref) && d.startsWith(ref))))
+        : undefined;
+      if ((ownsNetwork(body) || joined) && !existsSync(join(rootfs, 'etc'))) {
         mkdirSync(join(rootfs, 'etc'), { mode: 0o755 });
         if (userns) chownSync(join(rootfs, 'etc'), userns.map.uid, userns.map.gid);
       }
@@ -344,7 +350,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       // The groups exist before the plan: the container sees them at /sys/fs/cgroup (cgroup-view.ts).
       const plan: BwrapPlan = {
         rootfs, user, tty: tty === true, tmpfs, ...(seccompFile ? { seccompFile } : {}), ...(group ? { cgroupDirs: group.dirs } : {}),
-        ...(userns ? { userns: true } : {}), ...(net ? { files: net.files } : {}),
+        ...(userns ? { userns: true } : {}), ...(net ? { files: net.files } : {}), ...(joined ? { files: sharedNetworkFiles(join(containersDir, joined.id), rootfs) } : {}),
       };
       let args: string[];
       try {
@@ -367,6 +373,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         ...(seccompFile ? { seccompFile } : {}),
         ...(enter ? { enter } : {}),
         ...(net ? { descriptors: net.gate.shell() } : {}),
+        ...(joined ? { netns: `/proc/${joined.pid}/ns/net`, nsenter: hostTool('nsenter') } : {}),
       }).catch(async (error: unknown) => {
         await group?.remove();
         sharedTmpfs.remove(id);
@@ -450,4 +457,14 @@ function consoleSize(value: unknown): { rows: number; cols: number } {
     return { rows: value[0] as number, cols: value[1] as number };
   }
   return DEFAULT_TTY;
+}
+
+/** The network files of the container whose namespace another joins (`container:ID`), to bind in its root too. */
+function sharedNetworkFiles(targetDir: string, rootfs: string): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const name of ['resolv.conf', 'hosts']) {
+    const file = join(targetDir, name);
+    if (existsSync(file) && mountPoint(rootfs, `/etc/${name}`)) files[`/etc/${name}`] = file;
+  }
+  return files;
 }

@@ -150,7 +150,7 @@ export class ContainerNetwork {
  * A symlink there is replaced (it would be resolved outside the container's root while bwrap
  * builds it); a directory there is left alone and not bound over (false).
  */
-function mountPoint(rootfs: string, path: string): boolean {
+export function mountPoint(rootfs: string, path: string): boolean {
   const target = join(rootfs, path);
   let stat;
   try {

@@ -69,7 +69,7 @@ export class SandboxNetworks implements LocalUserNetworks {
    * child, as the gate reported it). Not the container's recorded pid: that is its launcher's,
    * still in the server's own namespace, where a veth must never land.
    */
-  private readonly namespaces = new Map<string, number>();
+  private readonly namespaces = new Map<string, { pid: number; name: string }>();
   /** network id → container id → its live endpoint. */
   private readonly live = new Map<string, Map<string, LiveEndpoint>>();
 
@@ -252,6 +252,10 @@ export class SandboxNetworks implements LocalUserNetworks {
 
   /** Create-time checks of a body's user networks (they exist; endpoint configs are honored). */
   validate(body: ContainerCreateBody): void {
+    const mode = body.HostConfig?.NetworkMode;
+    if (typeof mode === 'string' && mode.startsWith('container:') && body.NetworkingConfig && Object.keys(objectOf(objectOf(body.NetworkingConfig, 'NetworkingConfig').EndpointsConfig, 'NetworkingConfig.EndpointsConfig')).length > 0) {
+      throw EngineError.invalidParameter('conflicting options: container type network can\'t be used with multiple networks');
+    }
     const nets = this.wanted(body).map(([name, config]) => {
       const net = this.resolve(name);
       endpointConfig(config, net, `NetworkingConfig.EndpointsConfig "${name}"`);
@@ -290,13 +294,29 @@ export class SandboxNetworks implements LocalUserNetworks {
 
   /** After the container's namespace exists (bwrap's child `pid`), before its command runs: plugs it into each of its networks. */
   async attachAll(id: string, name: string, pid: number, egress: boolean): Promise<void> {
-    this.namespaces.set(id, pid);
+    this.namespaces.set(id, { pid, name });
     const mine = this.records.filter((n) => n.members[id]);
     // With a way out through the user-mode stack, addresses of the private 172.16.0.0/12 range
     // where networks are made would leave through the host: other networks' containers are
     // unreachable instead, as on dockerd, where networks are isolated (its own subnets win, being narrower).
     if (egress && mine.length > 0) await ipIn(this.tools, pid, ['route replace unreachable 172.16.0.0/12']);
     for (const net of mine) await this.attach(net, id, name, pid);
+  }
+
+  /**
+   * `--network container:REF`: the running container whose network namespace a new one joins
+   * (full id, name or unique id prefix), and a pid inside that namespace. dockerd's words when it
+   * does not run (a container that does not exist at all is 404).
+   */
+  joinTarget(ref: string, exists: (ref: string) => string | undefined): { id: string; pid: number } {
+    const bare = ref.replace(/^\//, '');
+    const entries = [...this.namespaces];
+    const found = entries.find(([id]) => id === bare) ?? entries.find(([, ns]) => ns.name === bare) ??
+      (/^[0-9a-f]+$/.test(bare) ? onlyOne(entries.filter(([id]) => id.startsWith(bare))) : undefined);
+    if (found) return { id: found[0], pid: found[1].pid };
+    const id = exists(bare);
+    if (id === undefined) throw EngineError.notFound(`No such container: ${bare}`);
+    throw EngineError.conflict(`cannot join network of a non running container: ${id}`);
   }
 
   /** After the container's exit: its endpoints are gone with its namespace; their addresses are free again. */
@@ -343,7 +363,7 @@ export class SandboxNetworks implements LocalUserNetworks {
   }
 
   private runningPid(c: LocalContainer): number | undefined {
-    return c.status === 'running' ? this.namespaces.get(c.id) : undefined;
+    return c.status === 'running' ? this.namespaces.get(c.id)?.pid : undefined;
   }
 
   private async attach(net: NetworkRecord, id: string, name: string, pid: number): Promise<void> {
