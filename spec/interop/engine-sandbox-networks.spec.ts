@@ -101,6 +101,8 @@ function networkScenarios(title: string, target: () => Target, subnetBase: strin
     const address = nets[n('net')].IPAddress as string;
     expect((await ping(address)).code).toBe(0);
     expect((await ping('bee')).code).toBe(0);
+    // And b, connected while running, resolves the network's names from then on.
+    expect((await docker('exec', n('b'), 'sh', '-c', `ping -c1 -W3 ${n('a')}`)).code).toBe(0);
     expect(nets[n('net')]).toMatchObject({ IPAddress: expect.stringMatching(new RegExp(`^${subnetBase.replace(/\./g, '\\.')}\\.\\d+$`)) });
     expect(nets[n('net')].Aliases).toEqual(expect.arrayContaining(['bee']));
     const twice = await docker('network', 'connect', n('net'), n('b'));

@@ -213,7 +213,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   // without either their routes answer 501 and NetworkMode stays bridge, host or none.
   const ipTool = ['/usr/sbin/ip', '/sbin/ip', '/usr/bin/ip'].find((p) => existsSync(p));
   const userNets = process.getuid?.() === 0 && ipTool
-    ? new SandboxNetworks(join(stateDir, 'networks.json'), { ip: ipTool, nsenter: existsSync('/usr/bin/nsenter') ? '/usr/bin/nsenter' : 'nsenter', unshare: existsSync('/usr/bin/unshare') ? '/usr/bin/unshare' : 'unshare' })
+    ? new SandboxNetworks(join(stateDir, 'networks.json'), { ip: ipTool, nsenter: existsSync('/usr/bin/nsenter') ? '/usr/bin/nsenter' : 'nsenter', unshare: existsSync('/usr/bin/unshare') ? '/usr/bin/unshare' : 'unshare' }, (id) => join(containersDir, id, 'resolv.conf'))
     : undefined;
   const sharedTmpfs = new SharedTmpfs(options.tmpfsDir ?? `/dev/shm/dockgate-${process.getuid?.() ?? 0}`);
   /** What each running container's execs need: how it was built and its cgroups. */

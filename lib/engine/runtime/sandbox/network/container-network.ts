@@ -171,7 +171,7 @@ export function mountPoint(rootfs: string, path: string): boolean {
  * options, as dockerd writes one for the default bridge (the host's nameservers are replaced:
  * the forwarder reaches them from the host's side).
  */
-function resolvConf(nameservers: string[], slirp: boolean): string {
+export function resolvConf(nameservers: string[], slirp: boolean): string {
   let kept: string[] = [];
   try {
     kept = readFileSync('/etc/resolv.conf', 'utf8').split('\n').filter((l) => /^\s*(search|domain|options)\s/.test(l));

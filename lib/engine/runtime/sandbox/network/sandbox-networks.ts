@@ -8,6 +8,7 @@ import { labelMatches } from '../../local/label-filter.js';
 import type { LocalContainer } from '../../local/local-container.js';
 import { parseUntil } from '../../local/until-filter.js';
 import type { LocalUserNetworks } from '../../local/user-networks.js';
+import { resolvConf } from './container-network.js';
 import { NetworkHub } from './network-hub.js';
 import { contains, defaultPools, freeAddress, macFor, overlaps, parseSubnet, subnetText, toInt, toIp, type Subnet } from './network-ipam.js';
 import { ipIn, type NetnsTools } from './netns-ip.js';
@@ -69,11 +70,17 @@ export class SandboxNetworks implements LocalUserNetworks {
    * child, as the gate reported it). Not the container's recorded pid: that is its launcher's,
    * still in the server's own namespace, where a veth must never land.
    */
-  private readonly namespaces = new Map<string, { pid: number; name: string }>();
+  private readonly namespaces = new Map<string, { pid: number; name: string; egress: boolean }>();
   /** network id → container id → its live endpoint. */
   private readonly live = new Map<string, Map<string, LiveEndpoint>>();
 
-  constructor(private readonly file: string, private readonly tools: NetnsTools & { unshare: string }) {
+  /**
+   * @param file where the networks are kept
+   * @param resolvFile the host file bound over a container's /etc/resolv.conf, rewritten in place
+   *   (the bind follows the inode) when a running container joins or leaves a network, so that it
+   *   asks the DNS of the networks it is on now
+   */
+  constructor(private readonly file: string, private readonly tools: NetnsTools & { unshare: string }, private readonly resolvFile?: (id: string) => string) {
     let saved: { networks?: NetworkRecord[]; seeded?: string[] } = {};
     if (existsSync(file)) {
       try {
@@ -200,6 +207,7 @@ export class SandboxNetworks implements LocalUserNetworks {
         delete net.members[container.id];
         throw error;
       }
+      this.rewriteResolvConf(container.id);
     }
     this.save();
   }
@@ -211,6 +219,20 @@ export class SandboxNetworks implements LocalUserNetworks {
     this.seeded.add(container.id);
     this.save();
     await this.detach(net, container.id);
+    this.rewriteResolvConf(container.id);
+  }
+
+  /** The running container's resolv.conf, for the networks it is on now (a file it has, only). */
+  private rewriteResolvConf(id: string): void {
+    const ns = this.namespaces.get(id);
+    const path = this.resolvFile?.(id);
+    if (!ns || !path || !existsSync(path)) return;
+    const gateways = this.records.filter((n) => this.live.get(n.id)?.has(id)).map((n) => n.gateway);
+    try {
+      writeFileSync(path, resolvConf(gateways, ns.egress));
+    } catch {
+      // The container is going away meanwhile: nothing to tell it.
+    }
   }
 
   list(filters: EngineFilters, containers: LocalContainer[]): Record<string, unknown>[] {
@@ -294,7 +316,7 @@ export class SandboxNetworks implements LocalUserNetworks {
 
   /** After the container's namespace exists (bwrap's child `pid`), before its command runs: plugs it into each of its networks. */
   async attachAll(id: string, name: string, pid: number, egress: boolean): Promise<void> {
-    this.namespaces.set(id, { pid, name });
+    this.namespaces.set(id, { pid, name, egress });
     const mine = this.records.filter((n) => n.members[id]);
     // With a way out through the user-mode stack, addresses of the private 172.16.0.0/12 range
     // where networks are made would leave through the host: other networks' containers are
