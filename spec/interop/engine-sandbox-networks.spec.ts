@@ -176,6 +176,27 @@ describeWithPeers('user-defined networks on the sandbox runtime (Docker CLI 28, 
   networkScenarios('sandbox', () => ({ cli: sandbox.cli, image: 'busybox', host: async () => `unix://${await sandbox.socket()}` }), '10.89.7');
 });
 
+describeWithPeers('the sandbox\'s default bridge: containers on it reach each other by address, not by name (as dockerd\'s docker0)', [...SANDBOX_PEERS, root], () => {
+  // dockerd on this machine runs without its default bridge, so the sandbox is checked alone.
+  const sandbox = sandboxCli({ stateDir: mkdtempSync(join(tmpdir(), 'dockgate-bridge-')) });
+  afterAll(() => sandbox.close());
+  test('inspect bridge shows 172.17.0.0/16 and its running containers; a second container pings the first by address; names do not resolve', async () => {
+    const first = await sandbox.cli('run', '-d', '--name', `${tag}-first`, 'busybox', 'sleep', '60');
+    expectOk(first);
+    try {
+      const address = JSON.parse((await sandbox.cli('inspect', `${tag}-first`)).stdout)[0].NetworkSettings.IPAddress as string;
+      expect(address).toMatch(/^172\.17\.0\.\d+$/);
+      const bridge = JSON.parse((await sandbox.cli('network', 'inspect', 'bridge')).stdout)[0];
+      expect(bridge).toMatchObject({ Name: 'bridge', Driver: 'bridge', IPAM: { Config: [{ Subnet: '172.17.0.0/16', Gateway: '172.17.0.1' }] } });
+      expect(bridge.Containers[first.stdout.trim()]).toMatchObject({ Name: `${tag}-first`, IPv4Address: `${address}/16` });
+      const r = await sandbox.cli('run', '--rm', 'busybox', 'sh', '-c', `ping -c1 -W3 ${address} >/dev/null && echo address; ping -c1 -W2 ${tag}-first >/dev/null 2>&1 || echo no-name`);
+      expect(r.stdout).toBe('address\nno-name\n');
+    } finally {
+      await sandbox.cli('rm', '-f', `${tag}-first`);
+    }
+  });
+});
+
 describeWithPeers('user-defined networks on dockerd 20.10 (the reference)', [dockerd(), dockerImage(DOCKERD_IMAGE)], () => {
   const configDir = mkdtempSync(join(tmpdir(), 'dockgate-nets-ref-'));
   const cli = (...args: string[]): Promise<CliResult> => new Promise((resolve) => {

@@ -26,16 +26,18 @@ export class LocalNetworks {
   list(filters: EngineFilters, containers: LocalContainer[]): Record<string, unknown>[] {
     const custom = this.user?.list(filters, containers) ?? [];
     // `type=custom` asks for user-defined networks only.
-    const builtin = filters.get('type')?.has('custom') && !filters.get('type')?.has('builtin') ? [] : this.names.filter((n) => matches(n, filters));
+    const served = this.user?.predefined ?? [];
+    const builtin = filters.get('type')?.has('custom') && !filters.get('type')?.has('builtin') ? [] : this.names.filter((n) => !served.includes(n) && matches(n, filters));
     return [...builtin.map((n) => this.view(n, containers)), ...custom];
   }
 
   inspect(ref: string, scope: string | undefined, containers: LocalContainer[]): Record<string, unknown> {
     const custom = scope === undefined || scope === 'local' ? this.user?.inspect(ref, containers) : undefined;
     if (custom) return custom;
+    const served = this.user?.predefined ?? [];
     const name =
-      this.names.find((n) => n === ref || networkId(n) === ref) ??
-      (/^[0-9a-f]+$/.test(ref) ? this.names.find((n) => networkId(n).startsWith(ref)) : undefined);
+      this.names.find((n) => !served.includes(n) && (n === ref || networkId(n) === ref)) ??
+      (/^[0-9a-f]+$/.test(ref) ? this.names.find((n) => !served.includes(n) && networkId(n).startsWith(ref)) : undefined);
     if (!name || (scope !== undefined && scope !== 'local')) throw EngineError.notFound(`network ${ref} not found`);
     return this.view(name, containers);
   }

@@ -9,9 +9,9 @@ import { networkId } from './local-networks.js';
 export function networkSettingsView(c: LocalContainer): Record<string, unknown> {
   const net = c.status === 'running' ? c.process?.network : undefined;
   if (!net) return { Ports: {}, Networks: {} };
-  const endpoint = endpointView(net);
-  // On user-defined networks only, the top-level fields (the default bridge's) are empty, as dockerd's.
-  const bridge = net.network !== '';
+  // The top-level fields are the default bridge's endpoint; empty on user-defined networks only, as dockerd's.
+  const endpoint = net.network !== '' ? endpointView(net) : net.endpoints?.().bridge;
+  const bridge = endpoint !== undefined;
   return {
     Bridge: '',
     SandboxID: '',
@@ -23,13 +23,13 @@ export function networkSettingsView(c: LocalContainer): Record<string, unknown> 
     SecondaryIPAddresses: null,
     SecondaryIPv6Addresses: null,
     EndpointID: bridge ? endpoint.EndpointID : '',
-    Gateway: bridge ? net.gateway : '',
+    Gateway: bridge ? endpoint.Gateway : '',
     GlobalIPv6Address: '',
     GlobalIPv6PrefixLen: 0,
-    IPAddress: bridge ? net.ipAddress : '',
-    IPPrefixLen: bridge ? net.prefixLen : 0,
+    IPAddress: bridge ? endpoint.IPAddress : '',
+    IPPrefixLen: bridge ? endpoint.IPPrefixLen : 0,
     IPv6Gateway: '',
-    MacAddress: bridge ? net.macAddress : '',
+    MacAddress: bridge ? endpoint.MacAddress : '',
     Networks: networksOf(net),
   };
 }

@@ -8,6 +8,8 @@ import type { LocalContainer } from './local-container.js';
  * a container's endpoints. Errors are EngineErrors with dockerd's words.
  */
 export interface LocalUserNetworks {
+  /** Predefined networks these serve themselves (the sandbox's shared `bridge`); the runtime shows the others. */
+  readonly predefined: readonly string[];
   create(body: NetworkCreateBody): Promise<{ Id: string; Warning: string }>;
   remove(ref: string): Promise<void>;
   prune(filters: EngineFilters): Promise<{ NetworksDeleted: string[] }>;

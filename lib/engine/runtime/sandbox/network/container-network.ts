@@ -111,9 +111,10 @@ export class ContainerNetwork {
     }
     this.gate.release();
     return {
-      // On a user network the user-mode stack is only its way out (and its published ports): the
-      // container is not on `bridge`, as with dockerd.
-      network: onDefaultBridge(this.body) ? 'bridge' : '',
+      // With networks of namespaces we make (sandbox-networks.ts), the user-mode stack is only the
+      // container's way out and where its published ports arrive: its endpoints (the shared
+      // `bridge` too) are those networks'. Without them, `bridge` is the stack's own address.
+      network: onDefaultBridge(this.body) && !this.user ? 'bridge' : '',
       ipAddress: SLIRP_NET.ipAddress, prefixLen: SLIRP_NET.prefixLen, gateway: SLIRP_NET.gateway, macAddress: SLIRP_MAC, ports,
       ...(this.user ? { endpoints: this.user.endpoints } : {}),
     };

@@ -116,15 +116,19 @@ export class NetworkHub {
       const reply = answerQuery(Buffer.from(message.d, 'base64'), lookup);
       if (reply) child.stdin?.write(JSON.stringify({ a: message.a, p: message.p, d: reply.toString('base64') }) + '\n');
     });
+    // The namespace never keeps the server alive: it ends with the server (its stdin closes).
+    child.unref();
+    for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as unknown as { unref?: () => void } | null)?.unref?.();
     return hub;
   }
 
   /**
    * Plugs the container of `pid` in: a veth pair whose bridge side is named after the pid and the
    * interface (unique while the container's namespace lives; the pair goes with that namespace),
-   * and whose other side becomes `ifname` there, with its address and MAC, up.
+   * and whose other side becomes `ifname` there, with its address and MAC, up; then `extra`
+   * commands in the container's namespace.
    */
-  async attach(pid: number, endpoint: HubEndpoint): Promise<void> {
+  async attach(pid: number, endpoint: HubEndpoint, extra: string[] = []): Promise<void> {
     const veth = vethName(pid, endpoint.ifname);
     await ipIn(this.tools, this.pid, [
       `link add ${veth} type veth peer name ${endpoint.ifname} netns ${pid}`,
@@ -135,6 +139,7 @@ export class NetworkHub {
       `link set ${endpoint.ifname} address ${endpoint.macAddress}`,
       `addr add ${endpoint.ipAddress}/${this.prefixLen} dev ${endpoint.ifname}`,
       `link set ${endpoint.ifname} up`,
+      ...extra,
     ]);
   }
 

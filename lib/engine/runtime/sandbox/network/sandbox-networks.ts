@@ -9,9 +9,10 @@ import type { LocalContainer } from '../../local/local-container.js';
 import { parseUntil } from '../../local/until-filter.js';
 import type { LocalUserNetworks } from '../../local/user-networks.js';
 import { resolvConf } from './container-network.js';
+import { networkId as predefinedNetworkId } from '../../local/local-networks.js';
 import { NetworkHub } from './network-hub.js';
 import { contains, defaultPools, freeAddress, macFor, overlaps, parseSubnet, subnetText, toInt, toIp, type Subnet } from './network-ipam.js';
-import { ipIn, type NetnsTools } from './netns-ip.js';
+import type { NetnsTools } from './netns-ip.js';
 
 /** Names dockerd reserves for its predefined networks. */
 const PREDEFINED = ['bridge', 'host', 'none', 'default'];
@@ -80,7 +81,18 @@ export class SandboxNetworks implements LocalUserNetworks {
    *   (the bind follows the inode) when a running container joins or leaves a network, so that it
    *   asks the DNS of the networks it is on now
    */
-  constructor(private readonly file: string, private readonly tools: NetnsTools & { unshare: string }, private readonly resolvFile?: (id: string) => string) {
+  /**
+   * The default `bridge` network, when the runtime has it: containers with NetworkMode unset,
+   * `default` or `bridge` join it (172.17.0.0/16, as dockerd's), reach each other by address, and
+   * have no DNS by name there, as on dockerd. Kept in memory only: it is made again at each start.
+   */
+  private readonly bridge: NetworkRecord | undefined;
+  /** The bridge's namespace outlives its last container for a while: `docker run --rm` one after another would make it each time. */
+  private bridgeIdle: NodeJS.Timeout | undefined;
+  /** Names of the predefined networks these records serve (LocalNetworks shows the others). */
+  readonly predefined: readonly string[];
+
+  constructor(private readonly file: string, private readonly tools: NetnsTools & { unshare: string }, private readonly resolvFile?: (id: string) => string, defaultBridge = true) {
     let saved: { networks?: NetworkRecord[]; seeded?: string[] } = {};
     if (existsSync(file)) {
       try {
@@ -91,6 +103,11 @@ export class SandboxNetworks implements LocalUserNetworks {
     }
     this.records = saved.networks ?? [];
     this.seeded = new Set(saved.seeded ?? []);
+    this.bridge = defaultBridge ? {
+      id: predefinedNetworkId('bridge'), name: 'bridge', created: new Date().toISOString(), internal: false, attachable: false, labels: {},
+      ipamConfig: [{ Subnet: '172.17.0.0/16', Gateway: '172.17.0.1' }], subnet: '172.17.0.0/16', gateway: '172.17.0.1', userSubnet: false, members: {},
+    } : undefined;
+    this.predefined = this.bridge ? ['bridge'] : [];
   }
 
   // ---- the routes ----
@@ -129,7 +146,7 @@ export class SandboxNetworks implements LocalUserNetworks {
     if (config.AuxiliaryAddresses !== undefined && Object.keys(objectOf(config.AuxiliaryAddresses, 'AuxiliaryAddresses')).length > 0) {
       throw EngineError.invalidParameter('IPAM.Config.AuxiliaryAddresses: not supported by the sandbox runtime');
     }
-    const taken = this.records.map((n) => parseSubnet(n.subnet, 'subnet'));
+    const taken = this.all().map((n) => parseSubnet(n.subnet, 'subnet'));
     let subnet: Subnet;
     if (config.Subnet) {
       subnet = parseSubnet(config.Subnet, `subnet ${config.Subnet}`);
@@ -236,7 +253,7 @@ export class SandboxNetworks implements LocalUserNetworks {
   }
 
   list(filters: EngineFilters, containers: LocalContainer[]): Record<string, unknown>[] {
-    return this.records.filter((n) => this.matches(n, filters)).map((n) => this.view(n, containers));
+    return this.all().filter((n) => this.matches(n, filters)).map((n) => this.view(n, containers));
   }
 
   inspect(ref: string): Record<string, unknown> | undefined {
@@ -246,7 +263,7 @@ export class SandboxNetworks implements LocalUserNetworks {
 
   endpoints(container: Pick<LocalContainer, 'id'>): Record<string, Record<string, unknown>> {
     const out: Record<string, Record<string, unknown>> = {};
-    for (const net of this.records) {
+    for (const net of this.all()) {
       const member = net.members[container.id];
       if (!member) continue;
       const ep = this.live.get(net.id)?.get(container.id);
@@ -254,7 +271,8 @@ export class SandboxNetworks implements LocalUserNetworks {
       out[net.name] = {
         IPAMConfig: member.ipv4 ? { IPv4Address: member.ipv4 } : null,
         Links: null,
-        Aliases: ep ? [...member.aliases, ep.shortId] : member.aliases.length > 0 ? member.aliases : null,
+        // dockerd adds the short id as an alias on user networks, not on the default bridge.
+        Aliases: ep && net !== this.bridge ? [...member.aliases, ep.shortId] : member.aliases.length > 0 ? member.aliases : null,
         NetworkID: net.id,
         EndpointID: ep?.endpointId ?? '',
         Gateway: ep ? net.gateway : '',
@@ -307,6 +325,7 @@ export class SandboxNetworks implements LocalUserNetworks {
       this.seeded.add(id);
       this.save();
     }
+    if (this.bridge && onDefaultBridgeMode(mode)) this.bridge.members[id] ??= { aliases: [] };
     const mine = this.records.filter((n) => n.members[id]);
     return {
       nameservers: mine.map((n) => n.gateway),
@@ -317,12 +336,16 @@ export class SandboxNetworks implements LocalUserNetworks {
   /** After the container's namespace exists (bwrap's child `pid`), before its command runs: plugs it into each of its networks. */
   async attachAll(id: string, name: string, pid: number, egress: boolean): Promise<void> {
     this.namespaces.set(id, { pid, name, egress });
-    const mine = this.records.filter((n) => n.members[id]);
+    const mine = this.all().filter((n) => n.members[id]);
     // With a way out through the user-mode stack, addresses of the private 172.16.0.0/12 range
     // where networks are made would leave through the host: other networks' containers are
-    // unreachable instead, as on dockerd, where networks are isolated (its own subnets win, being narrower).
-    if (egress && mine.length > 0) await ipIn(this.tools, pid, ['route replace unreachable 172.16.0.0/12']);
-    for (const net of mine) await this.attach(net, id, name, pid);
+    // unreachable instead, as on dockerd, where networks are isolated (its own subnets win, being
+    // narrower). Added with the first leg, in the same call.
+    let extra = egress ? ['route replace unreachable 172.16.0.0/12'] : [];
+    for (const net of mine) {
+      await this.attach(net, id, name, pid, extra);
+      extra = [];
+    }
   }
 
   /**
@@ -344,12 +367,13 @@ export class SandboxNetworks implements LocalUserNetworks {
   /** After the container's exit: its endpoints are gone with its namespace; their addresses are free again. */
   async stopped(id: string): Promise<void> {
     this.namespaces.delete(id);
-    for (const net of this.records) await this.detach(net, id, false);
+    for (const net of this.all()) await this.detach(net, id, false);
   }
 
   /** A removed container leaves every network. */
   forget(id: string): void {
     let changed = this.seeded.delete(id);
+    if (this.bridge) delete this.bridge.members[id];
     for (const net of this.records) {
       if (net.members[id]) {
         delete net.members[id];
@@ -388,7 +412,7 @@ export class SandboxNetworks implements LocalUserNetworks {
     return c.status === 'running' ? this.namespaces.get(c.id)?.pid : undefined;
   }
 
-  private async attach(net: NetworkRecord, id: string, name: string, pid: number): Promise<void> {
+  private async attach(net: NetworkRecord, id: string, name: string, pid: number, extra: string[] = []): Promise<void> {
     const endpoints = this.live.get(net.id) ?? new Map<string, LiveEndpoint>();
     this.live.set(net.id, endpoints);
     const member = net.members[id]!;
@@ -418,10 +442,10 @@ export class SandboxNetworks implements LocalUserNetworks {
     endpoints.set(id, endpoint);
     try {
       const hub = await this.hub(net);
-      await hub.attach(pid, endpoint);
+      await hub.attach(pid, endpoint, extra);
     } catch (error) {
       endpoints.delete(id);
-      if (endpoints.size === 0) await this.stopHub(net.id);
+      if (endpoints.size === 0) await this.emptied(net);
       throw EngineError.system(`cannot connect the container to network ${net.name}: ${(error as Error).message}`, error);
     }
   }
@@ -432,11 +456,22 @@ export class SandboxNetworks implements LocalUserNetworks {
     if (!endpoints || !ep) return;
     endpoints.delete(id);
     if (unplug) await (await this.hubs.get(net.id))?.detach(ep.pid, ep.ifname).catch(() => undefined);
-    if (endpoints.size === 0) await this.stopHub(net.id);
+    if (endpoints.size === 0) await this.emptied(net);
+  }
+
+  /** A network without running containers: its namespace ends (the default bridge's after a while). */
+  private async emptied(net: NetworkRecord): Promise<void> {
+    if (net !== this.bridge) return this.stopHub(net.id);
+    clearTimeout(this.bridgeIdle);
+    this.bridgeIdle = setTimeout(() => {
+      if ((this.live.get(net.id)?.size ?? 0) === 0) void this.stopHub(net.id);
+    }, BRIDGE_IDLE_MS);
+    this.bridgeIdle.unref();
   }
 
   private hub(net: NetworkRecord): Promise<NetworkHub> {
     let hub = this.hubs.get(net.id);
+    if (net === this.bridge) clearTimeout(this.bridgeIdle);
     if (!hub) {
       const prefixLen = parseSubnet(net.subnet, 'subnet').prefixLen;
       hub = NetworkHub.start(this.tools, net.gateway, prefixLen, (name) => this.lookup(net, name));
@@ -455,6 +490,7 @@ export class SandboxNetworks implements LocalUserNetworks {
 
   /** The network's names: each running member's name, short id and aliases, also as `<name>.<network>`. */
   private lookup(net: NetworkRecord, query: string): string[] | undefined {
+    if (net === this.bridge) return undefined;
     const suffix = `.${net.name.toLowerCase()}`;
     const name = query.endsWith(suffix) ? query.slice(0, -suffix.length) : query;
     const found: string[] = [];
@@ -472,8 +508,9 @@ export class SandboxNetworks implements LocalUserNetworks {
   }
 
   private find(ref: string): NetworkRecord | undefined {
-    return this.records.find((n) => n.id === ref) ?? this.records.find((n) => n.name === ref) ??
-      (/^[0-9a-f]+$/.test(ref) ? onlyOne(this.records.filter((n) => n.id.startsWith(ref))) : undefined);
+    const all = this.all();
+    return all.find((n) => n.id === ref) ?? all.find((n) => n.name === ref) ??
+      (/^[0-9a-f]+$/.test(ref) ? onlyOne(all.filter((n) => n.id.startsWith(ref))) : undefined);
   }
 
   private resolve(ref: string): NetworkRecord {
@@ -512,8 +549,13 @@ export class SandboxNetworks implements LocalUserNetworks {
     };
     const inUse = (this.live.get(net.id)?.size ?? 0) > 0;
     return test('name', (v) => net.name.includes(v)) && test('id', (v) => net.id.startsWith(v)) && test('driver', (v) => v === 'bridge') &&
-      test('type', (v) => v === 'custom') && test('scope', (v) => v === 'local') && labelsMatch(net.labels, filters) &&
-      test('dangling', (v) => ((v === 'true' || v === '1') ? !inUse : inUse));
+      test('type', (v) => v === (net === this.bridge ? 'builtin' : 'custom')) && test('scope', (v) => v === 'local') && labelsMatch(net.labels, filters) &&
+      // A predefined network is never dangling (dockerd's filterNetworkByUse).
+      test('dangling', (v) => ((v === 'true' || v === '1') ? !inUse && net !== this.bridge : inUse || net === this.bridge));
+  }
+
+  private all(): NetworkRecord[] {
+    return this.bridge ? [this.bridge, ...this.records] : this.records;
   }
 
   private save(): void {
@@ -521,6 +563,14 @@ export class SandboxNetworks implements LocalUserNetworks {
     writeFileSync(temp, JSON.stringify({ networks: this.records, seeded: [...this.seeded] }), { mode: 0o600 });
     renameSync(temp, this.file);
   }
+}
+
+/** How long the default bridge's namespace outlives its last container. */
+const BRIDGE_IDLE_MS = 30_000;
+
+/** NetworkMode unset, `default` or `bridge`. */
+function onDefaultBridgeMode(mode: unknown): boolean {
+  return mode === undefined || mode === null || mode === '' || mode === 'default' || mode === 'bridge';
 }
 
 /** NetworkMode values that name no user network. */
