@@ -32,9 +32,6 @@ const UNCONFINED_RUNTIMES: ReadonlySet<string> = new Set(['process']);
  * tenantPolicy({ allowedBindDirs: ['/srv/shared'] });
  * @throws {TypeError} naming the option that is malformed.
  */
-/** The network actions that change what containers can reach. */
-const NETWORK_CHANGES = new Set(['network.create', 'network.delete', 'network.connect', 'network.disconnect', 'network.prune']);
-
 export function tenantPolicy(options: TenantPolicyOptions = {}): EnginePolicy {
   const admin = options.admin ?? defaultAdmin;
   if (typeof admin !== 'function') throw new TypeError('tenantPolicy option "admin" must be a function (see adminPredicate)');
@@ -67,8 +64,6 @@ export function tenantPolicy(options: TenantPolicyOptions = {}): EnginePolicy {
     if (why !== undefined) return refuse(why);
     // Removing volumes that others may use, all at once, is an administrator's cleanup.
     if (action === 'volume.prune') return refuse('pruning volumes is for administrators');
-    // Networks are not yet owned by their creator: changing them is an administrator's business.
-    if (NETWORK_CHANGES.has(action)) return refuse('creating, removing, pruning and connecting networks is for administrators');
     return allow();
   };
 }

@@ -1,5 +1,7 @@
 import type { Request, Router } from 'express';
-import { engineRoute, routeBody, type EngineContext } from './context.js';
+import { engineLocals, engineRoute, routeBody, type EngineContext } from './context.js';
+import { ownedFilters } from './checkpoint.js';
+import { OWNER_LABEL } from '../policy/owner-label.js';
 import { EngineError } from '../../engine-api/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
 import { queryString } from './query.js';
@@ -37,7 +39,11 @@ export function registerNetworkRoutes(api: Router, ctx: EngineContext): void {
       for (const field of ['Internal', 'Attachable', 'Ingress', 'EnableIPv6', 'CheckDuplicate', 'ConfigOnly'] as const) {
         if (body[field] !== undefined && body[field] !== null && typeof body[field] !== 'boolean') throw EngineError.invalidParameter(`network ${field} must be a boolean`);
       }
-      writeEngineJson(res.status(201), await runtime.createNetwork(body as NetworkCreateBody, version));
+      // Under a policy the network records its creator, as containers and volumes do.
+      const subject = engineLocals(res).policy?.caller.subject;
+      const labels = body.Labels as Record<string, string> | undefined;
+      const create = subject !== undefined && labels?.[OWNER_LABEL] === undefined ? { ...body, Labels: { ...(labels ?? {}), [OWNER_LABEL]: subject } } : body;
+      writeEngineJson(res.status(201), await runtime.createNetwork(create as NetworkCreateBody, version));
     }),
   );
 
@@ -45,7 +51,9 @@ export function registerNetworkRoutes(api: Router, ctx: EngineContext): void {
     '/networks/prune',
     engineRoute(ctx, 'network.prune', async (req, res) => {
       if (!runtime.pruneNetworks) throw EngineError.unsupported('pruning networks', runtime.name);
-      const { NetworksDeleted } = await runtime.pruneNetworks(parseFilters(queryString(req.query.filters), NETWORK_PRUNE_FILTERS));
+      // Narrowed to the caller's own networks when the policy says so.
+      const filters = ownedFilters(parseFilters(queryString(req.query.filters), NETWORK_PRUNE_FILTERS), engineLocals(res).policy?.onlyOwner);
+      const { NetworksDeleted } = await runtime.pruneNetworks(filters);
       // dockerd answers null when nothing was removed.
       writeEngineJson(res.status(200), { NetworksDeleted: NetworksDeleted && NetworksDeleted.length > 0 ? NetworksDeleted : null });
     }),

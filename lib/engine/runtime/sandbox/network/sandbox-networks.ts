@@ -616,7 +616,8 @@ function objectOf(value: unknown, field: string): Record<string, unknown> {
 
 function labelsMatch(labels: Record<string, string>, filters: EngineFilters): boolean {
   const values = filters.get('label');
-  return !values || values.size === 0 || [...values].every((v) => labelMatches(labels, v));
+  const without = filters.get('label!');
+  return (!values || [...values].every((v) => labelMatches(labels, v))) && (!without || ![...without].some((v) => labelMatches(labels, v)));
 }
 
 function onlyOne<T>(items: T[]): T | undefined {
