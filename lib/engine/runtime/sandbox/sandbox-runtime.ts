@@ -215,6 +215,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   const userNets = process.getuid?.() === 0 && ipTool
     ? new SandboxNetworks(join(stateDir, 'networks.json'), { ip: ipTool, nsenter: existsSync('/usr/bin/nsenter') ? '/usr/bin/nsenter' : 'nsenter', unshare: existsSync('/usr/bin/unshare') ? '/usr/bin/unshare' : 'unshare' }, (id) => join(containersDir, id, 'resolv.conf'))
     : undefined;
+  userNets?.keepOnly(new Set(readdirSync(containersDir)));
   const sharedTmpfs = new SharedTmpfs(options.tmpfsDir ?? `/dev/shm/dockgate-${process.getuid?.() ?? 0}`);
   /** What each running container's execs need: how it was built and its cgroups. */
   const running = new Map<string, { plan: BwrapPlan; cgroupProcs: readonly string[] }>();

@@ -383,6 +383,24 @@ export class SandboxNetworks implements LocalUserNetworks {
     if (changed) this.save();
   }
 
+  /**
+   * At the runtime's start: containers removed while no server ran (a crash) leave their
+   * networks. Nothing else survives a server: the namespaces, bridges and veths ended with it.
+   */
+  keepOnly(ids: ReadonlySet<string>): void {
+    let changed = false;
+    for (const id of [...this.seeded]) if (!ids.has(id)) changed = this.seeded.delete(id) || changed;
+    for (const net of this.records) {
+      for (const id of Object.keys(net.members)) {
+        if (!ids.has(id)) {
+          delete net.members[id];
+          changed = true;
+        }
+      }
+    }
+    if (changed) this.save();
+  }
+
   /** Ends every network's namespace (the server closing). */
   async close(): Promise<void> {
     for (const id of [...this.hubs.keys()]) await this.stopHub(id);
