@@ -40,7 +40,7 @@ function networkScenarios(title: string, target: () => Target, subnetBase: strin
   const docker = (...args: string[]): Promise<CliResult> => target().cli(...args);
   const cleanup = async (): Promise<void> => {
     await docker('rm', '-f', n('a'), n('b'), n('c'));
-    await docker('network', 'rm', n('net'), n('other'), n('internal'), n('py'));
+    await docker('network', 'rm', n('net'), n('other'), n('internal'), n('py'), n('aux'));
   };
   afterAll(cleanup);
 
@@ -59,6 +59,14 @@ function networkScenarios(title: string, target: () => Target, subnetBase: strin
     const overlay = await docker('network', 'create', '-d', 'nosuchdriver', n('other'));
     expect(overlay.code).toBe(1);
     expect(overlay.stderr).toContain('plugin "nosuchdriver" not found');
+  });
+
+  test(`${title}: IPAM's gateway, IP range and auxiliary addresses decide the addresses containers get`, async () => {
+    expectOk(await docker('network', 'create', '--subnet', '10.89.99.0/24', '--gateway', '10.89.99.254', '--ip-range', '10.89.99.0/28', '--aux-address', 'host=10.89.99.1', n('aux')));
+    const view = JSON.parse((await docker('network', 'inspect', n('aux'))).stdout)[0];
+    expect(view.IPAM.Config).toEqual([{ Subnet: '10.89.99.0/24', IPRange: '10.89.99.0/28', Gateway: '10.89.99.254', AuxiliaryAddresses: { host: '10.89.99.1' } }]);
+    const r = await docker('run', '--rm', '--network', n('aux'), target().image, 'sh', '-c', 'ip -4 addr | grep -o "inet 10.89.99.[0-9]*"; ip route | grep -c 10.89.99.254');
+    expect(r.stdout).toBe('inet 10.89.99.2\n' + (title === 'sandbox' ? '0\n' : '1\n'));
   });
 
   test(`${title}: two containers on the network reach each other by address, name and alias`, async () => {
@@ -211,7 +219,7 @@ describeWithPeers('the sandbox keeps its networks across a restart of the server
       const view = JSON.parse((await after.cli('network', 'inspect', `${tag}-kept`)).stdout)[0];
       expect(view.IPAM.Config).toEqual([{ Subnet: '10.89.11.0/24' }]);
       const r = await after.cli('run', '--rm', '--network', `${tag}-kept`, 'busybox', 'sh', '-c', 'ip -4 addr | grep -o "inet 10.89.11.[0-9]*"');
-      expect(r).toMatchObject({ stdout: 'inet 10.89.11.2\n' });
+      expect({ stdout: r.stdout, stderr: r.stderr }).toEqual({ stdout: 'inet 10.89.11.2\n', stderr: '' });
     } finally {
       await after.close();
     }

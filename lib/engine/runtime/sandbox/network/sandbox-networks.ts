@@ -26,10 +26,12 @@ interface NetworkRecord {
   attachable: boolean;
   labels: Record<string, string>;
   /** IPAM.Config as the client gave it (dockerd reports it so), or the allocated subnet and gateway. */
-  ipamConfig: Record<string, string>[];
+  ipamConfig: Record<string, unknown>[];
   subnet: string;
   gateway: string;
   ipRange?: string;
+  /** IPAM.Config AuxiliaryAddresses: addresses the allocator never hands out (used by hosts outside the network's containers). */
+  reserved?: string[];
   /** The subnet was the client's (fixed addresses are allowed only then, as dockerd says). */
   userSubnet: boolean;
   /** The containers connected to it (by create or connect), with their aliases and fixed address. */
@@ -139,13 +141,15 @@ export class SandboxNetworks implements LocalUserNetworks {
     const configs = ipam.Config === undefined || ipam.Config === null ? [] : ipam.Config;
     if (!Array.isArray(configs)) throw EngineError.invalidParameter('IPAM.Config must be an array');
     if (configs.length > 1) throw EngineError.invalidParameter('IPAM.Config: one IPv4 subnet per network in the sandbox runtime');
-    const config = objectOf(configs[0], 'IPAM.Config[0]') as Record<string, string>;
-    for (const key of Object.keys(config)) {
+    const given = objectOf(configs[0], 'IPAM.Config[0]');
+    for (const key of ['Subnet', 'Gateway', 'IPRange'] as const) {
+      if (given[key] !== undefined && typeof given[key] !== 'string') throw EngineError.invalidParameter(`IPAM.Config ${key} must be a string`);
+    }
+    const config = given as { Subnet?: string; Gateway?: string; IPRange?: string; AuxiliaryAddresses?: unknown };
+    for (const key of Object.keys(given)) {
       if (!['Subnet', 'Gateway', 'IPRange', 'AuxiliaryAddresses'].includes(key)) throw EngineError.invalidParameter(`IPAM.Config: unknown field ${key}`);
     }
-    if (config.AuxiliaryAddresses !== undefined && Object.keys(objectOf(config.AuxiliaryAddresses, 'AuxiliaryAddresses')).length > 0) {
-      throw EngineError.invalidParameter('IPAM.Config.AuxiliaryAddresses: not supported by the sandbox runtime');
-    }
+    const auxiliary = objectOf(config.AuxiliaryAddresses, 'IPAM.Config.AuxiliaryAddresses');
     const taken = this.all().map((n) => parseSubnet(n.subnet, 'subnet'));
     let subnet: Subnet;
     if (config.Subnet) {
@@ -170,6 +174,12 @@ export class SandboxNetworks implements LocalUserNetworks {
       if (!contains(subnet, range.base) || range.prefixLen < subnet.prefixLen) throw EngineError.invalidParameter(`ip-range ${config.IPRange} is not within subnet ${subnetText(subnet)}`);
       ipRange = subnetText(range);
     }
+    // Addresses kept for hosts outside the network's containers: in the subnet, never handed out.
+    const reserved = Object.entries(auxiliary).map(([key, value]) => {
+      const ip = typeof value === 'string' ? parseSubnet(`${value}/32`, `auxiliary address ${key}`).base : NaN;
+      if (!contains(subnet, ip)) throw EngineError.invalidParameter(`IPAM.Config.AuxiliaryAddresses ${key}: ${String(value)} is not in subnet ${subnetText(subnet)}`);
+      return toIp(ip);
+    });
     const record: NetworkRecord = {
       id: randomBytes(32).toString('hex'),
       name,
@@ -177,10 +187,11 @@ export class SandboxNetworks implements LocalUserNetworks {
       internal: body.Internal === true,
       attachable: body.Attachable === true,
       labels,
-      ipamConfig: config.Subnet ? [Object.fromEntries(Object.entries(config).filter(([k, v]) => k !== 'AuxiliaryAddresses' && v))] : [{ Subnet: subnetText(subnet), Gateway: toIp(gateway) }],
+      ipamConfig: config.Subnet ? [Object.fromEntries(Object.entries(given).filter(([k, v]) => v && (k !== 'AuxiliaryAddresses' || reserved.length > 0)))] : [{ Subnet: subnetText(subnet), Gateway: toIp(gateway) }],
       subnet: subnetText(subnet),
       gateway: toIp(gateway),
       ...(ipRange ? { ipRange } : {}),
+      ...(reserved.length > 0 ? { reserved } : {}),
       userSubnet: Boolean(config.Subnet),
       members: {},
     };
@@ -437,6 +448,7 @@ export class SandboxNetworks implements LocalUserNetworks {
     const subnet = parseSubnet(net.subnet, 'subnet');
     const used = new Set<number>([toInt(net.gateway), ...[...endpoints.values()].map((e) => toInt(e.ipAddress))]);
     for (const [other, m] of Object.entries(net.members)) if (other !== id && m.ipv4) used.add(toInt(m.ipv4));
+    for (const ip of net.reserved ?? []) used.add(toInt(ip));
     let ip: number | undefined;
     if (member.ipv4) {
       ip = toInt(member.ipv4);
@@ -623,6 +635,7 @@ function endpointConfig(value: unknown, net: NetworkRecord, where: string): { al
   const ip = parseSubnet(`${ipv4}/32`, `IPv4 address ${ipv4}`).base;
   const subnet = parseSubnet(net.subnet, 'subnet');
   if (!contains(subnet, ip) || ip === subnet.base || ip === toInt(net.gateway)) throw EngineError.invalidParameter(`Invalid address ${ipv4}: It does not belong to any of this network's subnets`);
+  if (net.reserved?.includes(toIp(ip))) throw EngineError.conflict(`Address already in use: ${ipv4} is an auxiliary address of network ${net.name}`);
   return { aliases: aliases as string[], ipv4 };
 }
 
