@@ -6,7 +6,7 @@
  */
 import { afterAll, expect, test } from '@jest/globals';
 import { execFile, spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,7 +39,7 @@ function networkScenarios(title: string, target: () => Target, subnetBase: strin
   const n = (s: string): string => `${tag}-${s}`;
   const docker = (...args: string[]): Promise<CliResult> => target().cli(...args);
   const cleanup = async (): Promise<void> => {
-    await docker('rm', '-f', n('a'), n('b'), n('c'));
+    await docker('rm', '-f', n('a'), n('b'), n('c'), n('pya'));
     await docker('network', 'rm', n('net'), n('other'), n('internal'), n('py'), n('aux'));
   };
   afterAll(cleanup);
@@ -179,15 +179,23 @@ function networkScenarios(title: string, target: () => Target, subnetBase: strin
 }
 
 describeWithPeers('user-defined networks on the sandbox runtime (Docker CLI 28, docker-py)', [...SANDBOX_PEERS, root], () => {
-  const sandbox = sandboxCli({ stateDir: mkdtempSync(join(tmpdir(), 'dockgate-nets-')) });
-  afterAll(() => sandbox.close());
+  const stateDir = mkdtempSync(join(tmpdir(), 'dockgate-nets-'));
+  const sandbox = sandboxCli({ stateDir });
+  afterAll(async () => {
+    await sandbox.close();
+    rmSync(stateDir, { recursive: true, force: true });
+  });
   networkScenarios('sandbox', () => ({ cli: sandbox.cli, image: 'busybox', host: async () => `unix://${await sandbox.socket()}` }), '10.89.7');
 });
 
 describeWithPeers('the sandbox\'s default bridge: containers on it reach each other by address, not by name (as dockerd\'s docker0)', [...SANDBOX_PEERS, root], () => {
   // dockerd on this machine runs without its default bridge, so the sandbox is checked alone.
-  const sandbox = sandboxCli({ stateDir: mkdtempSync(join(tmpdir(), 'dockgate-bridge-')) });
-  afterAll(() => sandbox.close());
+  const stateDir = mkdtempSync(join(tmpdir(), 'dockgate-bridge-'));
+  const sandbox = sandboxCli({ stateDir });
+  afterAll(async () => {
+    await sandbox.close();
+    rmSync(stateDir, { recursive: true, force: true });
+  });
   test('inspect bridge shows 172.17.0.0/16 and its running containers; a second container pings the first by address; names do not resolve', async () => {
     const first = await sandbox.cli('run', '-d', '--name', `${tag}-first`, 'busybox', 'sleep', '60');
     expectOk(first);
@@ -207,6 +215,7 @@ describeWithPeers('the sandbox\'s default bridge: containers on it reach each ot
 
 describeWithPeers('the sandbox keeps its networks across a restart of the server, as dockerd does', [...SANDBOX_PEERS, root], () => {
   const stateDir = mkdtempSync(join(tmpdir(), 'dockgate-nets-restart-'));
+  afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
   test('a network made before the restart is listed after it, with its subnet', async () => {
     const before = sandboxCli({ stateDir });
     try {
