@@ -20,3 +20,33 @@ export interface NetworkOperations {
   /** `GET /networks/{id}` body; by full id, name, or unique id prefix; unknown → 404 `network <x> not found`. */
   inspectNetwork(ref: string, options: NetworkInspectOptions): Promise<Record<string, unknown>>;
 }
+
+/** `POST /networks/create` body (types.NetworkCreateRequest), kept as sent: the runtime refuses what it cannot honor. */
+export interface NetworkCreateBody {
+  Name: string;
+  [field: string]: unknown;
+}
+
+/** `POST /networks/{id}/connect` body: `Container` and its `EndpointConfig` (Aliases, IPAMConfig.IPv4Address). */
+export interface NetworkConnectBody {
+  Container: string;
+  EndpointConfig?: Record<string, unknown> | null;
+  [field: string]: unknown;
+}
+
+/**
+ * Optional operations on user-defined networks (`docker network create/rm/prune/connect/disconnect`).
+ * A runtime without them answers 501 naming the operation.
+ */
+export interface NetworkManagementOperations {
+  /** `POST /networks/create` → `{Id, Warning}` (201). */
+  createNetwork?(body: NetworkCreateBody, apiVersion: string): Promise<{ Id: string; Warning: string }>;
+  /** `DELETE /networks/{id}`; 409 while containers run on it, 403 for a predefined one. */
+  removeNetwork?(ref: string): Promise<void>;
+  /** `POST /networks/prune` → `{NetworksDeleted}`; filters `label`, `until`. */
+  pruneNetworks?(filters: EngineFilters): Promise<{ NetworksDeleted: string[] | null }>;
+  /** `POST /networks/{id}/connect`. */
+  connectNetwork?(ref: string, body: NetworkConnectBody): Promise<void>;
+  /** `POST /networks/{id}/disconnect` (`Container`, `Force`). */
+  disconnectNetwork?(ref: string, container: string, force: boolean): Promise<void>;
+}

@@ -3,7 +3,7 @@ import type { EngineFilters } from './filters.js';
 import type { RegistryLoginRequest, RegistryLoginResult } from './registry-login-types.js';
 import type { SystemOperations } from './system-operations.js';
 import type { ImageOperations } from './image-operations.js';
-import type { NetworkOperations } from './network-operations.js';
+import type { NetworkManagementOperations, NetworkOperations } from './network-operations.js';
 import type { VolumeOperations } from './volume-operations.js';
 import type { ExecOperations } from './exec-operations.js';
 import type { ContainerOperations } from './container-operations.js';
@@ -174,6 +174,7 @@ export interface ContainerRuntime
   extends Partial<SystemOperations>,
     Partial<ImageOperations>,
     Partial<NetworkOperations>,
+    NetworkManagementOperations,
     Partial<VolumeOperations>,
     Partial<ExecOperations>,
     Partial<ContainerOperations>,

@@ -36,7 +36,7 @@ export {
   loadedImageLines,
   type ImageOperations, type ImageListOptions, type ImageRemoveOptions, type ImageDeleteItem, type ImagePruneReport, type ImageLoadRequest, type PushRequest,
 } from '../engine-api/image-operations.js';
-export type { NetworkOperations, NetworkInspectOptions } from '../engine-api/network-operations.js';
+export type { NetworkOperations, NetworkInspectOptions, NetworkManagementOperations, NetworkCreateBody, NetworkConnectBody } from '../engine-api/network-operations.js';
 export type { VolumeOperations, VolumeCreateBody, VolumePruneReport } from '../engine-api/volume-operations.js';
 export type { BuildOperations, BuildRequest, CommitContainerRequest } from '../engine-api/build-operations.js';
 export { decodeRegistryAuth, type PullCredentials } from './images/registry/registry-auth.js';

@@ -176,10 +176,18 @@ d('sandbox runtime: isolation fields it cannot honor are refused with a 400 nami
     expect(r.json.message).toContain('User');
     expect(r.json.message).toContain('unable to find user daemon: no matching entries in passwd file');
   });
-  test('a NetworkMode other than bridge, host and none (another container\'s, a user network) is refused', async () => {
-    const r = await create({ Cmd: ['true'], HostConfig: { NetworkMode: 'container:abc' } });
-    expect(r.status).toBe(400);
-    expect(r.json.message).toContain('NetworkMode');
+  test('a NetworkMode naming no network is 404 in dockerd\'s words (user networks need root: without it, refused naming NetworkMode)', async () => {
+    const r = await create({ Cmd: ['true'], HostConfig: { NetworkMode: 'nosuchnet' } });
+    if (process.getuid?.() === 0) {
+      expect(r.status).toBe(404);
+      expect(r.json.message).toBe('network nosuchnet not found');
+    } else {
+      expect(r.status).toBe(400);
+      expect(r.json.message).toContain('NetworkMode');
+    }
+    const empty = await create({ Cmd: ['true'], HostConfig: { NetworkMode: 'container:' } });
+    expect(empty.status).toBe(400);
+    expect(empty.json.message).toContain('NetworkMode');
   });
 });
 

@@ -9,6 +9,7 @@
  * - `exec`: the exec id of the path, with the container it runs in and that container's owner;
  * - `image`: the `{name}` of the path (the image it names, with its tags when it exists);
  * - `volume`: the `{name}` of the path, with the volume's owner when it exists;
+ * - `network`: the `{id}` of the path, with the network's owner when it exists;
  * - `none`: no single object (lists, pings, creates; a create's parsed body is given instead).
  *
  * Collection actions (`collection: true`) answer about many objects; a policy may narrow them to
@@ -73,6 +74,11 @@ export const ENGINE_ACTIONS = {
   // Networks and volumes
   'network.list': { route: 'GET /networks', target: 'none' },
   'network.inspect': { route: 'GET /networks/{id}', target: 'none' },
+  'network.create': { route: 'POST /networks/create', target: 'none' },
+  'network.delete': { route: 'DELETE /networks/{id}', target: 'network' },
+  'network.connect': { route: 'POST /networks/{id}/connect', target: 'network' },
+  'network.disconnect': { route: 'POST /networks/{id}/disconnect', target: 'network' },
+  'network.prune': { route: 'POST /networks/prune', target: 'none', collection: true },
   'volume.list': { route: 'GET /volumes', target: 'none', collection: true },
   'volume.create': { route: 'POST /volumes/create', target: 'none' },
   'volume.prune': { route: 'POST /volumes/prune', target: 'none' },
@@ -80,7 +86,7 @@ export const ENGINE_ACTIONS = {
   'volume.delete': { route: 'DELETE /volumes/{name}', target: 'volume' },
   // Swarm (answered "not a swarm manager" / 501: dockgate has no swarm, see swarm-routes.ts)
   'swarm.request': { route: 'GET|POST|DELETE /swarm, /nodes, /services, /tasks, /secrets, /configs and below', target: 'none' },
-} as const satisfies Record<string, { route: string; target: 'none' | 'container' | 'exec' | 'image' | 'volume'; collection?: true }>;
+} as const satisfies Record<string, { route: string; target: 'none' | 'container' | 'exec' | 'image' | 'volume' | 'network'; collection?: true }>;
 
 /** The stable name of one engine action (`container.create`, `image.pull`, …). */
 export type EngineAction = keyof typeof ENGINE_ACTIONS;

@@ -1,7 +1,7 @@
 import { defaultAdmin, type AdminPredicate } from './admin-predicate.js';
 import { isCollectionAction } from './engine-actions.js';
 import { OWNER_LABEL } from './owner-label.js';
-import { allow, hide, refuse, type EnginePolicy, type PolicyRequest } from './policy-types.js';
+import { allow, hide, refuse, type EnginePolicy, type NetworkTarget, type PolicyRequest } from './policy-types.js';
 
 /** Options of {@link ownershipPolicy}. */
 export interface OwnershipPolicyOptions {
@@ -88,7 +88,9 @@ export function ownershipPolicy(options: OwnershipPolicyOptions = {}): EnginePol
     if (action === 'container.create') return checkCreate(request, subject);
     // A build's RUN steps are containers: they belong to the caller, who must be known.
     if (action === 'image.build' && subject === undefined) return refuse('building an image needs a signed-in caller: its RUN containers belong to the subject that builds');
+    if (target?.kind === 'network') return checkNetworkTarget(request, subject, target);
     if (action === 'volume.create') return checkVolumeCreate(request, subject);
+    if (action === 'network.create') return checkNetworkCreate(request, subject);
     return allow();
   };
 }
@@ -108,11 +110,58 @@ async function checkCreate(request: PolicyRequest, subject: string | undefined) 
     if (!volume) return refuse(`${field}: No such volume: ${name} (create it first with docker volume create ${name}, so that it is yours)`);
     if (volume.owner !== subject) return refuse(`${field}: No such volume: ${name}`);
   }
+  // A user-defined network is its creator's: another's reads as one that does not exist.
+  for (const { field, name } of networksNamed(body)) {
+    const network = await request.lookup.network(name);
+    if (network === null || network === undefined || network.predefined) continue;
+    if (network.owner !== subject) return refuse(`${field}: network ${name} not found`);
+  }
   for (const { field, refs } of CONTAINER_REFERENCES) {
     for (const ref of refs(host[field.slice('HostConfig.'.length)])) {
       const found = await request.lookup.container(ref);
       // Someone else's container and none at all read the same, so this leaks nothing.
       if (!found || found.owner !== subject) return refuse(`${field}: No such container: ${ref}`);
+    }
+  }
+  return allow();
+}
+
+/** The networks a create body joins by name: its NetworkMode (a user network's) and its EndpointsConfig keys. */
+function networksNamed(body: Readonly<Record<string, unknown>>): { field: string; name: string }[] {
+  const out: { field: string; name: string }[] = [];
+  const mode = (body.HostConfig as Record<string, unknown> | undefined)?.NetworkMode;
+  if (typeof mode === 'string' && mode !== '' && !['default', 'bridge', 'host', 'none'].includes(mode) && !mode.startsWith('container:')) {
+    out.push({ field: 'HostConfig.NetworkMode', name: mode });
+  }
+  const endpoints = (body.NetworkingConfig as Record<string, unknown> | undefined)?.EndpointsConfig;
+  if (endpoints && typeof endpoints === 'object' && !Array.isArray(endpoints)) {
+    for (const name of Object.keys(endpoints)) out.push({ field: 'NetworkingConfig.EndpointsConfig', name });
+  }
+  return out;
+}
+
+/** A network is created by a signed-in caller, who becomes its owner (the route sets the label). */
+async function checkNetworkCreate(request: PolicyRequest, subject: string | undefined) {
+  if (subject === undefined) return refuse('creating a network needs a signed-in caller: networks belong to the subject that creates them');
+  const labels = request.body?.Labels;
+  if (labels && typeof labels === 'object' && OWNER_LABEL in labels && (labels as Record<string, unknown>)[OWNER_LABEL] !== subject) {
+    return refuse(`Labels: the ${OWNER_LABEL} label is set by the engine`);
+  }
+  return allow();
+}
+
+/**
+ * Removing, connecting and disconnecting: the network must be the caller's (another's is hidden,
+ * a predefined one is the runtime's business), and the container connected or disconnected too.
+ */
+async function checkNetworkTarget(request: PolicyRequest, subject: string | undefined, target: NetworkTarget) {
+  if (!target.exists) return allow();
+  if (!target.predefined && (subject === undefined || target.owner !== subject)) return hide();
+  if (request.action === 'network.connect' || request.action === 'network.disconnect') {
+    const ref = request.body?.Container;
+    if (typeof ref === 'string' && ref !== '') {
+      const found = await request.lookup.container(ref);
+      if (!found || found.owner !== subject) return refuse(`Container: No such container: ${ref}`);
     }
   }
   return allow();

@@ -54,7 +54,21 @@ export interface VolumeTarget {
   readonly owner?: string;
 }
 
-export type PolicyTarget = ContainerTarget | ExecTarget | ImageTarget | VolumeTarget;
+/** The network a request names in its path (`DELETE /networks/{id}`, connect, disconnect). */
+export interface NetworkTarget {
+  readonly kind: 'network';
+  readonly ref: string;
+  /** Whether it exists (a missing one is left to the route's own 404). */
+  readonly exists: boolean;
+  /** Its full id, when it exists. */
+  readonly id?: string;
+  /** Whether it is one of the predefined networks (`bridge`, `host`, `none`), which nobody owns. */
+  readonly predefined?: boolean;
+  /** The subject that created it (its `dockgate.owner` label). */
+  readonly owner?: string;
+}
+
+export type PolicyTarget = ContainerTarget | ExecTarget | ImageTarget | VolumeTarget | NetworkTarget;
 
 /** Read-only questions a policy may ask about the engine's state. */
 export interface PolicyLookup {
@@ -65,6 +79,11 @@ export interface PolicyLookup {
    * volumes at all (the local runtimes), so there is nothing to own.
    */
   volume(name: string): Promise<VolumeTarget | undefined | null>;
+  /**
+   * The network a reference names (name, id or id prefix), or undefined when none; `null` when
+   * the runtime cannot inspect networks.
+   */
+  network(ref: string): Promise<NetworkTarget | undefined | null>;
   /** How many containers (any state) the subject owns. */
   containerCount(owner: string): Promise<number>;
   /** Bytes of the images that carry a tag under the subject's namespace (`bob/…`), as `docker images` sizes them. */

@@ -9,14 +9,14 @@ import { ENGINE_ACTIONS, type EngineAction } from '../policy/engine-actions.js';
 import { ANONYMOUS_CALLER, callerFromBearer } from '../policy/engine-caller.js';
 import { inNamespace } from '../policy/image-namespace.js';
 import { OWNER_LABEL, ownerOf } from '../policy/owner-label.js';
-import type { ContainerTarget, EngineCaller, PolicyLookup, PolicyTarget, VolumeTarget } from '../policy/policy-types.js';
+import type { ContainerTarget, EngineCaller, NetworkTarget, PolicyLookup, PolicyTarget, VolumeTarget } from '../policy/policy-types.js';
 import type { EngineContext } from './engine-context.js';
 import { holdArchive } from './policy-archive.js';
 import { readJsonBody } from './read-json-body.js';
 import { buildRequestOptions } from './build-query.js';
 
 /** Actions whose JSON body the policy sees: read once here, and handed to the route. */
-const BODY_ACTIONS: ReadonlySet<EngineAction> = new Set(['container.create', 'exec.create', 'volume.create']);
+const BODY_ACTIONS: ReadonlySet<EngineAction> = new Set(['container.create', 'exec.create', 'volume.create', 'network.create', 'network.connect', 'network.disconnect']);
 
 /** What the checkpoint leaves for the route, in `res.locals.engine.policy`. */
 export interface CheckpointResult {
@@ -86,6 +86,7 @@ function hiddenError(action: EngineAction, target: PolicyTarget | undefined): En
   if (target?.kind === 'exec') return EngineError.notFound(`No such exec instance: ${ref}`);
   if (target?.kind === 'image') return EngineError.notFound(`No such image: ${ref}`);
   if (target?.kind === 'volume') return EngineError.notFound(`get ${ref}: no such volume`);
+  if (target?.kind === 'network') return EngineError.notFound(`network ${ref} not found`);
   // dockerd's kill alone wraps the lookup failure (daemon/kill.go).
   if (action === 'container.kill') return EngineError.notFound(`Cannot kill container: ${ref}: No such container: ${ref}`);
   return EngineError.notFound(`No such container: ${ref}`);
@@ -117,6 +118,10 @@ async function resolveTarget(ctx: EngineContext, action: EngineAction, req: Requ
     case 'volume': {
       const ref = params.name ?? '';
       return (await lookup.volume(ref)) ?? { kind: 'volume', ref, exists: false };
+    }
+    case 'network': {
+      const ref = params.id ?? '';
+      return (await lookup.network(ref)) ?? { kind: 'network', ref, exists: false };
     }
     default:
       return undefined;
@@ -189,6 +194,14 @@ function policyLookup(ctx: EngineContext, version: string): PolicyLookup {
       if (!found) return undefined;
       const owner = ownerOf(found.Labels);
       return { kind: 'volume', ref: name, exists: true, ...(owner !== undefined ? { owner } : {}) };
+    },
+    async network(ref: string): Promise<NetworkTarget | undefined | null> {
+      if (!runtime.inspectNetwork) return null;
+      const found = await notFoundAsUndefined(runtime.inspectNetwork(ref, { verbose: false, apiVersion: version }));
+      if (!found) return undefined;
+      const owner = ownerOf(found.Labels);
+      const predefined = ['bridge', 'host', 'none'].includes(String(found.Name));
+      return { kind: 'network', ref, exists: true, ...(typeof found.Id === 'string' ? { id: found.Id } : {}), ...(predefined ? { predefined } : {}), ...(owner !== undefined ? { owner } : {}) };
     },
     async containerCount(owner: string): Promise<number> {
       const rows = await runtime.list({ all: true, filters: new Map([['label', new Set([`${OWNER_LABEL}=${owner}`])]]) });

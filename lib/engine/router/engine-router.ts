@@ -14,6 +14,7 @@ import { registerEventsRoute } from './events-route.js';
 import { registerImageRoutes } from './image-routes.js';
 import { registerImageStoreRoutes } from './image-store-routes.js';
 import { registerNetworkVolumeRoutes } from './network-volume-routes.js';
+import { registerNetworkRoutes } from './network-routes.js';
 import { registerDiskUsageRoute } from './disk-usage-route.js';
 import { registerSwarmRoutes } from './swarm-routes.js';
 import { registerStopKillRoutes } from './stop-kill-routes.js';
@@ -73,6 +74,7 @@ export function engineRouter(runtime: ContainerRuntime, versionRange?: VersionRa
   registerImageStoreRoutes(api, ctx);
   registerPushRoute(api, ctx);
   registerBuildRoutes(api, ctx);
+  registerNetworkRoutes(api, ctx);
   registerNetworkVolumeRoutes(api, ctx);
   registerDiskUsageRoute(api, ctx);
   registerSwarmRoutes(api, ctx);

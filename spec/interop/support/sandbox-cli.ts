@@ -28,6 +28,8 @@ export interface SandboxCli {
   cli(...args: string[]): Promise<CliResult>;
   /** `docker` with data on its stdin. */
   cliWithInput(input: Buffer, ...args: string[]): Promise<CliResult>;
+  /** The socket the runtime listens on (for SDK clients). */
+  socket(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -48,6 +50,7 @@ export function sandboxCli(options: SandboxRuntimeOptions = {}): SandboxCli {
   return {
     cli: (...args) => run(args),
     cliWithInput: (input, ...args) => run(args, input),
+    socket: async () => (await listening)!.socket,
     close: async () => {
       await (await listening)?.close();
       await runtime?.close?.();

@@ -10,7 +10,7 @@ import type { EngineFilters } from '../../../engine-api/filters.js';
 import { EngineHttp, readAll } from '../../../client/engine-http/engine-http.js';
 import { pathSegment, type ReferenceKind } from './path-segment.js';
 import type { ImageDeleteItem, ImageImportRequest, ImageListOptions, ImageLoadRequest, ImageOperations, ImagePruneReport, ImageRemoveOptions } from '../../../engine-api/image-operations.js';
-import type { NetworkInspectOptions } from '../../../engine-api/network-operations.js';
+import type { NetworkConnectBody, NetworkCreateBody, NetworkInspectOptions } from '../../../engine-api/network-operations.js';
 import type { VolumeCreateBody, VolumePruneReport } from '../../../engine-api/volume-operations.js';
 import type { DiskUsageOptions } from '../../../engine-api/system-operations.js';
 import { DockerContainerOps, refuseOldSignal } from './docker-container-ops.js';
@@ -313,6 +313,26 @@ class DockerRuntime implements ContainerRuntime {
 
   async inspectNetwork(ref: string, { verbose, scope, apiVersion }: NetworkInspectOptions): Promise<Record<string, unknown>> {
     return this.http.json({ method: 'GET', path: `${await this.at(apiVersion)}/networks/${this.id(ref, 'network')}`, query: { verbose: flag(verbose), scope } });
+  }
+
+  async createNetwork(body: NetworkCreateBody, apiVersion: string): Promise<{ Id: string; Warning: string }> {
+    return this.http.json({ method: 'POST', path: `${await this.at(apiVersion)}/networks/create`, body });
+  }
+
+  async removeNetwork(ref: string): Promise<void> {
+    await this.http.empty({ method: 'DELETE', path: `${await this.prefix()}/networks/${this.id(ref, 'network')}` });
+  }
+
+  async pruneNetworks(filters: EngineFilters): Promise<{ NetworksDeleted: string[] | null }> {
+    return this.http.json({ method: 'POST', path: `${await this.prefix()}/networks/prune`, query: { filters: filtersJson(filters) } });
+  }
+
+  async connectNetwork(ref: string, body: NetworkConnectBody): Promise<void> {
+    await this.http.empty({ method: 'POST', path: `${await this.prefix()}/networks/${this.id(ref, 'network')}/connect`, body });
+  }
+
+  async disconnectNetwork(ref: string, container: string, force: boolean): Promise<void> {
+    await this.http.empty({ method: 'POST', path: `${await this.prefix()}/networks/${this.id(ref, 'network')}/disconnect`, body: { Container: container, Force: force } });
   }
 
   async listVolumes(filters: EngineFilters, apiVersion: string): Promise<{ Volumes: Record<string, unknown>[]; Warnings: string[] | null }> {

@@ -8,6 +8,7 @@ import { imageHistoryView, imageInspectView, imageSummaryView } from './image-vi
 import type { LocalContainer, LocalImage, LocalNetworkName } from './local-container.js';
 import type { ImageUser, LocalImageStore } from './local-image-store.js';
 import { LocalNetworks } from './local-networks.js';
+import type { LocalUserNetworks } from './user-networks.js';
 
 /**
  * The optional operations of the local runtimes: their images (the host's configured ones and
@@ -23,8 +24,9 @@ export class LocalCatalog {
     networks: readonly LocalNetworkName[],
     private readonly bus: EventBus,
     private readonly containers: () => LocalContainer[],
+    userNetworks?: LocalUserNetworks,
   ) {
-    this.networks = new LocalNetworks(networks);
+    this.networks = new LocalNetworks(networks, userNetworks);
   }
 
   async listImages({ filters, sharedSize }: ImageListOptions): Promise<Record<string, unknown>[]> {

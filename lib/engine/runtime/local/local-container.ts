@@ -6,6 +6,7 @@ import type { ContainerChange } from '../../../engine-api/container-operations.j
 import type { HealthConfig, HealthState } from './health-types.js';
 import type { LogSettings } from './log-config.js';
 import type { MountPoint } from './container-mounts.js';
+import type { LocalUserNetworks } from './user-networks.js';
 
 /** An image a local runtime can run. */
 export interface LocalImage {
@@ -62,7 +63,7 @@ export interface LocalProcess {
 
 /** A running container's own network, as inspect's `NetworkSettings` reports it. */
 export interface LocalNetworkSettings {
-  /** The network's name in `NetworkSettings.Networks` (`bridge`). */
+  /** The network's name in `NetworkSettings.Networks` (`bridge`); empty when the container is on user-defined networks only. */
   network: string;
   ipAddress: string;
   prefixLen: number;
@@ -70,6 +71,8 @@ export interface LocalNetworkSettings {
   macAddress: string;
   /** `NetworkSettings.Ports`: each exposed port (`80/tcp`) with its host bindings, or null when not published. */
   ports: Record<string, { HostIp: string; HostPort: string }[] | null>;
+  /** Its endpoints on user-defined networks, as `NetworkSettings.Networks` shows them (read live). Optional: none. */
+  endpoints?: () => Record<string, Record<string, unknown>>;
 }
 
 /** An exec'd process; `resize(rows, cols)` when it runs on a TTY. */
@@ -105,6 +108,8 @@ export interface LocalExecutor {
   images?(): LocalImage[];
   /** Networks the executor's containers really have (`host`: the server's own stack; `none`: no network at all; `bridge`: their own). Defaults to none listed. */
   networks?: readonly LocalNetworkName[];
+  /** User-defined networks, when the executor makes them (`docker network create`, connect…). Optional: those routes answer 501. */
+  userNetworks?: LocalUserNetworks;
   /**
    * Refuses (throws a 400 EngineError naming the field) a create body the executor cannot honor.
    * `image` is the image the body will run, with the image config already applied to the body. Optional.
@@ -195,6 +200,8 @@ export interface LocalExecutor {
     openStdin: boolean;
     /** Container id and create body, for executors that isolate per container. */
     id: string;
+    /** Its name (without the leading `/`), what its networks' DNS answers to. Optional. */
+    name?: string;
     body: ContainerCreateBody;
     output: (stream: 1 | 2, data: Buffer) => void;
     /** Run under a terminal (`Tty`): one raw output stream, reported as stream 1. */

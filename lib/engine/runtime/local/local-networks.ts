@@ -3,6 +3,7 @@ import { EngineError } from '../../../engine-api/engine-error.js';
 import type { EngineFilters } from '../../../engine-api/filters.js';
 import { labelMatches } from './label-filter.js';
 import type { LocalContainer, LocalNetworkName } from './local-container.js';
+import type { LocalUserNetworks } from './user-networks.js';
 
 /** dockerd's drivers for its predefined networks. */
 const DRIVER = { bridge: 'bridge', host: 'host', none: 'null' } as const;
@@ -20,16 +21,23 @@ export const NETWORK_FILTERS = ['name', 'id', 'driver', 'type', 'scope', 'label'
 export class LocalNetworks {
   private readonly created = new Date().toISOString();
 
-  constructor(private readonly names: readonly LocalNetworkName[]) {}
+  constructor(private readonly names: readonly LocalNetworkName[], private readonly user?: LocalUserNetworks) {}
 
   list(filters: EngineFilters, containers: LocalContainer[]): Record<string, unknown>[] {
-    return this.names.filter((n) => matches(n, filters)).map((n) => this.view(n, containers));
+    const custom = this.user?.list(filters, containers) ?? [];
+    // `type=custom` asks for user-defined networks only.
+    const served = this.user?.predefined ?? [];
+    const builtin = filters.get('type')?.has('custom') && !filters.get('type')?.has('builtin') ? [] : this.names.filter((n) => !served.includes(n) && matches(n, filters));
+    return [...builtin.map((n) => this.view(n, containers)), ...custom];
   }
 
   inspect(ref: string, scope: string | undefined, containers: LocalContainer[]): Record<string, unknown> {
+    const custom = scope === undefined || scope === 'local' ? this.user?.inspect(ref, containers) : undefined;
+    if (custom) return custom;
+    const served = this.user?.predefined ?? [];
     const name =
-      this.names.find((n) => n === ref || networkId(n) === ref) ??
-      (/^[0-9a-f]+$/.test(ref) ? this.names.find((n) => networkId(n).startsWith(ref)) : undefined);
+      this.names.find((n) => !served.includes(n) && (n === ref || networkId(n) === ref)) ??
+      (/^[0-9a-f]+$/.test(ref) ? this.names.find((n) => !served.includes(n) && networkId(n).startsWith(ref)) : undefined);
     if (!name || (scope !== undefined && scope !== 'local')) throw EngineError.notFound(`network ${ref} not found`);
     return this.view(name, containers);
   }

@@ -34,6 +34,7 @@ import { containerMounts, executionBody, mountView, volumeNamesOf, type MountPoi
 import type { VolumeOperations } from '../../../engine-api/volume-operations.js';
 import type { BuildOperations } from '../../../engine-api/build-operations.js';
 import { localBuildOperations } from './local-build.js';
+import type { NetworkManagementOperations } from '../../../engine-api/network-operations.js';
 
 /** How long after its exit an AutoRemove container is removed (dockerd takes about this long). */
 const AUTO_REMOVE_AFTER_MS = 200;
@@ -73,7 +74,7 @@ export class LocalRuntime implements ContainerRuntime {
       start: (c) => this.start(c.id),
       saved: (c) => void this.records?.save(c),
     });
-    this.catalog = new LocalCatalog(name, this.images, executor.networks ?? [], this.bus, () => this.table.all());
+    this.catalog = new LocalCatalog(name, this.images, executor.networks ?? [], this.bus, () => this.table.all(), executor.userNetworks);
     // Exec, restart, rename, pause, top, stats, prune, update, archive (local-operations.ts).
     Object.assign(this, localOperations({
       name,
@@ -125,6 +126,15 @@ export class LocalRuntime implements ContainerRuntime {
       this.removeVolume = async (volume, force) => volumes.remove(volume, force);
       this.pruneVolumes = async (filters) => volumes.prune(filters);
     }
+    if (executor.userNetworks) {
+      // User-defined networks (the sandbox's, sandbox-networks.ts); the runtime resolves the containers.
+      const nets = executor.userNetworks;
+      this.createNetwork = (body) => nets.create(body);
+      this.removeNetwork = (ref) => nets.remove(ref);
+      this.pruneNetworks = (filters) => nets.prune(filters);
+      this.connectNetwork = (ref, body) => nets.connect(ref, this.table.resolve(body.Container), body);
+      this.disconnectNetwork = (ref, container, force) => nets.disconnect(ref, this.table.resolve(container), force);
+    }
     if (executor.stateDir !== undefined) {
       this.records = new ContainerRecords(executor.stateDir);
       for (const restored of this.records.loadAll()) this.restore(restored);
@@ -164,6 +174,12 @@ export class LocalRuntime implements ContainerRuntime {
   readonly inspectVolume: VolumeOperations['inspectVolume'] = (name) => this.catalog.inspectVolume(name);
   /** Only with the executor's `volumesDir`; otherwise the routes answer 501. */
   createVolume?: VolumeOperations['createVolume'];
+  /** Only when the executor makes user-defined networks (see the constructor). */
+  createNetwork?: NetworkManagementOperations['createNetwork'];
+  removeNetwork?: NetworkManagementOperations['removeNetwork'];
+  pruneNetworks?: NetworkManagementOperations['pruneNetworks'];
+  connectNetwork?: NetworkManagementOperations['connectNetwork'];
+  disconnectNetwork?: NetworkManagementOperations['disconnectNetwork'];
   removeVolume?: VolumeOperations['removeVolume'];
   pruneVolumes?: VolumeOperations['pruneVolumes'];
 
@@ -355,6 +371,7 @@ export class LocalRuntime implements ContainerRuntime {
         image: c.image,
         openStdin: c.openStdin,
         id: c.id,
+        name: c.name,
         body: c.mounts ? executionBody(c.body, c.mounts) : c.body,
         tty: c.tty,
         output: (stream, data) => {

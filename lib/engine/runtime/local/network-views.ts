@@ -9,7 +9,9 @@ import { networkId } from './local-networks.js';
 export function networkSettingsView(c: LocalContainer): Record<string, unknown> {
   const net = c.status === 'running' ? c.process?.network : undefined;
   if (!net) return { Ports: {}, Networks: {} };
-  const endpoint = endpointView(net);
+  // The top-level fields are the default bridge's endpoint; empty on user-defined networks only, as dockerd's.
+  const endpoint = net.network !== '' ? endpointView(net) : net.endpoints?.().bridge;
+  const bridge = endpoint !== undefined;
   return {
     Bridge: '',
     SandboxID: '',
@@ -20,15 +22,15 @@ export function networkSettingsView(c: LocalContainer): Record<string, unknown> 
     SandboxKey: `/proc/${c.pid}/ns/net`,
     SecondaryIPAddresses: null,
     SecondaryIPv6Addresses: null,
-    EndpointID: endpoint.EndpointID,
-    Gateway: net.gateway,
+    EndpointID: bridge ? endpoint.EndpointID : '',
+    Gateway: bridge ? endpoint.Gateway : '',
     GlobalIPv6Address: '',
     GlobalIPv6PrefixLen: 0,
-    IPAddress: net.ipAddress,
-    IPPrefixLen: net.prefixLen,
+    IPAddress: bridge ? endpoint.IPAddress : '',
+    IPPrefixLen: bridge ? endpoint.IPPrefixLen : 0,
     IPv6Gateway: '',
-    MacAddress: net.macAddress,
-    Networks: { [net.network]: endpoint },
+    MacAddress: bridge ? endpoint.MacAddress : '',
+    Networks: networksOf(net),
   };
 }
 
@@ -46,7 +48,12 @@ export function portsSummary(c: LocalContainer): Record<string, unknown>[] {
 /** The summary's `NetworkSettings.Networks`, as `docker ps --format '{{.Networks}}'` reads it. */
 export function summaryNetworks(c: LocalContainer): Record<string, unknown> {
   const net = c.status === 'running' ? c.process?.network : undefined;
-  return net ? { [net.network]: endpointView(net) } : {};
+  return net ? networksOf(net) : {};
+}
+
+/** `NetworkSettings.Networks`: the default bridge's endpoint, when on it, and those on user-defined networks. */
+function networksOf(net: LocalNetworkSettings): Record<string, unknown> {
+  return { ...(net.network !== '' ? { [net.network]: endpointView(net) } : {}), ...net.endpoints?.() };
 }
 
 function endpointView(net: LocalNetworkSettings): Record<string, unknown> {

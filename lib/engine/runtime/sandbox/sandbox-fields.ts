@@ -26,7 +26,7 @@ const REFUSED_HOST_FIELDS = UNHONORED_HOST_FIELDS.filter((f) => !HONORED_HERE.in
  * Refuses, with a 400 naming the field, every create field the sandbox cannot honor, and
  * checks the honored ones (binds exist, capabilities are names, User names exist in the image).
  */
-export function refuseUnsupported(body: ContainerCreateBody, image?: LocalImage, cgroups?: Cgroups, cpus = 1, tmpfsSize = SANDBOX_DEFAULTS.tmpfsSize): void {
+export function refuseUnsupported(body: ContainerCreateBody, image?: LocalImage, cgroups?: Cgroups, cpus = 1, tmpfsSize = SANDBOX_DEFAULTS.tmpfsSize, userNetworks = false): void {
   const host = body.HostConfig ?? {};
   refuseHostFields(body, REFUSED_HOST_FIELDS, 'sandbox');
   namespaceModes(body);
@@ -52,13 +52,17 @@ export function refuseUnsupported(body: ContainerCreateBody, image?: LocalImage,
     }
   }
   const mode = host.NetworkMode;
-  if (mode !== undefined && mode !== null && mode !== '' && mode !== 'default' && mode !== 'bridge' && mode !== 'host' && mode !== 'none') {
-    throw EngineError.invalidParameter(`HostConfig.NetworkMode "${String(mode)}" is not supported by the sandbox runtime (bridge, host or none)`);
+  const predefined = mode === undefined || mode === null || mode === '' || mode === 'default' || mode === 'bridge' || mode === 'host' || mode === 'none';
+  // A user-defined network's name and another container's (`container:ID`, which must run at
+  // start, as dockerd has it) are checked by the networks (sandbox-networks.ts).
+  if (!predefined && (!userNetworks || typeof mode !== 'string' || mode === 'container:')) {
+    throw EngineError.invalidParameter(`HostConfig.NetworkMode "${String(mode)}" is not supported by the sandbox runtime (bridge, host, none${userNetworks ? ', container:ID or a user-defined network' : ''})`);
   }
   exposedPortKeys(body);
   const published = portRequests(body);
   // dockerd drops them with a warning (host) or silently (none); a dropped field is refused here.
   if (published.length > 0 && !ownsNetwork(body)) {
+    // dockerd: "conflicting options: port publishing and the container type network mode".
     throw EngineError.invalidParameter(`HostConfig.PortBindings: ports cannot be published with NetworkMode "${String(mode)}" (the container has no network of its own)`);
   }
   const user = body.User;

@@ -32,6 +32,13 @@ export interface SandboxLaunch {
    * `args` already name them): a shell script and its arguments. None: bwrap starts directly.
    */
   descriptors?: { script: string; args: string[] };
+  /**
+   * Another container's network namespace (`/proc/PID/ns/net`, NetworkMode `container:ID`) that
+   * the launch enters with nsenter before anything else; none: the server's (bwrap unshares its own).
+   */
+  netns?: string;
+  /** util-linux's nsenter, for {@link netns}. */
+  nsenter?: string;
 }
 
 /**
@@ -79,7 +86,9 @@ export function withEnvArgs(args: readonly string[]): string[] {
 function command(launch: SandboxLaunch, envFile: string): [string, string[]] {
   const procs = launch.cgroupProcs ?? [];
   const args = withEnvArgs(launch.args);
-  const [program, programArgs] = launch.enter ? launch.enter(launch.bwrap, args, launch.argv) : [launch.bwrap, [...args, '--', ...launch.argv]];
+  const [inner, innerArgs] = launch.enter ? launch.enter(launch.bwrap, args, launch.argv) : [launch.bwrap, [...args, '--', ...launch.argv]];
+  // `--network container:ID`: only the network namespace is entered, as host root, before the user namespace (if any) is made.
+  const [program, programArgs] = launch.netns ? [launch.nsenter ?? 'nsenter', [`--net=${launch.netns}`, '--', inner, ...innerArgs]] : [inner, innerArgs];
   const seccomp = launch.seccompFile === undefined ? [] : [launch.seccompFile];
   // The network's launch gate (its FIFOs as fds 3 and 4, network/launch-gate.ts) opens first.
   const gate = launch.descriptors;

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { isIPv4 } from 'node:net';
 import { rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -33,7 +33,8 @@ import { runOnRootfs } from './sandbox-offline.js';
 import { prepareSeccomp, seccompSupported } from './seccomp/container-seccomp.js';
 import { SandboxUserns } from './userns/sandbox-userns.js';
 import type { IdMap } from './userns/id-map.js';
-import { ContainerNetwork, ownsNetwork, type NetworkHost } from './network/container-network.js';
+import { ContainerNetwork, mountPoint, ownsNetwork, type NetworkHost, type UserNetworkPlan } from './network/container-network.js';
+import { SandboxNetworks } from './network/sandbox-networks.js';
 
 /** Options of {@link sandboxRuntime}. */
 export interface SandboxRuntimeOptions {
@@ -214,6 +215,13 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   const runDir = join(stateDir, 'run').length < 80 ? join(stateDir, 'run') : mkdtempSync(join(tmpdir(), 'dockgate-net-'));
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
   const network: NetworkHost = { slirp4netns, runDir, defaultHostIp: publishHostIp };
+  // User-defined networks need root (they make network namespaces, bridges and veths) and iproute2;
+  // without either their routes answer 501 and NetworkMode stays bridge, host or none.
+  const ipTool = ['/usr/sbin/ip', '/sbin/ip', '/usr/bin/ip'].find((p) => existsSync(p));
+  const userNets = process.getuid?.() === 0 && ipTool
+    ? new SandboxNetworks(join(stateDir, 'networks.json'), { ip: ipTool, nsenter: existsSync('/usr/bin/nsenter') ? '/usr/bin/nsenter' : 'nsenter', unshare: existsSync('/usr/bin/unshare') ? '/usr/bin/unshare' : 'unshare' }, (id) => join(containersDir, id, 'resolv.conf'))
+    : undefined;
+  userNets?.keepOnly(new Set(readdirSync(containersDir)));
   const sharedTmpfs = new SharedTmpfs(options.tmpfsDir ?? `/dev/shm/dockgate-${process.getuid?.() ?? 0}`);
   /** What each running container's execs need: how it was built and its cgroups. */
   const running = new Map<string, { plan: BwrapPlan; cgroupProcs: readonly string[]; body: ContainerCreateBody }>();
@@ -243,6 +251,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   const executor: LocalExecutor = {
     image: () => undefined,
     networks: ['bridge', 'host', 'none'],
+    ...(userNets ? { userNetworks: userNets } : {}),
     stateDir: containersDir,
     // Named volumes (`local` driver): directories under the state dir, bound in like Binds.
     volumesDir: join(stateDir, 'volumes'),
@@ -295,7 +304,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       return diffTrees(await opened.imageRootfs(c.image.id, userns?.map), rootfs);
     },
     validate: (body, image) => {
-      refuseUnsupported(body, image, cgroups, cpus, defaults.tmpfsSize);
+      refuseUnsupported(body, image, cgroups, cpus, defaults.tmpfsSize, userNets !== undefined);
+      userNets?.validate(body);
       const user = typeof body.User === 'string' ? body.User : '';
       if (userns && user !== '' && image?.rootfs) userns.checkUser(resolveUserIn(image.rootfs, user), user);
     },
@@ -308,6 +318,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     // first); the record and output are removed by the runtime's records.
     removed: (id) => {
       sharedTmpfs.remove(id);
+      userNets?.forget(id);
       void rm(join(containersDir, id, 'rootfs'), { recursive: true, force: true }).catch(() => undefined);
     },
     // `docker cp` on a created or exited container: the image's tar in a fresh sandbox on its root, its volumes and binds mounted.
@@ -326,7 +337,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       // Read as the container's root in the namespace: the owners come out unshifted.
       ...(userns ? { enter: await userns.enter({ uid: 0, gid: 0 }) } : {}),
     }),
-    start: async ({ argv, env, openStdin, output, id, body, image, tty }) => {
+    start: async ({ argv, env, openStdin, output, id, name, body, image, tty }) => {
       const rootfs = await ensureRootfs(id, image.id);
       const user = resolveUserIn(rootfs, typeof body.User === 'string' ? body.User : '');
       // runc sets HOME from the passwd entry when the environment has none.
@@ -346,11 +357,23 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       // Its own network namespace (bridge mode): the command waits at bwrap's gate until the stack is up.
       // Its /etc/hosts and /etc/resolv.conf are bound over the root: an image without /etc gets one
       // of container root's own, or bwrap would make it as host root, read-only to the container.
-      if (ownsNetwork(body) && !existsSync(join(rootfs, 'etc'))) {
+      // `--network container:REF`: the launch enters that running container's network namespace,
+      // and the container reads the same /etc/resolv.conf and /etc/hosts, as with dockerd.
+      const mode = body.HostConfig?.NetworkMode;
+      const joined = typeof mode === 'string' && mode.startsWith('container:') && userNets
+        ? userNets.joinTarget(mode.slice('container:'.length), (ref) => readdirSync(containersDir).find((d) => d === ref || (/^[0-9a-f]+$/.test(ref) && d.startsWith(ref))))
+        : undefined;
+      if ((ownsNetwork(body) || joined) && !existsSync(join(rootfs, 'etc'))) {
         mkdirSync(join(rootfs, 'etc'), { mode: 0o755 });
         if (userns) chownSync(join(rootfs, 'etc'), userns.map.uid, userns.map.gid);
       }
-      const net = ownsNetwork(body) ? await ContainerNetwork.prepare(network, id, body, join(containersDir, id), rootfs).catch((error: unknown) => {
+      const userPlan = ownsNetwork(body) ? userNets?.prepareStart(id, body) : undefined;
+      const userNetPlan: UserNetworkPlan | undefined = userPlan && userNets ? {
+        ...userPlan,
+        attach: (pid) => userNets.attachAll(id, name ?? id.slice(0, 12), pid, !userPlan.internalOnly),
+        endpoints: () => userNets.endpoints({ id }),
+      } : undefined;
+      const net = ownsNetwork(body) ? await ContainerNetwork.prepare(network, id, body, join(containersDir, id), rootfs, userNetPlan).catch((error: unknown) => {
         sharedTmpfs.remove(id);
         throw error;
       }) : undefined;
@@ -365,7 +388,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       // The groups exist before the plan: the container sees them at /sys/fs/cgroup (cgroup-view.ts).
       const plan: BwrapPlan = {
         rootfs, user, tty: tty === true, tmpfs, ...(seccompFile ? { seccompFile } : {}), ...(group ? { cgroupDirs: group.dirs } : {}),
-        ...(userns ? { userns: true } : {}), ...(net ? { files: net.files } : {}),
+        ...(userns ? { userns: true } : {}), ...(net ? { files: net.files } : {}), ...(joined ? { files: sharedNetworkFiles(join(containersDir, joined.id), rootfs) } : {}),
       };
       let args: string[];
       try {
@@ -388,6 +411,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         ...(seccompFile ? { seccompFile } : {}),
         ...(enter ? { enter } : {}),
         ...(net ? { descriptors: net.gate.shell() } : {}),
+        ...(joined ? { netns: `/proc/${joined.pid}/ns/net`, nsenter: hostTool('nsenter') } : {}),
       }).catch(async (error: unknown) => {
         await group?.remove();
         sharedTmpfs.remove(id);
@@ -402,6 +426,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         // bwrap still holds the command at the gate: it never runs.
         proc.kill('SIGKILL');
         await proc.exited;
+        await userNets?.stopped(id);
         await group?.remove();
         sharedTmpfs.remove(id);
         await net?.stop();
@@ -415,6 +440,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       const exited = proc.exited.then(async (code) => {
         running.delete(id);
         sharedTmpfs.remove(id);
+        await userNets?.stopped(id);
         await net?.stop();
         const last = groups.get(id);
         groups.delete(id);
@@ -469,4 +495,14 @@ function consoleSize(value: unknown): { rows: number; cols: number } {
     return { rows: value[0] as number, cols: value[1] as number };
   }
   return DEFAULT_TTY;
+}
+
+/** The network files of the container whose namespace another joins (`container:ID`), to bind in its root too. */
+function sharedNetworkFiles(targetDir: string, rootfs: string): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const name of ['resolv.conf', 'hosts']) {
+    const file = join(targetDir, name);
+    if (existsSync(file) && mountPoint(rootfs, `/etc/${name}`)) files[`/etc/${name}`] = file;
+  }
+  return files;
 }

@@ -20,12 +20,31 @@ export interface NetworkHost {
 
 /**
  * The container gets its own network namespace with a user-mode stack, as dockerd's default
- * `bridge` mode gives one with a veth: NetworkMode unset, `default` or `bridge`. `host` keeps the
- * server's network and `none` a namespace with loopback only.
+ * `bridge` mode gives one with a veth: NetworkMode unset, `default`, `bridge` or a user-defined
+ * network's name (whose bridge it joins as well, sandbox-networks.ts). `host` keeps the server's
+ * network, `none` a namespace with loopback only, and `container:ID` joins that container's.
  */
 export function ownsNetwork(body: ContainerCreateBody): boolean {
   const mode = body.HostConfig?.NetworkMode;
+  return !(mode === 'host' || mode === 'none' || (typeof mode === 'string' && mode.startsWith('container:')));
+}
+
+/** Whether the container is on the default `bridge` network (NetworkMode unset, `default` or `bridge`). */
+export function onDefaultBridge(body: ContainerCreateBody): boolean {
+  const mode = body.HostConfig?.NetworkMode;
   return mode === undefined || mode === null || mode === '' || mode === 'default' || mode === 'bridge';
+}
+
+/** What a container's user-defined networks add to its start (sandbox-networks.ts). */
+export interface UserNetworkPlan {
+  /** Their DNS servers, first in its resolv.conf. */
+  nameservers: string[];
+  /** Only `--internal` networks: no user-mode stack, so no way out and no published ports. */
+  internalOnly: boolean;
+  /** Plugs the container (its namespace's pid) into each of them, before its command runs. */
+  attach(pid: number): Promise<void>;
+  /** Its endpoints as inspect shows them, read live (connect and disconnect change them). */
+  endpoints(): Record<string, Record<string, unknown>>;
 }
 
 /**
@@ -45,6 +64,7 @@ export class ContainerNetwork {
     /** Container path -> host file, bound over the root filesystem copy (bwrap-args' `files`). */
     readonly files: Record<string, string>,
     base: string,
+    private readonly user: UserNetworkPlan | undefined,
   ) {
     this.apiSocket = `${base}.sock`;
   }
@@ -55,18 +75,18 @@ export class ContainerNetwork {
    * filesystem copy (an empty file, where the image has none: a read-only root cannot get one
    * later), and the gate.
    */
-  static async prepare(host: NetworkHost, id: string, body: ContainerCreateBody, dir: string, rootfs: string): Promise<ContainerNetwork> {
+  static async prepare(host: NetworkHost, id: string, body: ContainerCreateBody, dir: string, rootfs: string, user?: UserNetworkPlan): Promise<ContainerNetwork> {
     const requests = portRequests(body);
     const hostname = typeof body.Hostname === 'string' && body.Hostname !== '' ? body.Hostname : id.slice(0, 12);
     const files: Record<string, string> = {};
-    for (const [path, text] of [['/etc/resolv.conf', resolvConf()], ['/etc/hosts', hostsFile(hostname)]] as const) {
+    for (const [path, text] of [['/etc/resolv.conf', resolvConf(user?.nameservers ?? [], user?.internalOnly !== true)], ['/etc/hosts', hostsFile(hostname)]] as const) {
       if (!mountPoint(rootfs, path)) continue;
       const file = join(dir, path.slice('/etc/'.length));
       writeFileSync(file, text, { mode: 0o644 });
       files[path] = file;
     }
     const base = join(host.runDir, id.slice(0, 16));
-    return new ContainerNetwork(host, body, requests, await LaunchGate.create(base), files, base);
+    return new ContainerNetwork(host, body, requests, await LaunchGate.create(base), files, base, user);
   }
 
   /**
@@ -81,7 +101,8 @@ export class ContainerNetwork {
       this.gate.remove();
       return undefined;
     }
-    this.stack = await SlirpStack.start(this.host.slirp4netns, pid, this.requests.length > 0 ? this.apiSocket : undefined);
+    if (this.user?.internalOnly !== true) this.stack = await SlirpStack.start(this.host.slirp4netns, pid, this.requests.length > 0 ? this.apiSocket : undefined);
+    await this.user?.attach(pid);
     const ports: PortMap = Object.fromEntries(exposedPortKeys(this.body).map((key) => [key, null]));
     for (const r of this.requests) {
       const hostIp = r.hostIp === '' ? this.host.defaultHostIp : r.hostIp;
@@ -89,7 +110,14 @@ export class ContainerNetwork {
       (ports[r.key] ??= []).push({ HostIp: hostIp, HostPort: String(hostPort) });
     }
     this.gate.release();
-    return { network: 'bridge', ipAddress: SLIRP_NET.ipAddress, prefixLen: SLIRP_NET.prefixLen, gateway: SLIRP_NET.gateway, macAddress: SLIRP_MAC, ports };
+    return {
+      // With networks of namespaces we make (sandbox-networks.ts), the user-mode stack is only the
+      // container's way out and where its published ports arrive: its endpoints (the shared
+      // `bridge` too) are those networks'. Without them, `bridge` is the stack's own address.
+      network: onDefaultBridge(this.body) && !this.user ? 'bridge' : '',
+      ipAddress: SLIRP_NET.ipAddress, prefixLen: SLIRP_NET.prefixLen, gateway: SLIRP_NET.gateway, macAddress: SLIRP_MAC, ports,
+      ...(this.user ? { endpoints: this.user.endpoints } : {}),
+    };
   }
 
   /** Takes the stack down (its host ports close with it) and removes the gate and socket. */
@@ -123,7 +151,7 @@ export class ContainerNetwork {
  * A symlink there is replaced (it would be resolved outside the container's root while bwrap
  * builds it); a directory there is left alone and not bound over (false).
  */
-function mountPoint(rootfs: string, path: string): boolean {
+export function mountPoint(rootfs: string, path: string): boolean {
   const target = join(rootfs, path);
   let stat;
   try {
@@ -140,18 +168,21 @@ function mountPoint(rootfs: string, path: string): boolean {
 }
 
 /**
- * The container's resolv.conf: slirp4netns's DNS forwarder, with the host's search domains and
+ * The container's resolv.conf: its user networks' DNS, then slirp4netns's DNS forwarder, with the host's search domains and
  * options, as dockerd writes one for the default bridge (the host's nameservers are replaced:
  * the forwarder reaches them from the host's side).
  */
-function resolvConf(): string {
+export function resolvConf(nameservers: string[], slirp: boolean): string {
   let kept: string[] = [];
   try {
     kept = readFileSync('/etc/resolv.conf', 'utf8').split('\n').filter((l) => /^\s*(search|domain|options)\s/.test(l));
   } catch {
     // No resolv.conf on the host: the forwarder alone.
   }
-  return [`nameserver ${SLIRP_NET.dns}`, ...kept].join('\n') + '\n';
+  // A user network's DNS first: it answers its containers' names and refuses the rest, which
+  // the resolver then asks the forwarder (dockerd's 127.0.0.11 forwards them itself).
+  const servers = [...nameservers, ...(slirp ? [SLIRP_NET.dns] : [])];
+  return [...servers.map((s) => `nameserver ${s}`), ...kept].join('\n') + '\n';
 }
 
 /** dockerd's /etc/hosts for a bridge container: the loopback names, then its address and hostname. */

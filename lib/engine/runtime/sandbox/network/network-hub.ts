@@ -1,0 +1,163 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { answerQuery } from './dns-answer.js';
+import { ipIn, type NetnsTools } from './netns-ip.js';
+
+/** The bridge device in a network's namespace. */
+const BRIDGE = 'br0';
+
+/** How long the namespace's process may take to come up. */
+const READY_TIMEOUT_MS = 10_000;
+
+/**
+ * The process that holds a network's namespace and carries its DNS: it binds UDP port 53 there
+ * (on every address, so it answers on the gateway's) and relays each query to the server as one
+ * JSON line on stdout, and each reply from stdin back to its sender. It exits when its stdin
+ * closes: a server that ends, even by SIGKILL, takes every network namespace with it (and with
+ * them the bridges and the veths of the containers). Plain JavaScript with no imports, passed to
+ * `node -e`: it runs outside the server's module graph, in the namespace unshare made.
+ */
+const RELAY = `
+const dgram = require('node:dgram');
+const socket = dgram.createSocket('udp4');
+socket.on('message', (msg, rinfo) => process.stdout.write(JSON.stringify({ a: rinfo.address, p: rinfo.port, d: msg.toString('base64') }) + '\\n'));
+socket.on('error', (e) => { process.stderr.write(String(e.message) + '\\n'); process.exit(1); });
+socket.bind(53, '0.0.0.0', () => process.stdout.write('ready\\n'));
+let rest = '';
+process.stdin.on('data', (chunk) => {
+  rest += chunk.toString('utf8');
+  let nl;
+  while ((nl = rest.indexOf('\\n')) >= 0) {
+    const line = rest.slice(0, nl);
+    rest = rest.slice(nl + 1);
+    try { const m = JSON.parse(line); socket.send(Buffer.from(m.d, 'base64'), m.p, m.a); } catch {}
+  }
+});
+process.stdin.on('end', () => process.exit(0));
+`;
+
+/** One container's leg on a network: the veth end inside it, its address and MAC. */
+export interface HubEndpoint {
+  /** Interface name inside the container (`eth1`…). */
+  ifname: string;
+  ipAddress: string;
+  macAddress: string;
+}
+
+/**
+ * One user-defined network, made of namespaces we create: a network namespace of its own (held
+ * by the relay process) with a Linux bridge carrying the gateway address, and one veth pair per
+ * attached container, whose other end is moved into the container's network namespace. The
+ * host's interfaces, routes and firewall are never touched. The DNS answers come from `lookup`
+ * (the network's current names), asked for each query the relay passes on.
+ */
+export class NetworkHub {
+  private readonly exited: Promise<void>;
+
+  private constructor(
+    private readonly tools: NetnsTools,
+    private readonly child: ChildProcess,
+    private readonly prefixLen: number,
+  ) {
+    this.exited = new Promise((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) resolve();
+      else child.once('exit', () => resolve());
+    });
+  }
+
+  /** The namespace's holder pid (its network namespace is `/proc/PID/ns/net`). */
+  get pid(): number {
+    return this.child.pid ?? 0;
+  }
+
+  /** Makes the namespace, its bridge with `gateway/prefixLen`, and its DNS on port 53. */
+  static async start(tools: NetnsTools & { unshare: string }, gateway: string, prefixLen: number, lookup: (name: string) => string[] | undefined): Promise<NetworkHub> {
+    const child = spawn(tools.unshare, ['--net', '--', process.execPath, '-e', RELAY], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const hub = new NetworkHub(tools, child, prefixLen);
+    let errors = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      if (errors.length < 2048) errors += chunk.toString('utf8');
+    });
+    child.stdin?.on('error', () => undefined);
+    const lines = createInterface({ input: child.stdout! });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`the network's namespace did not come up in ${READY_TIMEOUT_MS / 1000}s`)), READY_TIMEOUT_MS);
+        child.once('error', (error) => {
+          clearTimeout(timer);
+          reject(new Error(`cannot run ${tools.unshare}: ${error.message}`));
+        });
+        void hub.exited.then(() => {
+          clearTimeout(timer);
+          reject(new Error(`the network's namespace ended: ${errors.trim() || `status ${String(child.exitCode ?? child.signalCode)}`}`));
+        });
+        lines.once('line', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      await ipIn(tools, hub.pid, [
+        'link set lo up',
+        `link add ${BRIDGE} type bridge`,
+        `addr add ${gateway}/${prefixLen} dev ${BRIDGE}`,
+        `link set ${BRIDGE} up`,
+      ]);
+    } catch (error) {
+      await hub.stop();
+      throw error;
+    }
+    lines.on('line', (line) => {
+      let message: { a: string; p: number; d: string };
+      try {
+        message = JSON.parse(line) as typeof message;
+      } catch {
+        return;
+      }
+      const reply = answerQuery(Buffer.from(message.d, 'base64'), lookup);
+      if (reply) child.stdin?.write(JSON.stringify({ a: message.a, p: message.p, d: reply.toString('base64') }) + '\n');
+    });
+    // The namespace never keeps the server alive: it ends with the server (its stdin closes).
+    child.unref();
+    for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as unknown as { unref?: () => void } | null)?.unref?.();
+    return hub;
+  }
+
+  /**
+   * Plugs the container of `pid` in: a veth pair whose bridge side is named after the pid and the
+   * interface (unique while the container's namespace lives; the pair goes with that namespace),
+   * and whose other side becomes `ifname` there, with its address and MAC, up; then `extra`
+   * commands in the container's namespace.
+   */
+  async attach(pid: number, endpoint: HubEndpoint, extra: string[] = []): Promise<void> {
+    const veth = vethName(pid, endpoint.ifname);
+    await ipIn(this.tools, this.pid, [
+      `link add ${veth} type veth peer name ${endpoint.ifname} netns ${pid}`,
+      `link set ${veth} master ${BRIDGE}`,
+      `link set ${veth} up`,
+    ]);
+    await ipIn(this.tools, pid, [
+      `link set ${endpoint.ifname} address ${endpoint.macAddress}`,
+      `addr add ${endpoint.ipAddress}/${this.prefixLen} dev ${endpoint.ifname}`,
+      `link set ${endpoint.ifname} up`,
+      ...extra,
+    ]);
+  }
+
+  /** Unplugs the container of `pid` (deleting one end of the pair deletes both). */
+  async detach(pid: number, ifname: string): Promise<void> {
+    await ipIn(this.tools, this.pid, [`link del ${vethName(pid, ifname)}`]);
+  }
+
+  /** Ends the namespace (its stdin closed, then SIGKILL if it lingers) and waits for it. */
+  async stop(): Promise<void> {
+    this.child.stdin?.end();
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 1000);
+    await this.exited;
+    clearTimeout(timer);
+  }
+}
+
+/** The bridge side's name: `v<pid>-<ifname>`, within the 15 bytes of an interface name. */
+function vethName(pid: number, ifname: string): string {
+  return `v${pid}-${ifname}`.slice(0, 15);
+}
