@@ -1,7 +1,6 @@
 import type { Router } from 'express';
 import { engineRoute, type EngineContext } from './context.js';
-import { boolValue, queryString } from './query.js';
-import { detachKeyBytes } from '../../engine-api/detach-keys.js';
+import { attachQuery } from './attach-query.js';
 import { registerAttachWsRoute } from './attach-ws-route.js';
 import { streamContentType } from './output-response.js';
 import { detachKeysOf, hijack, isUpgradeEvent, splice, wantsUpgrade } from './hijack.js';
@@ -19,16 +18,8 @@ export function registerAttachRoute(api: Router, ctx: EngineContext): void {
   api.post(
     '/containers/:id/attach',
     engineRoute(ctx, 'container.attach', async (req, res, version) => {
-      // A bad detachKeys is refused before anything is attached (dockerd's words).
-      const keys = queryString(req.query.detachKeys);
-      if (keys !== undefined && keys !== '') detachKeyBytes(keys);
-      const session = await ctx.runtime.attach(req.params.id as string, {
-        stdin: boolValue(req.query.stdin),
-        stdout: boolValue(req.query.stdout),
-        stderr: boolValue(req.query.stderr),
-        logs: boolValue(req.query.logs),
-        stream: boolValue(req.query.stream),
-      });
+      const { options, detachKeys: keys } = attachQuery(req);
+      const session = await ctx.runtime.attach(req.params.id as string, options);
       const upgrade = wantsUpgrade(req);
       const socket = hijack(req, res, upgrade, streamContentType(session, version) ?? 'application/vnd.docker.raw-stream');
       splice(session, socket, isUpgradeEvent(req), detachKeysOf(session, keys));

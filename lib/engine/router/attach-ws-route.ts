@@ -2,9 +2,9 @@ import type { Request, Response, Router } from 'express';
 import type { Socket } from 'node:net';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { engineRoute, type EngineContext } from './context.js';
-import { boolValue, queryString } from './query.js';
-import { isUpgradeEvent } from './hijack.js';
-import { DEFAULT_DETACH_KEYS, DetachWatcher, detachKeyBytes } from '../../engine-api/detach-keys.js';
+import { attachQuery } from './attach-query.js';
+import { detachKeysOf, isUpgradeEvent } from './hijack.js';
+import { DetachWatcher } from '../../engine-api/detach-keys.js';
 import { EngineError } from '../../engine-api/engine-error.js';
 import { FrameDecoder } from '../../engine-api/stdcopy.js';
 import { apiVersionAtLeast } from '../../engine-api/api-version.js';
@@ -32,16 +32,9 @@ export function registerAttachWsRoute(api: Router, ctx: EngineContext): void {
       if (!isUpgradeEvent(req) || !/\bwebsocket\b/i.test(String(req.headers.upgrade ?? ''))) {
         throw EngineError.invalidParameter('attach/ws needs a WebSocket upgrade (Upgrade: websocket) through the server\'s upgrade event (listenEngine or handleEngineUpgrades)');
       }
-      const keys = queryString(req.query.detachKeys);
-      if (keys !== undefined && keys !== '') detachKeyBytes(keys);
-      const session = await ctx.runtime.attach(req.params.id as string, {
-        stdin: boolValue(req.query.stdin),
-        stdout: boolValue(req.query.stdout),
-        stderr: boolValue(req.query.stderr),
-        logs: boolValue(req.query.logs),
-        stream: boolValue(req.query.stream),
-      });
-      const detach = session.multiplexed ? undefined : detachKeyBytes(keys !== undefined && keys !== '' ? keys : session.detachKeys || DEFAULT_DETACH_KEYS);
+      const { options, detachKeys: keys } = attachQuery(req);
+      const session = await ctx.runtime.attach(req.params.id as string, options);
+      const detach = detachKeysOf(session, keys);
       const ws = await upgrade(server, req, res);
       relay(session, ws, apiVersionAtLeast(version, '1.28'), detach);
     }),
