@@ -15,7 +15,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
@@ -71,6 +71,8 @@ try {
     run('tar', ['xzf', tarball, '-C', work]);
     run('mv', [join(work, 'package'), join(app, 'node_modules/dockgate')]);
     for (const name of [...Object.keys(pkg.dependencies), '@types/express', '@types/node']) {
+      // A scoped name (@balena/dockerignore) needs its scope folder first.
+      mkdirSync(dirname(join(app, 'node_modules', name)), { recursive: true });
       symlinkSync(join(root, 'node_modules', name), join(app, 'node_modules', name));
     }
   }
