@@ -5,10 +5,9 @@ import type { NetworkInspectOptions } from '../../../engine-api/network-operatio
 import type { EventBus } from './event-bus.js';
 import { imageMatches } from './image-filter.js';
 import { imageHistoryView, imageInspectView, imageSummaryView } from './image-views.js';
-import type { LocalContainer, LocalImage, LocalNetworkName } from './local-container.js';
+import type { LocalContainer, LocalImage, LocalNetworkName, LocalUserNetworks } from './local-container.js';
 import type { ImageUser, LocalImageStore } from './local-image-store.js';
 import { LocalNetworks } from './local-networks.js';
-import type { LocalUserNetworks } from './user-networks.js';
 
 /**
  * The optional operations of the local runtimes: their images (the host's configured ones and

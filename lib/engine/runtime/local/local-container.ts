@@ -6,7 +6,8 @@ import type { ContainerChange } from '../../../engine-api/container-operations.j
 import type { HealthConfig, HealthState } from './health-types.js';
 import type { LogSettings } from './log-config.js';
 import type { MountPoint } from './container-mounts.js';
-import type { LocalUserNetworks } from './user-networks.js';
+import type { EngineFilters } from '../../../engine-api/filters.js';
+import type { NetworkConnectBody, NetworkCreateBody } from '../../../engine-api/network-operations.js';
 
 /** An image a local runtime can run. */
 export interface LocalImage {
@@ -99,6 +100,27 @@ export interface LocalExecRun {
 
 /** A predefined network a local runtime can have (`bridge`: a network namespace of each container's own). */
 export type LocalNetworkName = 'bridge' | 'host' | 'none';
+
+/**
+ * User-defined networks, for an executor that makes them (the sandbox's, on network namespaces
+ * of its own): what `LocalRuntime` forwards the network routes to, and what its views ask about
+ * a container's endpoints. Errors are EngineErrors with dockerd's words.
+ */
+export interface LocalUserNetworks {
+  /** Predefined networks these serve themselves (the sandbox's shared `bridge`); the runtime shows the others. */
+  readonly predefined: readonly string[];
+  create(body: NetworkCreateBody): Promise<{ Id: string; Warning: string }>;
+  remove(ref: string): Promise<void>;
+  prune(filters: EngineFilters): Promise<{ NetworksDeleted: string[] }>;
+  connect(ref: string, container: LocalContainer, body: NetworkConnectBody): Promise<void>;
+  disconnect(ref: string, container: LocalContainer, force: boolean): Promise<void>;
+  /** The user networks' `GET /networks` entries matching `filters` (the predefined ones are the runtime's). */
+  list(filters: EngineFilters, containers: LocalContainer[]): Record<string, unknown>[];
+  /** One user network's inspect body, or undefined when `ref` names none (full id, name, id prefix). */
+  inspect(ref: string, containers: LocalContainer[]): Record<string, unknown> | undefined;
+  /** A container's endpoints on user networks, as inspect's `NetworkSettings.Networks` shows them. */
+  endpoints(container: Pick<LocalContainer, 'id'>): Record<string, Record<string, unknown>>;
+}
 
 /** What runs containers for a local runtime: the process executor or a script. */
 export interface LocalExecutor {

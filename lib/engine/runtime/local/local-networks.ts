@@ -2,8 +2,7 @@ import { createHash } from 'node:crypto';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type { EngineFilters } from '../../../engine-api/filters.js';
 import { labelMatches } from './label-filter.js';
-import type { LocalContainer, LocalNetworkName } from './local-container.js';
-import type { LocalUserNetworks } from './user-networks.js';
+import type { LocalContainer, LocalNetworkName, LocalUserNetworks } from './local-container.js';
 
 /** dockerd's drivers for its predefined networks. */
 const DRIVER = { bridge: 'bridge', host: 'host', none: 'null' } as const;
