@@ -1,9 +1,10 @@
 import { test, expect, afterAll } from '@jest/globals';
-import { execFile, spawn, spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeWithPeers, dockerd, dockerImage, program, type PeerCheck } from '../support/peers.js';
+import { dockerAt } from './support/docker-cli.js';
 import { type ContainerRuntime } from '../../lib/engine/index.js';
 import { dockerRuntime } from '../../lib/engine/runtime/docker/index.js';
 import { sandboxRuntime } from '../../lib/engine/runtime/sandbox/index.js';
@@ -17,21 +18,7 @@ const hasBwrap = spawnSync('bwrap', ['--version']).status === 0 && existsSync('/
 const bwrap: PeerCheck = { name: 'bwrap (bubblewrap), /bin/busybox (busybox-static) and nsenter and setpriv (util-linux)', available: () => hasBwrap };
 
 /** Runs the Docker CLI against `socket`, feeding `input` to its stdin. */
-function docker(socket: string, args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(CLI, args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', DOCKER_HOST: `unix://${socket}`, DOCKER_CONFIG: configDir } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? 1, stdout, stderr });
-    });
-    child.stdin.end(input ?? '');
-  });
-}
+const docker = dockerAt(configDir);
 
 const runtimes: [string, () => ContainerRuntime, string, PeerCheck[]][] = [
   ['sandbox runtime (the demo default)', () => sandboxRuntime(), 'busybox', [bwrap]],

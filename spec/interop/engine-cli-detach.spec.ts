@@ -5,12 +5,13 @@
  * while the container keeps running.
  */
 import { test, expect, afterAll } from '@jest/globals';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn as spawnPty } from 'node-pty';
 import { describeWithPeers, dockerd, dockerImage, program, type PeerCheck } from '../support/peers.js';
+import { dockerAt } from './support/docker-cli.js';
 import { type ContainerRuntime } from '../../lib/engine/index.js';
 import { sandboxRuntime } from '../../lib/engine/runtime/sandbox/index.js';
 import { dockerRuntime } from '../../lib/engine/runtime/docker/index.js';
@@ -28,15 +29,7 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 const hasBwrap = spawnSync('bwrap', ['--version']).status === 0 && existsSync('/bin/busybox') && existsSync('/usr/bin/nsenter') && existsSync('/usr/bin/setpriv');
 const bwrap: PeerCheck = { name: 'bwrap (bubblewrap), /bin/busybox (busybox-static) and nsenter and setpriv (util-linux)', available: () => hasBwrap };
 
-function docker(socket: string, args: string[]): Promise<{ code: number; stdout: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(CLI, args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: work, DOCKER_HOST: `unix://${socket}`, DOCKER_CONFIG: plainConfig } });
-    let stdout = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.on('close', (code) => resolve({ code: code ?? 1, stdout }));
-    child.stdin.end();
-  });
-}
+const docker = dockerAt(plainConfig, work);
 
 /** The CLI in a terminal: type into it, wait for its output, wait for its exit (or time out). */
 function terminal(socket: string, args: string[], configDir = plainConfig) {

@@ -3,7 +3,7 @@
  * Docker runtime where it applies (the reference: the same commands, the same answers).
  */
 import { test, expect, afterAll, beforeAll } from '@jest/globals';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describeWithPeers, dockerd, program, type PeerCheck } from '../support/peers.js';
+import { dockerAt } from './support/docker-cli.js';
 import { type ContainerRuntime } from '../../lib/engine/index.js';
 import { sandboxRuntime } from '../../lib/engine/runtime/sandbox/index.js';
 import { dockerRuntime } from '../../lib/engine/runtime/docker/index.js';
@@ -50,24 +51,9 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-function docker(socket: string, args: string[], stdinFile?: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(CLI, args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', DOCKER_HOST: `unix://${socket}`, DOCKER_CONFIG: configDir } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? 1, stdout, stderr });
-    });
-    // A refused import is answered before the tar is read: the CLI exits while we still write.
-    child.stdin.on('error', () => undefined);
-    if (stdinFile) child.stdin.end(readFileSync(stdinFile));
-    else child.stdin.end();
-  });
-}
+const cli = dockerAt(configDir);
+/** The CLI with a file on its stdin (`docker import -`); a refused import exits while it is still written. */
+const docker = (socket: string, args: string[], stdinFile?: string) => cli(socket, args, stdinFile ? readFileSync(stdinFile) : undefined);
 
 const runtimes: [string, () => ContainerRuntime, PeerCheck[]][] = [
   ['sandbox runtime', () => sandboxRuntime(), [bwrap]],

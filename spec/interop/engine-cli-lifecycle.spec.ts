@@ -3,11 +3,12 @@
  * on dockerd behind the Docker runtime (the reference: the same commands, the same answers).
  */
 import { test, expect, afterAll } from '@jest/globals';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeWithPeers, dockerd, dockerImage, program, type PeerCheck } from '../support/peers.js';
+import { dockerAt } from './support/docker-cli.js';
 import { type ContainerRuntime } from '../../lib/engine/index.js';
 import { sandboxRuntime } from '../../lib/engine/runtime/sandbox/index.js';
 import { dockerRuntime } from '../../lib/engine/runtime/docker/index.js';
@@ -19,21 +20,7 @@ afterAll(() => rmSync(configDir, { recursive: true, force: true }));
 const hasBwrap = spawnSync('bwrap', ['--version']).status === 0 && existsSync('/bin/busybox') && existsSync('/usr/bin/nsenter') && existsSync('/usr/bin/setpriv');
 const bwrap: PeerCheck = { name: 'bwrap (bubblewrap), /bin/busybox (busybox-static) and nsenter and setpriv (util-linux)', available: () => hasBwrap };
 
-function docker(socket: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(CLI, args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', DOCKER_HOST: `unix://${socket}`, DOCKER_CONFIG: configDir } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? 1, stdout, stderr });
-    });
-    child.stdin.end();
-  });
-}
+const docker = dockerAt(configDir);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 const runtimes: [string, () => ContainerRuntime, string, PeerCheck[]][] = [

@@ -6,6 +6,22 @@ import { runProgram, type ProgramResult, type RunOptions } from './run-program.j
 /** Docker CLI 28; Debian's docker.io puts an older CLI in /usr/bin. */
 export const DOCKER_CLI = '/usr/local/bin/docker';
 
+/**
+ * The Docker CLI pointed at one engine socket per call, with only PATH, HOME, DOCKER_HOST and
+ * DOCKER_CONFIG in its environment (nothing of the caller's DOCKER_* leaks in).
+ *
+ * @example
+ * const docker = dockerAt(configDir);
+ * const { code, stdout } = await docker(socket, ['ps', '-a']);
+ */
+export function dockerAt(configDir: string, home = process.env.HOME ?? '/tmp'): (socket: string, args: readonly string[], input?: string | Buffer) => Promise<ProgramResult> {
+  return (socket, args, input) => runProgram(DOCKER_CLI, args, {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, DOCKER_HOST: `unix://${socket}`, DOCKER_CONFIG: configDir },
+    inheritEnv: false,
+    ...(input !== undefined ? { input } : {}),
+  });
+}
+
 /** What `docker login` leaves in config.json for one registry. */
 export interface DockerAuthEntry {
   auth?: string;

@@ -10,10 +10,12 @@ export interface ProgramResult {
 
 /** Options of {@link runProgram}. */
 export interface RunOptions {
-  /** Written to stdin, then stdin is closed (`--password-stdin`). Defaults to nothing (stdin closed). */
-  input?: string;
+  /** Written to stdin, then stdin is closed (`--password-stdin`, a tar for `docker import -`). Defaults to nothing (stdin closed). */
+  input?: string | Buffer;
   /** Extra environment variables on top of the current environment. Defaults to none. */
   env?: NodeJS.ProcessEnv;
+  /** False: the program gets `env` alone, not the current environment under it. Defaults to true. */
+  inheritEnv?: boolean;
   /** Milliseconds before the program is killed. Defaults to 30000. */
   timeoutMs?: number;
 }
@@ -27,7 +29,7 @@ export interface RunOptions {
  */
 export function runProgram(cmd: string, args: readonly string[], options: RunOptions = {}): Promise<ProgramResult> {
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { env: options.inheritEnv === false ? { ...options.env } : { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk; });
