@@ -2,7 +2,7 @@ import express, { type Request, type RequestHandler } from 'express';
 
 /**
  * Parses `application/x-www-form-urlencoded` bodies (containerd adds `; charset=utf-8`) with
- * duplicate fields kept as arrays, so {@link duplicateParam} can see them.
+ * duplicate fields kept as arrays, so the validator's `duplicateField` (reject-duplicates.ts) can see them.
  */
 export function parseForm(limit: number): RequestHandler {
   return express.urlencoded({ extended: false, limit, parameterLimit: 100 });

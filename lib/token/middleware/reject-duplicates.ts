@@ -4,33 +4,11 @@
  */
 const REPEATED_SCOPE_CLIENTS = new Set(['containers/image']);
 
-const OWN_NAME = /^[a-z_]{1,32}$/;
-
 /**
- * RFC 6749 §3.2: request parameters "MUST NOT be included more than once". A field the parser
- * turned into an array (or, with an extended query parser, an object) is `invalid_request`;
- * returns what is wrong or undefined. `multi` lists the fields that may repeat (GET `scope`).
- */
-export function duplicateParam(params: Record<string, unknown>, location: 'body' | 'query', multi: readonly string[] = []): string | undefined {
-  let clientId: unknown;
-  for (const name in params) {
-    const value = params[name];
-    if (typeof value === 'string') continue;
-    clientId ??= params['client_id'];
-    const mayRepeat = multi.includes(name)
-      || (name === 'scope' && location === 'body' && typeof clientId === 'string' && REPEATED_SCOPE_CLIENTS.has(clientId));
-    if (mayRepeat && Array.isArray(value) && value.every((v) => typeof v === 'string')) continue;
-    // The name is echoed only when it is one of ours: unknown names are request data.
-    const shown = OWN_NAME.test(name) ? `"${name}"` : 'a parameter';
-    return `${shown} must not be provided more than once`;
-  }
-  return undefined;
-}
-
-/**
- * {@link duplicateParam} for one field, as a field's validator sees it: a repeated field is an
- * array (or an object); what is wrong, or undefined. `params` is the whole form or query, for
- * the client_id that allows a repeated POST `scope`.
+ * RFC 6749 §3.2: request parameters "MUST NOT be included more than once", for one field as its
+ * validator sees it: a repeated field is an array (or an object); what is wrong, or undefined.
+ * `params` is the whole form or query, for the client_id that allows a repeated POST `scope`;
+ * `multi` lists the fields that may repeat (GET `scope`).
  */
 export function duplicateField(name: string, value: unknown, params: Record<string, unknown>, location: 'body' | 'query', multi: readonly string[] = []): string | undefined {
   if (value === undefined || typeof value === 'string') return undefined;
