@@ -38,7 +38,7 @@ describe('refresh tokens of an account removed from the htpasswd file stop worki
     writeFileSync(file, `${alice}\n${bob}\n`);
     const store = new MemoryRefreshTokenStore();
     const audit: unknown[] = [];
-    const { app } = tokenApp({ authenticate: htpasswdAuthenticator({ file }), refreshTokens: { store }, audit: (e) => audit.push(e) });
+    const { app } = tokenApp({ authenticate: htpasswdAuthenticator({ file }, { recheckMs: 0 }), refreshTokens: { store }, audit: (e) => audit.push(e) });
     const bobFirst = await login(app, 'bob', 'bob pw');
     const bobSecond = await login(app, 'bob', 'bob pw');
     const aliceToken = await login(app, 'alice', 'alice pw');

@@ -37,31 +37,45 @@ export interface RevokeParams {
   token_type_hint?: string;
 }
 
-/** `scope` is checked by the scope parser (invalid_scope); here only that it is text, repeated where allowed. */
-const SCOPE: ParamRule = { name: 'scope' };
+/**
+ * What is wrong with a whole form or query, naming the field, or undefined: a repeated field the
+ * endpoint does not know (RFC 6749 §3.2, without echoing its name), then each known field by its
+ * rule (check-params.ts) after the no-repeats rule (reject-duplicates.ts), then `scope`'s repeats
+ * (its grammar is the scope parser's, answered `invalid_scope`).
+ */
+function paramsProblem(params: Record<string, unknown>, rules: readonly ParamRule[], known: ReadonlySet<string>, location: 'body' | 'query', multi: readonly string[]): string | undefined {
+  for (const name in params) {
+    if (!known.has(name) && typeof params[name] !== 'string') return 'a parameter must not be provided more than once';
+  }
+  for (const rule of rules) {
+    const value = params[rule.name];
+    const problem = duplicateField(rule.name, value, params, location, multi) ?? checkField(rule, value);
+    if (problem) return problem;
+  }
+  return duplicateField('scope', params['scope'], params, location, multi);
+}
 
 /**
- * One express-validator chain per endpoint over the endpoint's fields, built once with the
- * router: each field is checked by its rule (check-params.ts) and RFC 6749 §3.2's no-repeats
- * (reject-duplicates.ts) in one `custom` validator, and on success the middleware takes the
+ * One express-validator chain per endpoint, built once with the router, over the whole form (or
+ * query) as ONE field, the selection express-validator documents as `body()` / `query()`: its one
+ * `custom` validator checks every field (`paramsProblem`), and on success the middleware takes the
  * chain's typed result with ONE `matchedData` call and keeps it for the handler (`read`).
  *
- * Why this shape, by the profile of bench:token (express-validator's cost grows with what it is
- * given, not with what the rules do): each field instance costs a path expansion, a lodash
- * `get`, an async validator call and a `set` in `matchedData`; each item of a chain costs a pass
- * over all instances; each chain run and each `matchedData` call costs a lodash group-and-filter
- * over every instance. So: one chain (per-field chains cost about 80 µs a token), one item in it
- * (a `.bail()` or a second validator doubles the passes), and one `matchedData` per request (the
- * handler and the grant-duration label both read the fields: a second call was a fifth of
- * express-validator's time).
+ * Why this shape, by the profile of bench:token (express-validator's cost grows with the number
+ * of field instances it is given, not with what the rules do): each instance costs a path
+ * expansion, a lodash `get`, an async validator call, a pass of lodash's group-and-filter per
+ * chain item and per `matchedData`, and a `set`. One field per field of the form (eight) cost
+ * 40-50 µs a token in the demo as shipped, a tenth of the whole grant; the form as one instance
+ * costs a third of that. So: one chain, one item in it (a `.bail()`, a second validator or a
+ * sanitizer adds a pass), one `matchedData` per request (the handler and the grant-duration label
+ * both read the fields). The result is the form as parsed, so a field the endpoint does not know
+ * is in it (RFC 6749 §3.1: unknown parameters are ignored); the handlers read the typed fields only.
  */
 function validator<T extends object>(location: 'body' | 'query', rules: readonly ParamRule[], multi: readonly string[] = []): ParamsValidator<T> {
   const { body, query, matchedData } = expressValidator();
-  const byName = new Map([...rules, SCOPE].map((rule) => [rule.name, rule]));
-  const chain: ValidationChain = (location === 'body' ? body : query)([...byName.keys()]).custom((value: unknown, { req, path }) => {
-    const params = (req[location] ?? {}) as Record<string, unknown>;
-    const rule = byName.get(path);
-    const problem = duplicateField(path, value, params, location, multi) ?? (rule && rule !== SCOPE ? checkField(rule, value) : undefined);
+  const known = new Set([...rules.map((rule) => rule.name), 'scope']);
+  const chain: ValidationChain = (location === 'body' ? body : query)().custom((params: unknown) => {
+    const problem = paramsProblem((params ?? {}) as Record<string, unknown>, rules, known, location, multi);
     if (problem) throw new Error(problem);
     return true;
   });
@@ -73,17 +87,10 @@ function validator<T extends object>(location: 'body' | 'query', rules: readonly
       next(new OAuthError('invalid_request', NOT_A_FORM));
       return;
     }
-    // A repeated field the endpoint does not know is refused too (§3.2), without echoing its name.
-    const params = (req[location] ?? {}) as Record<string, unknown>;
-    for (const name in params) {
-      if (!byName.has(name) && typeof params[name] !== 'string') {
-        next(new OAuthError('invalid_request', 'a parameter must not be provided more than once'));
-        return;
-      }
-    }
     chain.run(req).then((result) => {
       if (result.isEmpty()) {
-        validated.set(req, matchedData<T>(req, { locations }));
+        // The whole location is the chain's one field, whose path is the empty string.
+        validated.set(req, matchedData<{ '': T }>(req, { locations })['']);
         next();
         return;
       }

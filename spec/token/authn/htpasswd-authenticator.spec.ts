@@ -11,6 +11,7 @@ import {
   htpasswdLine,
   type Authenticator,
 } from '../../../lib/token/authn/index.js';
+import { HTPASSWD_RECHECK_MS } from '../../../lib/token/authn/htpasswd-authenticator.js';
 
 // Cost 4 keeps bcrypt fast; the behaviour does not depend on the cost.
 const COST = 4;
@@ -152,6 +153,9 @@ describe('a table with a non-bcrypt or malformed line is rejected at constructio
     expect(() => htpasswdAuthenticator(source as never)).toThrow(TypeError);
     expect(() => htpasswdAuthenticator(source as never)).toThrow(message);
   });
+  test.each([-1, 1.5, '1000', Number.NaN])('recheckMs %p is a TypeError naming the option', (recheckMs) => {
+    expect(() => htpasswdAuthenticator({ content: '' }, { recheckMs: recheckMs as never })).toThrow(/"recheckMs" must be a non-negative integer|"recheckMs" must be an integer from 0/);
+  });
   test('a non-function onError is a TypeError naming the option', () => {
     expect(() => htpasswdAuthenticator({ content: '' }, { onError: 'log' as never })).toThrow(/"onError" must be a function/);
   });
@@ -161,7 +165,7 @@ describe('a file source is re-read when the file changes', () => {
   test('a user added to the file can log in on the next request, without a restart', async () => {
     const file = join(dir, 'grow');
     writeFileSync(file, `${alice}\n`);
-    const authenticate = htpasswdAuthenticator({ file });
+    const authenticate = htpasswdAuthenticator({ file }, { recheckMs: 0 });
     await expect(ask(authenticate, 'bob', 'bob-pw')).resolves.toBeUndefined();
     writeFileSync(file, `${alice}\n${bob}\n`);
     await expect(ask(authenticate, 'bob', 'bob-pw')).resolves.toEqual({ subject: 'bob' });
@@ -169,7 +173,7 @@ describe('a file source is re-read when the file changes', () => {
   test('a user removed from the file (file replaced by rename) can no longer log in', async () => {
     const file = join(dir, 'shrink');
     writeFileSync(file, `${alice}\n${bob}\n`);
-    const authenticate = htpasswdAuthenticator({ file });
+    const authenticate = htpasswdAuthenticator({ file }, { recheckMs: 0 });
     await expect(ask(authenticate, 'bob', 'bob-pw')).resolves.toEqual({ subject: 'bob' });
     writeFileSync(`${file}.new`, `${alice}\n`);
     renameSync(`${file}.new`, file);
@@ -180,7 +184,7 @@ describe('a file source is re-read when the file changes', () => {
     const file = join(dir, 'bad-reload');
     writeFileSync(file, `${alice}\n`);
     const errors: Error[] = [];
-    const authenticate = htpasswdAuthenticator({ file }, { onError: (err) => errors.push(err) });
+    const authenticate = htpasswdAuthenticator({ file }, { onError: (err) => errors.push(err), recheckMs: 0 });
     writeFileSync(file, `${alice}\neve:{SHA}secret-hash-value=\n`);
     await expect(ask(authenticate, 'alice', 'alice-pw')).resolves.toEqual({ subject: 'alice' });
     await expect(ask(authenticate, 'alice', 'alice-pw')).resolves.toEqual({ subject: 'alice' });
@@ -196,7 +200,7 @@ describe('a file source is re-read when the file changes', () => {
     const file = join(dir, 'deleted');
     writeFileSync(file, `${alice}\n`);
     const errors: Error[] = [];
-    const authenticate = htpasswdAuthenticator({ file }, { onError: (err) => errors.push(err) });
+    const authenticate = htpasswdAuthenticator({ file }, { onError: (err) => errors.push(err), recheckMs: 0 });
     unlinkSync(file);
     await expect(ask(authenticate, 'alice', 'alice-pw')).resolves.toEqual({ subject: 'alice' });
     await expect(ask(authenticate, 'alice', 'alice-pw')).resolves.toEqual({ subject: 'alice' });
@@ -205,10 +209,25 @@ describe('a file source is re-read when the file changes', () => {
   test('concurrent requests during a change all see the new table', async () => {
     const file = join(dir, 'concurrent');
     writeFileSync(file, `${alice}\n`);
-    const authenticate = htpasswdAuthenticator({ file });
+    const authenticate = htpasswdAuthenticator({ file }, { recheckMs: 0 });
     writeFileSync(file, `${bob}\n`);
     const results = await Promise.all([1, 2, 3].map(() => ask(authenticate, 'bob', 'bob-pw')));
     expect(results).toEqual([{ subject: 'bob' }, { subject: 'bob' }, { subject: 'bob' }]);
+  });
+});
+
+describe('by default a file is checked at most once a second: a change counts from the first request a second after the last check', () => {
+  test('a user added is refused until a second has passed, then logs in', async () => {
+    const file = join(dir, 'timed');
+    writeFileSync(file, `${alice}\n`);
+    const authenticate = htpasswdAuthenticator({ file });
+    writeFileSync(file, `${alice}\n${bob}\n`);
+    const written = Date.now();
+    await expect(ask(authenticate, 'bob', 'bob-pw')).resolves.toBeUndefined();
+    expect(Date.now() - written).toBeLessThan(HTPASSWD_RECHECK_MS);
+    await new Promise((resolve) => setTimeout(resolve, HTPASSWD_RECHECK_MS + 50));
+    await expect(ask(authenticate, 'bob', 'bob-pw')).resolves.toEqual({ subject: 'bob' });
+    await expect(authenticate.lookup!('bob')).resolves.toBe('active');
   });
 });
 
@@ -216,7 +235,7 @@ describe('a file source checks for changes without waiting on the libuv threadpo
   test('lookup and authentication answer while every threadpool thread is busy, and a change is still seen afterwards', async () => {
     const file = join(dir, 'busy-pool');
     writeFileSync(file, `${alice}\n`);
-    const authenticate = htpasswdAuthenticator({ file });
+    const authenticate = htpasswdAuthenticator({ file }, { recheckMs: 0 });
     // Each open of a FIFO for reading holds a threadpool thread until a writer opens it.
     const fifo = join(dir, 'busy-pool.fifo');
     execFileSync('mkfifo', [fifo]);
