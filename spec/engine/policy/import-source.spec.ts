@@ -100,3 +100,13 @@ describe('a fromSrc that is not an http(s) URL stays the route\'s own 400, for t
     expect(served).toEqual([]);
   });
 });
+
+describe('a build\'s remote context is never fetched by the engine: 400 naming remote, for administrators too', () => {
+  test('POST /build?remote=http://127.0.0.1:PORT/ctx.tar is refused and the server sees no request', async () => {
+    for (const user of ['bob', 'root']) {
+      const res = await as(app, user).post(`/v1.41/build?remote=${encodeURIComponent(`${base}/ctx.tar`)}&t=${user}/remote`);
+      expect({ user, status: res.status, body: res.body }).toEqual({ user, status: 400, body: { message: expect.stringMatching(/^remote: building from a remote context/) } });
+    }
+    expect(served).toEqual([]);
+  });
+});
