@@ -3,7 +3,7 @@ export { ENGINE_ACTIONS, ENGINE_ACTION_NAMES, isCollectionAction, type EngineAct
 export {
   allow, refuse, hide,
   type EnginePolicy, type PolicyRequest, type PolicyDecision, type PolicyLookup, type PolicyTarget, type ContainerTarget, type ExecTarget, type ImageTarget,
-  type EngineCaller,
+  type EngineCaller, type ImportSource,
 } from './policy-types.js';
 export { callerFromBearer, ANONYMOUS_CALLER, type CallerResolver } from './engine-caller.js';
 export { composePolicies } from './compose-policies.js';

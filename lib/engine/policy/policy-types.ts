@@ -70,6 +70,18 @@ export interface NetworkTarget {
 
 export type PolicyTarget = ContainerTarget | ExecTarget | ImageTarget | VolumeTarget | NetworkTarget;
 
+/**
+ * Where `docker import` (`image.import`) reads its archive from, as `fromSrc` says: the request
+ * body (`fromSrc=-`), or a URL the engine itself fetches, from the host's network.
+ */
+export type ImportSource =
+  | { readonly kind: 'body' }
+  | {
+      readonly kind: 'url';
+      /** The http(s) URL the engine would fetch, normalized (the WHATWG `href`: lower-case scheme and host). */
+      readonly url: string;
+    };
+
 /** Read-only questions a policy may ask about the engine's state. */
 export interface PolicyLookup {
   /** The container a reference names (id, prefix or name), or undefined when none. */
@@ -104,6 +116,11 @@ export interface PolicyRequest {
    * archive, the reference being deleted.
    */
   readonly images?: readonly string[];
+  /**
+   * `image.import`'s source (`fromSrc`). Absent when `fromSrc` is malformed (another scheme, not
+   * a URL): the route answers that 400 itself and fetches nothing.
+   */
+  readonly source?: ImportSource;
   /** The runtime's name (`sandbox`, `process`, `docker`, `scripted`, or the host's). */
   readonly runtime: string;
   readonly lookup: PolicyLookup;

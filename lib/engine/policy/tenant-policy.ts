@@ -25,8 +25,10 @@ const UNCONFINED_RUNTIMES: ReadonlySet<string> = new Set(['process']);
  * namespaces, CapAdd beyond Docker's default set, Devices, SecurityOpt that loosens confinement
  * (seccomp=unconfined, apparmor=unconfined, label=disable…), Sysctls, CgroupParent, another
  * Runtime, unmasked paths, OOM-killer exemptions, privileged host ports, `exec --privileged` and
- * volumes bound to host paths. Under the process runtime, which cannot contain anything, a
- * tenant may create neither containers nor execs. Administrators are not restricted.
+ * volumes bound to host paths, and `docker import` from a URL (`fromSrc`: the engine would fetch
+ * it from the host's network; the request-body form `fromSrc=-` stays allowed). Under the
+ * process runtime, which cannot contain anything, a tenant may create neither containers nor
+ * execs. Administrators are not restricted.
  *
  * @example
  * tenantPolicy({ allowedBindDirs: ['/srv/shared'] });
@@ -47,8 +49,13 @@ export function tenantPolicy(options: TenantPolicyOptions = {}): EnginePolicy {
       return normalize(d);
     }
   });
-  return ({ action, caller, body, runtime }) => {
+  return ({ action, caller, body, source, runtime }) => {
     if (admin(caller)) return allow();
+    // The engine fetches an import's URL itself, from the host's network: a tenant's URL could name
+    // the host's loopback services, its LAN or a cloud metadata address (169.254.169.254).
+    if (action === 'image.import' && source?.kind === 'url') {
+      return refuse('fromSrc: importing from a URL is reserved to administrators (the engine would fetch it from the host\'s network); send the archive as the request body instead (fromSrc=-, docker import FILE)');
+    }
     if ((action === 'container.create' || action === 'exec.create') && UNCONFINED_RUNTIMES.has(runtime)) {
       return refuse(`the ${runtime} runtime cannot contain a tenant: it runs commands on the host as the engine's own user. Only administrators may create containers or execs with it`);
     }

@@ -9,9 +9,10 @@ import { ENGINE_ACTIONS, type EngineAction } from '../policy/engine-actions.js';
 import { ANONYMOUS_CALLER, callerFromBearer } from '../policy/engine-caller.js';
 import { inNamespace } from '../policy/image-namespace.js';
 import { OWNER_LABEL, ownerOf } from '../policy/owner-label.js';
-import type { ContainerTarget, EngineCaller, NetworkTarget, PolicyLookup, PolicyTarget, VolumeTarget } from '../policy/policy-types.js';
+import type { ContainerTarget, EngineCaller, ImportSource, NetworkTarget, PolicyLookup, PolicyTarget, VolumeTarget } from '../policy/policy-types.js';
 import type { EngineContext } from './engine-context.js';
 import { holdArchive } from './policy-archive.js';
+import { importSource } from './import-source.js';
 import { readJsonBody } from './read-json-body.js';
 import { buildRequestOptions } from './build-query.js';
 
@@ -52,12 +53,13 @@ export async function checkpoint(ctx: EngineContext, action: EngineAction, req: 
   }
   // A build's RUN containers: the policy judges their HostConfig (networkmode, limits) as a create's.
   if (action === 'image.build') body = buildContainerBody(req);
+  const source = action === 'image.import' ? importSourceOf(req) : undefined;
   let images: string[] | undefined;
   try {
     images = await imagesWritten(action, req, target, result);
     const decision = await policy({
       action, caller, lookup, runtime: ctx.runtime.name ?? 'custom',
-      ...(target ? { target } : {}), ...(body ? { body } : {}), ...(images ? { images } : {}),
+      ...(target ? { target } : {}), ...(body ? { body } : {}), ...(images ? { images } : {}), ...(source ? { source } : {}),
     });
     if (!decision.allow) throw 'hidden' in decision ? hiddenError(action, target) : new EngineError('Forbidden', decision.message);
     if (decision.onlyOwner !== undefined) result.onlyOwner = decision.onlyOwner;
@@ -167,6 +169,17 @@ async function imagesWritten(action: EngineAction, req: Request, target: PolicyT
     }
     default:
       return undefined;
+  }
+}
+
+/** Where `docker import` reads from, as the route will; malformed `fromSrc` is left to the route's own 400. */
+function importSourceOf(req: Request): ImportSource | undefined {
+  const fromSrc = queryString(req.query.fromSrc);
+  if (fromSrc === undefined) return undefined;
+  try {
+    return importSource(fromSrc);
+  } catch {
+    return undefined;
   }
 }
 

@@ -6,6 +6,7 @@ import { abortOnClose } from './output-response.js';
 import { EngineError } from '../../engine-api/engine-error.js';
 import { queryString } from './query.js';
 import { parsePullReference } from '../../engine-api/pull-reference.js';
+import { importUrl } from './import-source.js';
 
 /**
  * `POST /images/create?fromSrc=…` (`docker import`), ahead of the pull on the same path: the
@@ -32,7 +33,7 @@ export function registerImageImportRoute(api: Router, ctx: EngineContext): void 
     let tar: Readable = req;
     if (source !== '-') {
       req.resume();
-      tar = await download(source, abort.signal);
+      tar = await download(source, importUrl(source), abort.signal);
     }
     const importing = runtime.importImage({ tar, source, ...(ref ? { ref } : {}), ...(message !== undefined ? { message } : {}), changes, apiVersion: version, signal: abort.signal });
     if (source === '-') {
@@ -59,24 +60,15 @@ export function registerImageImportRoute(api: Router, ctx: EngineContext): void 
   });
 }
 
-/** The URL's body as a stream; only http and https, refused in dockerd's words otherwise. */
-async function download(url: string, signal: AbortSignal): Promise<Readable> {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw EngineError.invalidParameter(`Get "${url}": unsupported protocol scheme ""`);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw EngineError.invalidParameter(`Get "${url}": unsupported protocol scheme "${parsed.protocol.replace(/:$/, '')}"`);
-  }
+/** What the URL (`href`, checked by `importUrl`) answers, as a stream; errors name `fromSrc` as sent, in dockerd's words. */
+async function download(fromSrc: string, href: string, signal: AbortSignal): Promise<Readable> {
   let answer: globalThis.Response;
   try {
-    answer = await fetch(parsed, { signal, redirect: 'follow' });
+    answer = await fetch(href, { signal, redirect: 'follow' });
   } catch (error) {
-    throw EngineError.invalidParameter(`Get "${url}": ${(error as Error).message}`);
+    throw EngineError.invalidParameter(`Get "${fromSrc}": ${(error as Error).message}`);
   }
-  if (!answer.ok || !answer.body) throw EngineError.invalidParameter(`Get "${url}": ${answer.status} ${answer.statusText}`);
+  if (!answer.ok || !answer.body) throw EngineError.invalidParameter(`Get "${fromSrc}": ${answer.status} ${answer.statusText}`);
   return Readable.fromWeb(answer.body as unknown as WebReadableStream<Uint8Array>);
 }
 

@@ -89,6 +89,21 @@ describe('the policy is asked with the action, the caller, the resolved target a
     expect(asked.at(-1)).toMatchObject({ action: 'image.tag', target: { kind: 'image', ref: 'busybox' }, images: ['alice/box:1'] });
   });
 
+  test('import: the source fromSrc names (the body, or the URL normalized as the route fetches it); none for a malformed fromSrc, the route\'s own 400', async () => {
+    const asked: PolicyRequest[] = [];
+    const app = policyApp(runtime, (req) => (asked.push(req), allow()));
+    await as(app, 'alice').post('/v1.41/images/create?fromSrc=-&repo=alice/x').set('Content-Type', 'application/x-tar').send(Buffer.alloc(1024));
+    expect(asked.at(-1)).toMatchObject({ action: 'image.import', source: { kind: 'body' }, images: ['alice/x:latest'] });
+    await as(app, 'alice').post('/v1.41/images/create?fromSrc=HTTP://Example.COM:80/x.tar');
+    expect(asked.at(-1)).toMatchObject({ action: 'image.import', source: { kind: 'url', url: 'http://example.com/x.tar' } });
+    await as(app, 'alice').post('/v1.41/images/create?fromSrc=ftp://example.com/x.tar');
+    expect(asked.at(-1)!.action).toBe('image.import');
+    expect(asked.at(-1)).not.toHaveProperty('source');
+    await as(app, 'alice').post('/v1.41/images/create?fromImage=alice/y&tag=1');
+    expect(asked.at(-1)!.action).toBe('image.pull');
+    expect(asked.at(-1)).not.toHaveProperty('source');
+  });
+
   test('a refusal is a 403 in the engine\'s {"message"} shape, before the runtime acts', async () => {
     const app = policyApp(runtime, ({ action }) => (action === 'container.create' ? refuse('no containers on Fridays') : allow()));
     const before = (await as(app, 'alice').get('/v1.41/containers/json?all=1')).body.length;
