@@ -82,7 +82,7 @@ export function composeDemoApp({ tokens, guard, engine, logger, registry }: Demo
     res.setHeader('Content-Type', registry.contentType);
     res.end(await registry.metrics());
   });
-  app.use(registryRoutes(guard, new Map([
+  app.use('/v2', registryRoutes(guard, new Map([
     ['alice/hello', ['1.0', 'latest']],
     ['bob/tools', ['2024.1']],
     ['library/busybox', ['latest']],
