@@ -102,6 +102,7 @@ async function measure(label, contenders, tokens, connections = CONNECTIONS) {
     }
   }
   return Object.fromEntries(names.map((n) => [n, median(runs[n])]).concat(names.map((n) => [`${n}Cpu`, median(cpu[n])]))
+    .concat(names.map((n) => [`${n}Rounds`, runs[n]]))
     .concat(names.filter((n) => idle[n].length > 0).map((n) => [`${n}Idle`, median(idle[n])])));
 }
 
@@ -172,7 +173,7 @@ try {
 const line = (label, r, aName, bName, target = TARGET) => {
   const ratio = r[aName] / r[bName];
   const verdict = target ? `target >= ${target}: ${ratio >= target ? 'met' : 'NOT met'}` : 'for reference, no target';
-  console.log(`  ${label.padEnd(40)} ${bName} ${r[bName].toFixed(0).padStart(6)} req/s, ${aName} ${r[aName].toFixed(0).padStart(6)} req/s, ratio ${ratio.toFixed(3)} (${verdict}); by CPU per request ${(r[`${bName}Cpu`] / r[`${aName}Cpu`]).toFixed(3)} (${r[`${bName}Cpu`].toFixed(1)} vs ${r[`${aName}Cpu`].toFixed(1)} µs)`);
+  console.log(`  ${label.padEnd(40)} ${bName} ${r[bName].toFixed(0).padStart(6)} req/s, ${aName} ${r[aName].toFixed(0).padStart(6)} req/s, ratio ${ratio.toFixed(3)} (${verdict}); by CPU per request ${(r[`${bName}Cpu`] / r[`${aName}Cpu`]).toFixed(3)} (${r[`${bName}Cpu`].toFixed(1)} vs ${r[`${aName}Cpu`].toFixed(1)} µs); rounds ${r[`${aName}Rounds`].map((x, i) => x / r[`${bName}Rounds`][i]).sort((x, y) => x - y).map((x) => x.toFixed(2)).join(', ')}`);
 };
 console.log('');
 console.log(`GET …/tags/list, ${CONNECTIONS} connections, medians of ${ROUNDS} rounds × ${DURATION} s per contender after ${WARMUP} s warm-up`);

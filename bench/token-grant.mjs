@@ -123,6 +123,9 @@ function load(port, form, seconds, connections = CONNECTIONS) {
   });
 }
 
+/** The ratio of each round (a's rate over b's, same round), lowest to highest: the spread behind a median. */
+const spread = (a, b) => `rounds ${a.rounds.map((x, i) => x / b.rounds[i]).sort((x, y) => x - y).map((r) => r.toFixed(2)).join(', ')}`;
+
 const median = (list) => {
   const sorted = [...list].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
@@ -150,7 +153,7 @@ async function compare(grant, servers, names = CONTENDERS, connections = CONNECT
       console.log(`${label} round ${round + 1} ${name.padEnd(12)} ${result.requests.average.toFixed(0).padStart(6)} req/s  p50 ${result.latency.p50} ms  p99 ${result.latency.p99} ms  ${cpu.toFixed(0)} CPU µs/token${idle !== undefined ? `  main thread idle ${(idle * 100).toFixed(0)}%` : ''}`);
     }
   }
-  return Object.fromEntries(names.map((n) => [n, { rps: median(runs[n].rps), cpu: median(runs[n].cpu), ...(runs[n].idle.length ? { idle: median(runs[n].idle) } : {}) }]));
+  return Object.fromEntries(names.map((n) => [n, { rps: median(runs[n].rps), cpu: median(runs[n].cpu), rounds: runs[n].rps, ...(runs[n].idle.length ? { idle: median(runs[n].idle) } : {}) }]));
 }
 
 /** The shipped demo's refresh grant answers like the others: an ES256 token for what alice asked. */
@@ -173,8 +176,8 @@ function reportDemo(r) {
   console.log(`  demo as shipped (npm run demo: logs at info,   ${r.demo.rps.toFixed(0).padStart(6)} tokens/s  ${r.demo.cpu.toFixed(0)} CPU µs/token`);
   console.log('    metrics on, htpasswd lookup, default ACL)');
   if (r.demo.idle !== undefined) console.log(`    its main thread idle ${(r.demo.idle * 100).toFixed(0)}% of the run (waiting on nothing to do, run-queue time excluded: /proc schedstat)`);
-  console.log(`  ratio demo / baseline                          ${vsBase.toFixed(3)}  (${met(vsBase, TARGET_BASELINE)}); by CPU per token ${(r.baseline.cpu / r.demo.cpu).toFixed(3)}`);
-  console.log(`  ratio demo / oauth2-server                     ${vsPeer.toFixed(3)}  (${met(vsPeer, TARGET_PEER)}; moonshot ${TARGET_MOONSHOT}: ${vsPeer >= TARGET_MOONSHOT ? 'met' : 'not met'}); by CPU per token ${(r.oauth2server.cpu / r.demo.cpu).toFixed(3)}`);
+  console.log(`  ratio demo / baseline                          ${vsBase.toFixed(3)}  (${met(vsBase, TARGET_BASELINE)}); by CPU per token ${(r.baseline.cpu / r.demo.cpu).toFixed(3)}; ${spread(r.demo, r.baseline)}`);
+  console.log(`  ratio demo / oauth2-server                     ${vsPeer.toFixed(3)}  (${met(vsPeer, TARGET_PEER)}; moonshot ${TARGET_MOONSHOT}: ${vsPeer >= TARGET_MOONSHOT ? 'met' : 'not met'}); by CPU per token ${(r.oauth2server.cpu / r.demo.cpu).toFixed(3)}; ${spread(r.demo, r.oauth2server)}`);
 }
 
 function report(grant, r) {
@@ -186,8 +189,8 @@ function report(grant, r) {
   console.log(`  baseline (express.urlencoded + jose SignJWT)   ${r.baseline.rps.toFixed(0).padStart(6)} tokens/s  ${r.baseline.cpu.toFixed(0)} CPU µs/token`);
   console.log(`  @node-oauth/oauth2-server (same JWT)           ${r.oauth2server.rps.toFixed(0).padStart(6)} tokens/s  ${r.oauth2server.cpu.toFixed(0)} CPU µs/token`);
   console.log(`  tokenRouter                                    ${r.tokenRouter.rps.toFixed(0).padStart(6)} tokens/s  ${r.tokenRouter.cpu.toFixed(0)} CPU µs/token`);
-  console.log(`  ratio tokenRouter / baseline                   ${vsBase.toFixed(3)}  (${met(vsBase, TARGET_BASELINE)}); by CPU per token ${(r.baseline.cpu / r.tokenRouter.cpu).toFixed(3)}`);
-  console.log(`  ratio tokenRouter / oauth2-server              ${vsPeer.toFixed(3)}  (${met(vsPeer, TARGET_PEER)}); by CPU per token ${(r.oauth2server.cpu / r.tokenRouter.cpu).toFixed(3)}`);
+  console.log(`  ratio tokenRouter / baseline                   ${vsBase.toFixed(3)}  (${met(vsBase, TARGET_BASELINE)}); by CPU per token ${(r.baseline.cpu / r.tokenRouter.cpu).toFixed(3)}; ${spread(r.tokenRouter, r.baseline)}`);
+  console.log(`  ratio tokenRouter / oauth2-server              ${vsPeer.toFixed(3)}  (${met(vsPeer, TARGET_PEER)}); by CPU per token ${(r.oauth2server.cpu / r.tokenRouter.cpu).toFixed(3)}; ${spread(r.tokenRouter, r.oauth2server)}`);
   console.log(`  ratio oauth2-server / baseline (the peer's)    ${peerVsBase.toFixed(3)}; by CPU per token ${(r.baseline.cpu / r.oauth2server.cpu).toFixed(3)}`);
 }
 
