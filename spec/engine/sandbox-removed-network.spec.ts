@@ -73,3 +73,40 @@ removedNetworkRule('sandbox', sandboxPeers, () => {
 });
 
 removedNetworkRule('dockerd 20.10 (the reference)', [dockerd(), dockerImage('busybox:local')], () => ({ runtime: dockerRuntime({ socketPath: '/var/run/docker.sock' }), image: 'busybox:local' }));
+
+describeWithPeers('sandbox: a container that ran on a removed network joins a network of that name made again, from its create body', sandboxPeers, () => {
+  // dockerd 20.10 keeps the removed network's id in such a container and refuses its starts for
+  // good (`network <old id> not found`); the sandbox joins it by name again instead of starting it off the network.
+  const stateDir = mkdtempSync(join(tmpdir(), 'dockgate-gone-net-ran-'));
+  const runtime = sandboxRuntime({ stateDir });
+  const app = testApp(runtime, '1.24-1.41');
+  const net = `dg-again-${process.pid}`;
+  const name = `${net}-c`;
+  afterAll(async () => {
+    await request(app).delete(`/v1.41/containers/${name}?force=1`);
+    await request(app).delete(`/v1.41/networks/${net}`);
+    await runtime.close?.();
+    rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  test('removed after a run, the start is 404 naming it; made again with another subnet, the container runs with an address there', async () => {
+    expect((await request(app).post('/v1.41/networks/create').send({ Name: net, IPAM: { Config: [{ Subnet: '10.89.41.0/24' }] } })).status).toBe(201);
+    const cmd = ['sh', '-c', 'ip -4 addr | grep -o "inet 10.89.4[12].[0-9]*"'];
+    expect((await request(app).post(`/v1.41/containers/create?name=${name}`).send({ Image: 'busybox', Cmd: cmd, HostConfig: { NetworkMode: net } })).status).toBe(201);
+    expect((await request(app).post(`/v1.41/containers/${name}/start`)).status).toBe(204);
+    expect((await request(app).post(`/v1.41/containers/${name}/wait`)).body.StatusCode).toBe(0);
+    expect((await request(app).delete(`/v1.41/networks/${net}`)).status).toBe(204);
+    const refused = await request(app).post(`/v1.41/containers/${name}/start`);
+    expect({ status: refused.status, body: refused.body }).toEqual({ status: 404, body: { message: `network ${net} not found` } });
+    expect((await request(app).get(`/v1.41/containers/${name}/json`)).body.State).toMatchObject({ Status: 'exited', ExitCode: 128 });
+    expect((await request(app).post('/v1.41/networks/create').send({ Name: net, IPAM: { Config: [{ Subnet: '10.89.42.0/24' }] } })).status).toBe(201);
+    expect((await request(app).post(`/v1.41/containers/${name}/start`)).status).toBe(204);
+    expect((await request(app).post(`/v1.41/containers/${name}/wait`)).body.StatusCode).toBe(0);
+    const logs = await request(app).get(`/v1.41/containers/${name}/logs?stdout=1`).buffer(true).parse((res, done) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => done(null, Buffer.concat(chunks)));
+    });
+    expect((logs.body as Buffer).toString()).toMatch(/inet 10\.89\.41\.\d+\n[\s\S]*inet 10\.89\.42\.\d+\n$/);
+  });
+});
