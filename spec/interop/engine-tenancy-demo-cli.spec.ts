@@ -135,6 +135,31 @@ describeWithPeers('several users through the Docker CLI over TCP with bearer tok
     });
   });
 
+  describe("bob cannot see alice's network nor her containers on the shared bridge", () => {
+    const net = `alice-net-${process.pid}`;
+    afterAll(async () => {
+      await docker('root', ['network', 'rm', net]).catch(() => undefined);
+    });
+
+    test('docker network ls shows bob bridge, host and none, not alice\'s network; docker network inspect of it answers network not found', async () => {
+      expectSuccess(await docker('alice', ['network', 'create', net]));
+      const bobs = await docker('bob', ['network', 'ls', '--format', '{{.Name}}']);
+      expectSuccess(bobs);
+      expect(bobs.stdout.split('\n').filter(Boolean).sort()).toEqual(['bridge', 'host', 'none']);
+      expect((await docker('alice', ['network', 'ls', '--format', '{{.Name}}'])).stdout).toContain(net);
+      expectRefused(await docker('bob', ['network', 'inspect', net]), `Error response from daemon: network ${net} not found`);
+      expect((await docker('root', ['network', 'ls', '--format', '{{.Name}}'])).stdout).toContain(net);
+    });
+
+    test("docker network inspect bridge lists alice's running container for alice and the administrator, not for bob", async () => {
+      const id = (await docker('alice', ['inspect', '--format', '{{.Id}}', name])).stdout.trim();
+      const members = async (user: keyof typeof users) => Object.keys(JSON.parse((await docker(user, ['network', 'inspect', '--format', '{{json .Containers}}', 'bridge'])).stdout));
+      expect(await members('alice')).toContain(id);
+      expect(await members('root')).toContain(id);
+      expect(await members('bob')).not.toContain(id);
+    });
+  });
+
   describe('bob cannot reach the host; the administrator can', () => {
     test.each([
       ['-v /:/host', ['-v', '/:/host'], 'HostConfig.Binds: binding the host path / is for administrators'],

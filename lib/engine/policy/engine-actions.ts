@@ -13,7 +13,8 @@
  * - `none`: no single object (lists, pings, creates; a create's parsed body is given instead).
  *
  * Collection actions (`collection: true`) answer about many objects; a policy may narrow them to
- * one owner's containers (or volumes, for `volume.list`; see `PolicyDecision.onlyOwner`).
+ * one owner's containers (or volumes, for `volume.list`; networks, for `network.list` and
+ * `network.prune`; see `PolicyDecision.onlyOwner`).
  */
 export const ENGINE_ACTIONS = {
   // System
@@ -72,8 +73,9 @@ export const ENGINE_ACTIONS = {
   // RUN steps create containers owned by the caller; the image names written are the `t` tags.
   'image.build': { route: 'POST /build', target: 'none' },
   // Networks and volumes
-  'network.list': { route: 'GET /networks', target: 'none' },
-  'network.inspect': { route: 'GET /networks/{id}', target: 'none' },
+  // Narrowed, a list shows the predefined networks and the owner's; an inspect's `Containers`, the owner's containers.
+  'network.list': { route: 'GET /networks', target: 'none', collection: true },
+  'network.inspect': { route: 'GET /networks/{id}', target: 'network' },
   'network.create': { route: 'POST /networks/create', target: 'none' },
   'network.delete': { route: 'DELETE /networks/{id}', target: 'network' },
   'network.connect': { route: 'POST /networks/{id}/connect', target: 'network' },

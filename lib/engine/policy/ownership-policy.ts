@@ -60,7 +60,10 @@ function containerMode(value: unknown): string[] {
 /**
  * A container and its execs belong to the subject that created them. For anyone else they do
  * not exist: 404 `No such container: x` (dockerd's words), absent from `docker ps`, `events`,
- * `system df`, `info`'s counts and prune. A create may not name another's container
+ * `system df`, `info`'s counts and prune. A user-defined network is its creator's too: others'
+ * are absent from `docker network ls` (which keeps the predefined bridge, host and none) and 404
+ * `network x not found` to inspect, and an inspect shows in `Containers` only the caller's
+ * containers. A create may not name another's container
  * (`--network container:x`, `--pid container:x`, `--volumes-from`, `--link`) nor set the owner
  * label. Administrators (the `admin` predicate) see everything.
  *
@@ -151,12 +154,14 @@ async function checkNetworkCreate(request: PolicyRequest, subject: string | unde
 }
 
 /**
- * Removing, connecting and disconnecting: the network must be the caller's (another's is hidden,
+ * Inspecting, removing, connecting and disconnecting: the network must be the caller's (another's is hidden,
  * a predefined one is the runtime's business), and the container connected or disconnected too.
  */
 async function checkNetworkTarget(request: PolicyRequest, subject: string | undefined, target: NetworkTarget) {
   if (!target.exists) return allow();
   if (!target.predefined && (subject === undefined || target.owner !== subject)) return hide();
+  // A predefined network is everyone's: its inspect lists the caller's containers on it only.
+  if (request.action === 'network.inspect') return allow(subject ?? '');
   if (request.action === 'network.connect' || request.action === 'network.disconnect') {
     const ref = request.body?.Container;
     if (typeof ref === 'string' && ref !== '') {

@@ -54,7 +54,7 @@ export interface VolumeTarget {
   readonly owner?: string;
 }
 
-/** The network a request names in its path (`DELETE /networks/{id}`, connect, disconnect). */
+/** The network a request names in its path (`GET` and `DELETE /networks/{id}`, connect, disconnect). */
 export interface NetworkTarget {
   readonly kind: 'network';
   readonly ref: string;
@@ -128,7 +128,7 @@ export interface PolicyRequest {
 
 /**
  * A policy's answer. `allow` lets the request through; for a collection action `onlyOwner`
- * narrows it to that subject's containers. `refuse` answers 403 with the message; `hide` answers
+ * narrows it to that subject's containers (for `network.inspect`, the `Containers` it shows). `refuse` answers 403 with the message; `hide` answers
  * 404 as if the target did not exist (dockerd's words: `No such container: x`).
  */
 export type PolicyDecision =

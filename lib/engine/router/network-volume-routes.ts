@@ -1,6 +1,7 @@
 import type { Request, Router } from 'express';
 import { engineLocals, engineRoute, routeBody, type EngineContext } from './context.js';
 import { ownedFilters } from './checkpoint.js';
+import { visibleNetworks, withOwnContainers } from './network-visibility.js';
 import { OWNER_LABEL } from '../policy/owner-label.js';
 import { EngineError } from '../../engine-api/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
@@ -26,9 +27,10 @@ export function registerNetworkVolumeRoutes(api: Router, ctx: EngineContext): vo
     '/networks',
     engineRoute(ctx, 'network.list', async (req, res, version) => {
       if (!runtime.listNetworks) throw EngineError.unsupported('listing networks', runtime.name);
-      const networks = await runtime.listNetworks(parseFilters(queryString(req.query.filters), NETWORK_FILTERS), version);
+      const onlyOwner = engineLocals(res).policy?.onlyOwner;
+      const networks = visibleNetworks(await runtime.listNetworks(parseFilters(queryString(req.query.filters), NETWORK_FILTERS), version), onlyOwner);
       // From API 1.28 the list no longer carries each network's containers; only inspect does.
-      const trimmed = apiVersionAtLeast(version, '1.28') ? networks.map((n) => ({ ...n, Containers: {} })) : networks;
+      const trimmed = apiVersionAtLeast(version, '1.28') ? networks.map((n) => ({ ...n, Containers: {} })) : await withOwnContainers(runtime, networks, onlyOwner);
       writeEngineJson(res.status(200), trimmed);
     }),
   );
@@ -47,7 +49,8 @@ export function registerNetworkVolumeRoutes(api: Router, ctx: EngineContext): vo
         ...(scope && apiVersionAtLeast(version, '1.31') ? { scope } : {}),
         apiVersion: version,
       });
-      writeEngineJson(res.status(200), network);
+      const [shown] = await withOwnContainers(runtime, [network], engineLocals(res).policy?.onlyOwner);
+      writeEngineJson(res.status(200), shown);
     }),
   );
 

@@ -356,6 +356,7 @@ export class LocalRuntime implements ContainerRuntime {
     if (c.status === 'running') throw EngineError.notModified('Container is already started');
     if (c.status === 'removing') throw EngineError.conflict('container is marked for removal and cannot be started');
     this.lifecycle.starting(c);
+    const before = { status: c.status, startedAt: c.startedAt, finishedAt: c.finishedAt };
     c.status = 'running';
     c.startedAt = new Date();
     c.error = '';
@@ -387,14 +388,21 @@ export class LocalRuntime implements ContainerRuntime {
       proc = await launching;
     } catch (error) {
       if (c.startup === startup) c.startup = undefined;
-      c.status = 'exited';
-      c.exitCode = 127;
+      // Something the container names is gone (its network): nothing ran. dockerd answers that 404
+      // as it is and leaves the container as it was, with exit code 128 and the error.
+      const missing = error instanceof EngineError && error.kind === 'NotFound';
+      c.status = missing ? before.status : 'exited';
+      c.exitCode = missing ? 128 : 127;
       c.error = (error as Error).message;
-      c.finishedAt = new Date();
+      if (missing) {
+        c.startedAt = before.startedAt;
+        c.finishedAt = before.finishedAt;
+      } else c.finishedAt = new Date();
       c.log.endRun();
       void this.records?.save(c);
       // dockerd removes an AutoRemove container whose start failed: `docker run --rm` waits for that.
       if (c.autoRemove) this.destroy(c, true);
+      if (missing) throw error;
       throw EngineError.system(`failed to start container ${c.id}: ${(error as Error).message}`, error);
     }
     if (c.startup === startup) c.startup = undefined;

@@ -338,6 +338,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       ...(userns ? { enter: await userns.enter({ uid: 0, gid: 0 }) } : {}),
     }),
     start: async ({ argv, env, openStdin, output, id, name, body, image, tty }) => {
+      // First: a user network it names may be gone (404 `network x not found`), and nothing is prepared yet to undo.
+      const userPlan = ownsNetwork(body) ? userNets?.prepareStart(id, body) : undefined;
       const rootfs = await ensureRootfs(id, image.id);
       const user = resolveUserIn(rootfs, typeof body.User === 'string' ? body.User : '');
       // runc sets HOME from the passwd entry when the environment has none.
@@ -367,7 +369,6 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         mkdirSync(join(rootfs, 'etc'), { mode: 0o755 });
         if (userns) chownSync(join(rootfs, 'etc'), userns.map.uid, userns.map.gid);
       }
-      const userPlan = ownsNetwork(body) ? userNets?.prepareStart(id, body) : undefined;
       const userNetPlan: UserNetworkPlan | undefined = userPlan && userNets ? {
         ...userPlan,
         attach: (pid) => userNets.attachAll(id, name ?? id.slice(0, 12), pid, !userPlan.internalOnly),

@@ -532,6 +532,9 @@ export class SandboxNetworks implements LocalUserNetworks {
 
   private async drop(net: NetworkRecord): Promise<void> {
     await this.stopHub(net.id);
+    // Its members join again from their create body at their next start, once a network of that
+    // name exists again (until then the start answers 404 naming it, as dockerd's).
+    for (const id of Object.keys(net.members)) this.seeded.delete(id);
     this.records.splice(this.records.indexOf(net), 1);
     this.save();
   }
