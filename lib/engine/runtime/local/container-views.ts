@@ -6,8 +6,11 @@ import { networkSettingsView, portsSummary, summaryNetworks } from './network-vi
 
 const ZERO_TIME = '0001-01-01T00:00:00Z';
 
-/** `GET /containers/{id}/json` for a local container (the fields real clients read). */
-export function inspectView(c: LocalContainer): Record<string, unknown> {
+/**
+ * `GET /containers/{id}/json` for a local container (the fields real clients read).
+ * `stoppedNetworks`: its `NetworkSettings.Networks` while it does not run (see {@link networkSettingsView}).
+ */
+export function inspectView(c: LocalContainer, stoppedNetworks?: Record<string, Record<string, unknown>>): Record<string, unknown> {
   // dockerd's restarting container is Running (and Restarting) until its restart or a stop.
   const restarting = c.restarting === true;
   const running = c.status === 'running' || restarting;
@@ -83,7 +86,7 @@ export function inspectView(c: LocalContainer): Record<string, unknown> {
       ...(c.body.ExposedPorts ? { ExposedPorts: c.body.ExposedPorts } : {}),
     },
     // testcontainers maps `NetworkSettings.Ports` right after start; dockerd sends {} when nothing is published.
-    NetworkSettings: networkSettingsView(c),
+    NetworkSettings: networkSettingsView(c, stoppedNetworks),
   };
 }
 

@@ -4,10 +4,14 @@ import { networkId } from './local-networks.js';
 /**
  * Inspect's `NetworkSettings` as dockerd 20.10 writes it (API 1.41). A container with its own
  * network (the sandbox's default) reports its address, gateway and published ports while it
- * runs; a container sharing the server's network, or not running, has none (`Ports` is {}).
+ * runs; a container sharing the server's network has none (`Ports` is {}). A created or exited
+ * container has every field empty, and in `Networks` the networks it will join at its start
+ * (`stoppedNetworks`, as its executor keeps them): docker-py and testcontainers read
+ * `Networks[name]` right after a create.
  */
-export function networkSettingsView(c: LocalContainer): Record<string, unknown> {
-  const net = c.status === 'running' ? c.process?.network : undefined;
+export function networkSettingsView(c: LocalContainer, stoppedNetworks?: Record<string, Record<string, unknown>>): Record<string, unknown> {
+  if (c.status !== 'running') return { ...EMPTY_SETTINGS, Ports: {}, Networks: stoppedNetworks ?? {} };
+  const net = c.process?.network;
   if (!net) return { Ports: {}, Networks: {} };
   // The top-level fields are the default bridge's endpoint; empty on user-defined networks only, as dockerd's.
   const endpoint = net.network !== '' ? endpointView(net) : net.endpoints?.().bridge;
@@ -33,6 +37,13 @@ export function networkSettingsView(c: LocalContainer): Record<string, unknown> 
     Networks: networksOf(net),
   };
 }
+
+/** The top-level fields of a container without a running network stack (dockerd's values when it does not run). */
+const EMPTY_SETTINGS = {
+  Bridge: '', SandboxID: '', HairpinMode: false, LinkLocalIPv6Address: '', LinkLocalIPv6PrefixLen: 0, SandboxKey: '',
+  SecondaryIPAddresses: null, SecondaryIPv6Addresses: null, EndpointID: '', Gateway: '', GlobalIPv6Address: '', GlobalIPv6PrefixLen: 0,
+  IPAddress: '', IPPrefixLen: 0, IPv6Gateway: '', MacAddress: '',
+};
 
 /** `GET /containers/json` `Ports`: one entry per published binding, and exposed ports without a host side. */
 export function portsSummary(c: LocalContainer): Record<string, unknown>[] {

@@ -340,6 +340,12 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     start: async ({ argv, env, openStdin, output, id, name, body, image, tty }) => {
       // First: a user network it names may be gone (404 `network x not found`), and nothing is prepared yet to undo.
       const userPlan = ownsNetwork(body) ? userNets?.prepareStart(id, body) : undefined;
+      // `--network container:REF`: the container whose network namespace it joins must run, checked
+      // before the tmpfs mounts are made, so that a refusal leaves none behind.
+      const mode = body.HostConfig?.NetworkMode;
+      const joined = typeof mode === 'string' && mode.startsWith('container:') && userNets
+        ? userNets.joinTarget(mode.slice('container:'.length), (ref) => readdirSync(containersDir).find((d) => d === ref || (/^[0-9a-f]+$/.test(ref) && d.startsWith(ref))))
+        : undefined;
       const rootfs = await ensureRootfs(id, image.id);
       const user = resolveUserIn(rootfs, typeof body.User === 'string' ? body.User : '');
       // runc sets HOME from the passwd entry when the environment has none.
@@ -359,12 +365,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       // Its own network namespace (bridge mode): the command waits at bwrap's gate until the stack is up.
       // Its /etc/hosts and /etc/resolv.conf are bound over the root: an image without /etc gets one
       // of container root's own, or bwrap would make it as host root, read-only to the container.
-      // `--network container:REF`: the launch enters that running container's network namespace,
-      // and the container reads the same /etc/resolv.conf and /etc/hosts, as with dockerd.
-      const mode = body.HostConfig?.NetworkMode;
-      const joined = typeof mode === 'string' && mode.startsWith('container:') && userNets
-        ? userNets.joinTarget(mode.slice('container:'.length), (ref) => readdirSync(containersDir).find((d) => d === ref || (/^[0-9a-f]+$/.test(ref) && d.startsWith(ref))))
-        : undefined;
+      // `--network container:REF` (joined above): the launch enters that running container's network
+      // namespace, and the container reads the same /etc/resolv.conf and /etc/hosts, as with dockerd.
       if ((ownsNetwork(body) || joined) && !existsSync(join(rootfs, 'etc'))) {
         mkdirSync(join(rootfs, 'etc'), { mode: 0o755 });
         if (userns) chownSync(join(rootfs, 'etc'), userns.map.uid, userns.map.gid);

@@ -34,7 +34,14 @@ interface NetworkRecord {
   /** The subnet was the client's (fixed addresses are allowed only then, as dockerd says). */
   userSubnet: boolean;
   /** The containers connected to it (by create or connect), with their aliases and fixed address. */
-  members: Record<string, { aliases: string[]; ipv4?: string }>;
+  members: Record<string, Member>;
+}
+
+/** A container's endpoint config on one network; `ran`: it has been plugged in there (inspect then shows the NetworkID). */
+interface Member {
+  aliases: string[];
+  ipv4?: string;
+  ran?: boolean;
 }
 
 /** One running container's leg on a network. */
@@ -66,6 +73,12 @@ export class SandboxNetworks implements LocalUserNetworks {
   private readonly records: NetworkRecord[];
   /** Containers whose create body's networks were made members (once: a disconnect is kept). */
   private readonly seeded: Set<string>;
+  /**
+   * container id → network name → its endpoint config, for networks removed while the container
+   * was a member: dockerd keeps them in the container's settings by name, so its next start is
+   * 404 naming the network until a network of that name exists again, which it then joins.
+   */
+  private readonly orphans: Record<string, Record<string, Member>>;
   private readonly hubs = new Map<string, Promise<NetworkHub>>();
   /**
    * Running container id → the host pid of a process inside its network namespace (bwrap's
@@ -94,7 +107,7 @@ export class SandboxNetworks implements LocalUserNetworks {
   readonly predefined: readonly string[];
 
   constructor(private readonly file: string, private readonly tools: NetnsTools & { unshare: string }, private readonly resolvFile?: (id: string) => string, defaultBridge = true) {
-    let saved: { networks?: NetworkRecord[]; seeded?: string[] } = {};
+    let saved: { networks?: NetworkRecord[]; seeded?: string[]; orphans?: Record<string, Record<string, Member>> } = {};
     if (existsSync(file)) {
       try {
         saved = JSON.parse(readFileSync(file, 'utf8')) as typeof saved;
@@ -104,6 +117,7 @@ export class SandboxNetworks implements LocalUserNetworks {
     }
     this.records = saved.networks ?? [];
     this.seeded = new Set(saved.seeded ?? []);
+    this.orphans = saved.orphans ?? {};
     this.bridge = defaultBridge ? {
       id: predefinedNetworkId('bridge'), name: 'bridge', created: new Date().toISOString(), internal: false, attachable: false, labels: {},
       ipamConfig: [{ Subnet: '172.17.0.0/16', Gateway: '172.17.0.1' }], subnet: '172.17.0.0/16', gateway: '172.17.0.1', userSubnet: false, members: {},
@@ -298,6 +312,39 @@ export class SandboxNetworks implements LocalUserNetworks {
     return out;
   }
 
+  /**
+   * A created or exited container's networks as dockerd 20.10 shows them: before its first start,
+   * those of its create body (aliases and address as given, no NetworkID); afterwards and after a
+   * connect, its memberships with its short id among the aliases, and the NetworkID once it ran
+   * there; a removed network's entry stays, by name. Every live value is empty.
+   */
+  stoppedEndpoints(container: Pick<LocalContainer, 'id' | 'body'>): Record<string, Record<string, unknown>> {
+    const id = container.id;
+    const shortId = id.slice(0, 12);
+    const out: Record<string, Record<string, unknown>> = {};
+    const show = (name: string, member: Member, networkId: string, withShortId: boolean): void => {
+      const aliases = withShortId ? [...member.aliases, shortId] : member.aliases;
+      out[name] = {
+        ...NOT_RUNNING_ENDPOINT,
+        IPAMConfig: member.ipv4 ? { IPv4Address: member.ipv4 } : null,
+        Aliases: aliases.length > 0 ? aliases : null,
+        NetworkID: networkId,
+      };
+    };
+    if (!this.seeded.has(id)) {
+      for (const [name, config] of this.wanted(container.body)) {
+        const member = rawEndpointConfig(config);
+        if (member) show(name, member, '', false);
+      }
+    }
+    for (const net of this.all()) {
+      const member = net.members[id];
+      if (member) show(net.name, member, member.ran ? net.id : '', net !== this.bridge);
+    }
+    for (const [name, member] of Object.entries(this.orphans[id] ?? {})) show(name, member, '', true);
+    return out;
+  }
+
   // ---- the sandbox's start, exit and removal ----
 
   /** Create-time checks of a body's user networks (they exist; endpoint configs are honored). */
@@ -327,6 +374,16 @@ export class SandboxNetworks implements LocalUserNetworks {
   prepareStart(id: string, body: ContainerCreateBody): StartPlan {
     const mode = body.HostConfig?.NetworkMode;
     if (typeof mode === 'string' && !isPredefinedMode(mode)) this.resolve(mode);
+    const lost = this.orphans[id];
+    if (lost) {
+      // Every removed network it was on must exist again (by name) before anything changes.
+      const found = Object.entries(lost).map(([name, member]) => [this.resolve(name), member] as const);
+      for (const [net, member] of found) {
+        net.members[id] ??= endpointConfig({ Aliases: member.aliases, IPAMConfig: member.ipv4 ? { IPv4Address: member.ipv4 } : undefined }, net, `network ${net.name}`);
+      }
+      delete this.orphans[id];
+      this.save();
+    }
     if (!this.seeded.has(id)) {
       for (const [name, config] of this.wanted(body)) {
         const net = this.resolve(name);
@@ -383,6 +440,10 @@ export class SandboxNetworks implements LocalUserNetworks {
   /** A removed container leaves every network. */
   forget(id: string): void {
     let changed = this.seeded.delete(id);
+    if (this.orphans[id]) {
+      delete this.orphans[id];
+      changed = true;
+    }
     if (this.bridge) delete this.bridge.members[id];
     for (const net of this.records) {
       if (net.members[id]) {
@@ -400,6 +461,12 @@ export class SandboxNetworks implements LocalUserNetworks {
   keepOnly(ids: ReadonlySet<string>): void {
     let changed = false;
     for (const id of [...this.seeded]) if (!ids.has(id)) changed = this.seeded.delete(id) || changed;
+    for (const id of Object.keys(this.orphans)) {
+      if (!ids.has(id)) {
+        delete this.orphans[id];
+        changed = true;
+      }
+    }
     for (const net of this.records) {
       for (const id of Object.keys(net.members)) {
         if (!ids.has(id)) {
@@ -472,6 +539,7 @@ export class SandboxNetworks implements LocalUserNetworks {
     try {
       const hub = await this.hub(net);
       await hub.attach(pid, endpoint, extra);
+      member.ran = true;
     } catch (error) {
       endpoints.delete(id);
       if (endpoints.size === 0) await this.emptied(net);
@@ -532,9 +600,13 @@ export class SandboxNetworks implements LocalUserNetworks {
 
   private async drop(net: NetworkRecord): Promise<void> {
     await this.stopHub(net.id);
-    // Its members join again from their create body at their next start, once a network of that
-    // name exists again (until then the start answers 404 naming it, as dockerd's).
-    for (const id of Object.keys(net.members)) this.seeded.delete(id);
+    // Its members join again at their next start, once a network of that name exists again (until
+    // then the start answers 404 naming it, as dockerd's): from their create body, or as they were
+    // connected (kept by name, as dockerd keeps them in the container's settings).
+    for (const [id, member] of Object.entries(net.members)) {
+      this.seeded.delete(id);
+      (this.orphans[id] ??= {})[net.name] = { aliases: member.aliases, ...(member.ipv4 ? { ipv4: member.ipv4 } : {}) };
+    }
     this.records.splice(this.records.indexOf(net), 1);
     this.save();
   }
@@ -592,9 +664,24 @@ export class SandboxNetworks implements LocalUserNetworks {
 
   private save(): void {
     const temp = `${this.file}.tmp`;
-    writeFileSync(temp, JSON.stringify({ networks: this.records, seeded: [...this.seeded] }), { mode: 0o600 });
+    writeFileSync(temp, JSON.stringify({ networks: this.records, seeded: [...this.seeded], orphans: this.orphans }), { mode: 0o600 });
     renameSync(temp, this.file);
   }
+}
+
+/** An endpoint's live values while its container does not run (dockerd's empty strings and zeros). */
+const NOT_RUNNING_ENDPOINT = {
+  IPAMConfig: null, Links: null, Aliases: null, NetworkID: '', EndpointID: '', Gateway: '', IPAddress: '', IPPrefixLen: 0,
+  IPv6Gateway: '', GlobalIPv6Address: '', GlobalIPv6PrefixLen: 0, MacAddress: '', DriverOpts: null,
+};
+
+/** A create body's endpoint config as given (validated at create), for inspect before the first start. */
+function rawEndpointConfig(value: unknown): Member | undefined {
+  if (value !== undefined && value !== null && (typeof value !== 'object' || Array.isArray(value))) return undefined;
+  const config = (value ?? {}) as { Aliases?: unknown; IPAMConfig?: { IPv4Address?: unknown } | null };
+  const aliases = Array.isArray(config.Aliases) ? config.Aliases.filter((a): a is string => typeof a === 'string') : [];
+  const ipv4 = config.IPAMConfig?.IPv4Address;
+  return { aliases, ...(typeof ipv4 === 'string' && ipv4 !== '' ? { ipv4 } : {}) };
 }
 
 /** How long the default bridge's namespace outlives its last container. */
