@@ -53,17 +53,23 @@ const NOT_RUNNING = {
   IPv6Gateway: '', GlobalIPv6Address: '', GlobalIPv6PrefixLen: 0, MacAddress: '', DriverOpts: null,
 };
 
+/** The app under test, a network name and a container name for one describe; both are removed after it. */
+function networkFixture(prefix: string, title: string, make: () => Made) {
+  const t = lazyApp(make);
+  const net = `${prefix}-${process.pid}-${title.length}`;
+  const name = `${net}-c`;
+  afterAll(async () => {
+    if (!t.made()) return;
+    await request(t.app()).delete(`/v1.41/containers/${name}?force=1`);
+    await request(t.app()).delete(`/v1.41/networks/${net}`);
+    await t.close();
+  });
+  return { t, net, name };
+}
+
 function stoppedNetworksRule(title: string, peers: PeerCheck[], make: () => Made): void {
   describeWithPeers(`${title}: a created or exited container on a user-defined network shows it in NetworkSettings.Networks with every live value empty`, peers, () => {
-    const t = lazyApp(make);
-    const net = `dg-stopped-${process.pid}-${title.length}`;
-    const name = `${net}-c`;
-    afterAll(async () => {
-      if (!t.made()) return;
-      await request(t.app()).delete(`/v1.41/containers/${name}?force=1`);
-      await request(t.app()).delete(`/v1.41/networks/${net}`);
-      await t.close();
-    });
+    const { t, net, name } = networkFixture('dg-stopped', title, make);
 
     test('created: the network is there with the aliases given, no NetworkID, and the top-level fields are empty', async () => {
       const api = t.app();
@@ -95,15 +101,7 @@ function stoppedNetworksRule(title: string, peers: PeerCheck[], make: () => Made
 
 function connectedThenRemovedRule(title: string, peers: PeerCheck[], make: () => Made): void {
   describeWithPeers(`${title}: a network connected to a stopped container and then removed makes its start 404 naming it, until a network of that name exists again`, peers, () => {
-    const t = lazyApp(make);
-    const net = `dg-conn-${process.pid}-${title.length}`;
-    const name = `${net}-c`;
-    afterAll(async () => {
-      if (!t.made()) return;
-      await request(t.app()).delete(`/v1.41/containers/${name}?force=1`);
-      await request(t.app()).delete(`/v1.41/networks/${net}`);
-      await t.close();
-    });
+    const { t, net, name } = networkFixture('dg-conn', title, make);
 
     test('connected while created, the network removed: the start is 404, the container stays created with exit code 128 and still lists the network', async () => {
       const api = t.app();
