@@ -11,11 +11,10 @@ import { join } from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import { pack } from 'tar-stream';
 import { dockerd, dockerImage, describeWithPeers, program } from '../support/peers.js';
-import { aclAuthorizer, generateSigningKey, htpasswdAuthenticator, htpasswdLine, ownNamespaceAcl } from '../../lib/index.js';
 import { dockerRuntime } from '../../lib/engine/runtime/docker/index.js';
 import type { ContainerRuntime } from '../../lib/engine/index.js';
 import { listenOnSocket } from '../engine/helpers.js';
-import { dockerCli, startRegistry, startTokenServer, type DockerCli, type ProgramResult, type RunningRegistry, type RunningTokenServer } from './support/index.js';
+import { dockerCli, startTokenRegistry, type DockerCli, type ProgramResult, type RunningRegistry, type RunningTokenServer } from './support/index.js';
 
 /** A classic build's request with dockerd's defaults (what the router gives for an empty query). */
 const BUILD_DEFAULTS = {
@@ -71,13 +70,7 @@ describeWithPeers('the Docker runtime forwards export, history, push, build and 
     runtime = dockerRuntime({ socketPath: '/var/run/docker.sock' });
     listening = await listenOnSocket(runtime, '1.24-1.41');
     cli = await dockerCli();
-    const { privateKeyPem, certificatePem } = generateSigningKey();
-    token = await startTokenServer({
-      issuer: ISSUER, service: SERVICE, keys: { privateKey: privateKeyPem, certificateChain: certificatePem },
-      authenticate: htpasswdAuthenticator({ content: await htpasswdLine('alice', PASSWORD, 4) }),
-      authorize: aclAuthorizer(ownNamespaceAcl()),
-    });
-    registry = await startRegistry({ service: SERVICE, issuer: ISSUER, realm: token.realm, certPem: certificatePem });
+    ({ token, registry } = await startTokenRegistry({ issuer: ISSUER, service: SERVICE, password: PASSWORD }));
     expectSuccess(await cli.docker(['login', registry.host, '-u', 'alice', '--password-stdin'], { input: PASSWORD, env: { DOCKER_HOST: 'unix:///var/run/docker.sock' } }));
   }, 60_000);
 

@@ -11,8 +11,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { extract } from 'tar-stream';
 import { dockerd, dockerImage, describeWithPeers, program } from '../support/peers.js';
-import { aclAuthorizer, generateSigningKey, htpasswdAuthenticator, htpasswdLine, ownNamespaceAcl } from '../../lib/index.js';
-import { dockerCli, startRegistry, startTokenServer, type DockerCli, type ProgramResult, type RunningRegistry, type RunningTokenServer } from './support/index.js';
+import { dockerCli, startTokenRegistry, type DockerCli, type ProgramResult, type RunningRegistry, type RunningTokenServer } from './support/index.js';
 import { SANDBOX_PEERS, sandboxCli, type CliResult, type SandboxCli } from './support/sandbox-cli.js';
 import { ImageStore } from '../../lib/engine/images/index.js';
 import { sha256Of } from '../../lib/engine/images/store/digest.js';
@@ -99,15 +98,7 @@ describeWithPeers('docker export, history and push: the sandbox runtime against 
   const daemonImages: string[] = [];
 
   beforeAll(async () => {
-    const { privateKeyPem, certificatePem } = generateSigningKey();
-    token = await startTokenServer({
-      issuer: ISSUER,
-      service: SERVICE,
-      keys: { privateKey: privateKeyPem, certificateChain: certificatePem },
-      authenticate: htpasswdAuthenticator({ content: await htpasswdLine('alice', PASSWORD, 4) }),
-      authorize: aclAuthorizer(ownNamespaceAcl()),
-    });
-    registry = await startRegistry({ service: SERVICE, issuer: ISSUER, realm: token.realm, certPem: certificatePem });
+    ({ token, registry } = await startTokenRegistry({ issuer: ISSUER, service: SERVICE, password: PASSWORD }));
     cli = await dockerCli();
     anonymous = await dockerCli();
     sandbox = sandboxCli({ stateDir, userns: MAP });

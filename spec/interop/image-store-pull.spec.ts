@@ -12,9 +12,8 @@ import { join } from 'node:path';
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { dockerd, dockerImage, describeWithPeers, program } from '../support/peers.js';
-import { aclAuthorizer, generateSigningKey, htpasswdAuthenticator, htpasswdLine, ownNamespaceAcl } from '../../lib/index.js';
 import { ImageStore } from '../../lib/engine/images/index.js';
-import { dockerCli, startRegistry, startTokenServer, type DockerCli, type ProgramResult, type RunningRegistry, type RunningTokenServer } from './support/index.js';
+import { dockerCli, startTokenRegistry, type DockerCli, type ProgramResult, type RunningRegistry, type RunningTokenServer } from './support/index.js';
 
 const SERVICE = 'registry.dockgate.test';
 const ISSUER = 'dockgate-images';
@@ -48,15 +47,7 @@ describeWithPeers('image store pulls from a registry through the token flow', [
   const tagged: string[] = [];
 
   beforeAll(async () => {
-    const { privateKeyPem, certificatePem } = generateSigningKey();
-    token = await startTokenServer({
-      issuer: ISSUER,
-      service: SERVICE,
-      keys: { privateKey: privateKeyPem, certificateChain: certificatePem },
-      authenticate: htpasswdAuthenticator({ content: await htpasswdLine('alice', PASSWORD, 4) }),
-      authorize: aclAuthorizer(ownNamespaceAcl()),
-    });
-    registry = await startRegistry({ service: SERVICE, issuer: ISSUER, realm: token.realm, certPem: certificatePem });
+    ({ token, registry } = await startTokenRegistry({ issuer: ISSUER, service: SERVICE, password: PASSWORD }));
     cli = await dockerCli();
     anonymousCli = await dockerCli();
     dir = await mkdtemp(join(tmpdir(), 'dockgate-pull-'));

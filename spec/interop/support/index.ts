@@ -11,3 +11,5 @@ export { startSlapd, makeTlsFiles, LDAP_SUFFIX, LDAP_ADMIN, LDAP_SERVICE } from 
 export type { RunningSlapd, SlapdOptions } from './slapd.js';
 export { startOidcIssuer } from './oidc-issuer.js';
 export type { RunningOidcIssuer, IdTokenClaims } from './oidc-issuer.js';
+export { startTokenRegistry } from './token-registry.js';
+export type { TokenRegistryOptions } from './token-registry.js';
