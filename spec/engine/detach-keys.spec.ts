@@ -1,14 +1,9 @@
-import { describe, test, expect, afterAll } from '@jest/globals';
+import { describe, test, expect } from '@jest/globals';
 import { connect } from 'node:net';
-import { existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { spawnSync } from 'node:child_process';
 import { detachKeyBytes, DetachWatcher } from '../../lib/engine-api/detach-keys.js';
 import { EngineError } from '../../lib/engine-api/engine-error.js';
-import { sandboxRuntime } from '../../lib/engine/runtime/sandbox/index.js';
-import { listenOnSocket, socketRequest } from './helpers.js';
-import { describeWithPeers, type PeerCheck } from '../support/peers.js';
+import { describeWithPeers } from '../support/peers.js';
+import { bwrap, sandboxOnSocket } from './sandbox-socket.js';
 
 describe('detach keys: dockerd\'s key list and escape proxy', () => {
   test('ctrl- letters and @[\\]^_ are control bytes, one character is itself; anything else is a 400 in dockerd\'s words', () => {
@@ -34,18 +29,7 @@ describe('detach keys: dockerd\'s key list and escape proxy', () => {
   });
 });
 
-const hasBwrap = spawnSync('bwrap', ['--version']).status === 0 && existsSync('/bin/busybox');
-const bwrap: PeerCheck = { name: 'bwrap (Debian bubblewrap) and /bin/busybox (busybox-static)', available: () => hasBwrap };
-const runtime = hasBwrap ? sandboxRuntime({ stateDir: mkdtempSync(join(tmpdir(), 'dockgate-detach-')) }) : undefined;
-const listening = runtime ? listenOnSocket(runtime, '1.24-1.41') : undefined;
-afterAll(async () => {
-  await runtime?.close?.();
-  await (await listening)?.close();
-});
-async function call(method: string, path: string, body?: object): Promise<{ status: number; json: any }> {
-  const res = await socketRequest((await listening)!.socket, method, `/v1.41${path}`, body);
-  return { status: res.status, json: res.body.length > 0 ? JSON.parse(res.body.toString()) : undefined };
-}
+const { listening, call } = sandboxOnSocket('dockgate-detach');
 
 /** An attach over `Upgrade: tcp`; types `input` after the 101 and answers what came back and whether the server closed the connection. */
 async function attachAndType(id: string, query: string, input: string[]): Promise<{ out: string; closedByServer: boolean }> {

@@ -1,38 +1,13 @@
-import { test, expect, afterAll } from '@jest/globals';
-import { existsSync, mkdtempSync, readlinkSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { spawnSync } from 'node:child_process';
-import { FrameDecoder } from '../../lib/engine/index.js';
-import { sandboxRuntime } from '../../lib/engine/runtime/sandbox/index.js';
+import { test, expect } from '@jest/globals';
+import { readlinkSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { Cgroups } from '../../lib/engine/runtime/sandbox/cgroups.js';
-import { listenOnSocket, socketRequest } from './helpers.js';
 import { describeWithPeers, type PeerCheck } from '../support/peers.js';
+import { bwrap, hasBwrap, sandboxOnSocket } from './sandbox-socket.js';
 
-const hasBwrap = spawnSync('bwrap', ['--version']).status === 0 && existsSync('/bin/busybox');
-const bwrap: PeerCheck = { name: 'bwrap (Debian bubblewrap) and /bin/busybox (busybox-static)', available: () => hasBwrap };
 const controllers = hasBwrap ? Cgroups.detect().controllers : [];
 const cgroup = (name: string): PeerCheck => ({ name: `the ${name} cgroup (v1), manageable by this user`, available: () => controllers.includes(name as never) });
-const stateDir = mkdtempSync(join(tmpdir(), 'dockgate-fields-'));
-const runtime = hasBwrap ? sandboxRuntime({ stateDir }) : undefined;
-const listening = runtime ? listenOnSocket(runtime, '1.24-1.41') : undefined;
-afterAll(async () => {
-  await runtime?.close?.();
-  await (await listening)?.close();
-});
-async function call(method: string, path: string, body?: object): Promise<{ status: number; json: any }> {
-  const res = await socketRequest((await listening)!.socket, method, `/v1.41${path}`, body);
-  return { status: res.status, json: res.body.length > 0 ? JSON.parse(res.body.toString()) : undefined };
-}
-async function run(body: object): Promise<{ id: string; out: string; code: number }> {
-  const created = await call('POST', '/containers/create', { Image: 'busybox', ...body });
-  expect(created.status).toBe(201);
-  const id = created.json.Id as string;
-  expect((await call('POST', `/containers/${id}/start`)).status).toBe(204);
-  const code = (await call('POST', `/containers/${id}/wait`)).json.StatusCode as number;
-  const logs = await socketRequest((await listening)!.socket, 'GET', `/v1.41/containers/${id}/logs?stdout=1&stderr=1`);
-  return { id, code, out: new FrameDecoder().push(logs.body).map((f) => f.payload.toString()).join('') };
-}
+const { call, run } = sandboxOnSocket('dockgate-fields');
 const refused = async (body: object): Promise<string> => {
   const r = await call('POST', '/containers/create', { Image: 'busybox', Cmd: ['true'], ...body });
   expect(r.status).toBe(400);

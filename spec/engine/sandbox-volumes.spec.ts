@@ -1,37 +1,10 @@
-import { test, expect, afterAll } from '@jest/globals';
-import { existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { test, expect } from '@jest/globals';
 import { join } from 'node:path';
-import { spawnSync } from 'node:child_process';
-import { FrameDecoder } from '../../lib/engine/index.js';
-import { sandboxRuntime } from '../../lib/engine/runtime/sandbox/index.js';
-import { listenOnSocket, socketRequest } from './helpers.js';
-import { describeWithPeers, type PeerCheck } from '../support/peers.js';
+import { describeWithPeers } from '../support/peers.js';
+import { bwrap, sandboxOnSocket } from './sandbox-socket.js';
 
-const hasBwrap = spawnSync('bwrap', ['--version']).status === 0 && existsSync('/bin/busybox');
-const bwrap: PeerCheck = { name: 'bwrap (Debian bubblewrap) and /bin/busybox (busybox-static)', available: () => hasBwrap };
 const d = (title: string, body: () => void) => describeWithPeers(title, [bwrap], body);
-const stateDir = mkdtempSync(join(tmpdir(), 'dockgate-volumes-'));
-const runtime = hasBwrap ? sandboxRuntime({ stateDir }) : undefined;
-const listening = runtime ? listenOnSocket(runtime, '1.24-1.41') : undefined;
-afterAll(async () => {
-  await runtime?.close?.();
-  await (await listening)?.close();
-});
-const json = (b: Buffer): any => JSON.parse(b.toString());
-async function call(method: string, path: string, body?: object): Promise<{ status: number; json: any }> {
-  const res = await socketRequest((await listening)!.socket, method, `/v1.41${path}`, body);
-  return { status: res.status, json: res.body.length > 0 ? json(res.body) : undefined };
-}
-async function run(body: object): Promise<{ id: string; out: string; code: number }> {
-  const created = await call('POST', '/containers/create', { Image: 'busybox', ...body });
-  expect(created.status).toBe(201);
-  const id = created.json.Id as string;
-  expect((await call('POST', `/containers/${id}/start`)).status).toBe(204);
-  const code = (await call('POST', `/containers/${id}/wait`)).json.StatusCode as number;
-  const logs = await socketRequest((await listening)!.socket, 'GET', `/v1.41/containers/${id}/logs?stdout=1&stderr=1`);
-  return { id, code, out: new FrameDecoder().push(logs.body).map((f) => f.payload.toString()).join('') };
-}
+const { stateDir, call, run } = sandboxOnSocket('dockgate-volumes');
 
 d('sandbox named volumes (local driver): create, list, inspect, remove in dockerd\'s shapes and words', () => {
   test('create answers 201 with the volume; list and inspect show it; a second create of the name answers it as it is', async () => {
