@@ -38,12 +38,16 @@ function namedVolumes(host: Record<string, unknown>): { field: string; name: str
   return out;
 }
 
+const OWNER_LABEL_REFUSAL = `Labels: the ${OWNER_LABEL} label is set by the engine`;
+
+/** Whether a create's Labels name an owner other than the caller (the engine sets that label itself). */
+function setsOwnerLabel(labels: unknown, subject: string): boolean {
+  return typeof labels === 'object' && labels !== null && OWNER_LABEL in labels && (labels as Record<string, unknown>)[OWNER_LABEL] !== subject;
+}
+
 async function checkVolumeCreate(request: PolicyRequest, subject: string | undefined) {
   if (subject === undefined) return refuse('creating a volume needs a signed-in caller: volumes belong to the subject that creates them');
-  const labels = request.body?.Labels;
-  if (labels && typeof labels === 'object' && OWNER_LABEL in labels && (labels as Record<string, unknown>)[OWNER_LABEL] !== subject) {
-    return refuse(`Labels: the ${OWNER_LABEL} label is set by the engine`);
-  }
+  if (setsOwnerLabel(request.body?.Labels, subject)) return refuse(OWNER_LABEL_REFUSAL);
   const name = request.body?.Name;
   if (typeof name === 'string' && name !== '') {
     const existing = await request.lookup.volume(name);
@@ -101,10 +105,7 @@ export function ownershipPolicy(options: OwnershipPolicyOptions = {}): EnginePol
 async function checkCreate(request: PolicyRequest, subject: string | undefined) {
   if (subject === undefined) return refuse('creating a container needs a signed-in caller: containers belong to the subject that creates them');
   const body = request.body ?? {};
-  const labels = body.Labels;
-  if (labels && typeof labels === 'object' && OWNER_LABEL in labels && (labels as Record<string, unknown>)[OWNER_LABEL] !== subject) {
-    return refuse(`Labels: the ${OWNER_LABEL} label is set by the engine`);
-  }
+  if (setsOwnerLabel(body.Labels, subject)) return refuse(OWNER_LABEL_REFUSAL);
   const host = (body.HostConfig ?? {}) as Record<string, unknown>;
   for (const { field, name } of namedVolumes(host)) {
     const volume = await request.lookup.volume(name);
@@ -146,10 +147,7 @@ function networksNamed(body: Readonly<Record<string, unknown>>): { field: string
 /** A network is created by a signed-in caller, who becomes its owner (the route sets the label). */
 async function checkNetworkCreate(request: PolicyRequest, subject: string | undefined) {
   if (subject === undefined) return refuse('creating a network needs a signed-in caller: networks belong to the subject that creates them');
-  const labels = request.body?.Labels;
-  if (labels && typeof labels === 'object' && OWNER_LABEL in labels && (labels as Record<string, unknown>)[OWNER_LABEL] !== subject) {
-    return refuse(`Labels: the ${OWNER_LABEL} label is set by the engine`);
-  }
+  if (setsOwnerLabel(request.body?.Labels, subject)) return refuse(OWNER_LABEL_REFUSAL);
   return allow();
 }
 
