@@ -58,6 +58,8 @@ describeWithPeers('dockerRuntime under tenancyPolicy: ownership kept by dockerd,
     const mount = await as(app, 'bob').post('/v1.41/containers/create').send({ Image: 'busybox:local', Cmd: ['true'], HostConfig: { Binds: [`${name}:/data`] } });
     expect({ status: mount.status, body: mount.body }).toEqual({ status: 403, body: { message: `HostConfig.Binds: No such volume: ${name}` } });
     expect((await as(app, 'bob').post('/v1.41/volumes/create').send({ Name: name })).body).toEqual({ message: `volume name ${name} is taken` });
+    const forged = await as(app, 'bob').post('/v1.41/volumes/create').send({ Name: `${name}-forged`, Labels: { [OWNER_LABEL]: 'alice' } });
+    expect({ status: forged.status, body: forged.body }).toEqual({ status: 403, body: { message: `Labels: the ${OWNER_LABEL} label is set by the engine` } });
     // Alice mounts her own; a name nobody created must be created first (or it would belong to nobody).
     const own = await as(app, 'alice').post('/v1.41/containers/create').send({ Image: 'busybox:local', Cmd: ['true'], HostConfig: { Binds: [`${name}:/data`] } });
     expect({ status: own.status, body: own.body }).toEqual({ status: 201, body: { Id: expect.any(String), Warnings: null } });
