@@ -1,5 +1,10 @@
 import type { EngineFilters } from './filters.js';
 
+/** Whether a network name is one of dockerd's predefined networks (`bridge`, `host`, `none`), which nobody owns. */
+export function isPredefinedNetwork(name: unknown): boolean {
+  return name === 'bridge' || name === 'host' || name === 'none';
+}
+
 /** Options of `GET /networks/{id}`. */
 export interface NetworkInspectOptions {
   /** `verbose` (API ≥ 1.28): swarm services and tasks; local networks have none. */

@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import { EngineError } from '../../engine-api/engine-error.js';
 import { parsePullReference } from '../../engine-api/pull-reference.js';
 import type { EngineFilters } from '../../engine-api/filters.js';
+import { isPredefinedNetwork } from '../../engine-api/network-operations.js';
 import { queryString } from './query.js';
 import { idPrefixOf } from '../images/store/references.js';
 import { ENGINE_ACTIONS, type EngineAction } from '../policy/engine-actions.js';
@@ -213,7 +214,7 @@ function policyLookup(ctx: EngineContext, version: string): PolicyLookup {
       const found = await notFoundAsUndefined(runtime.inspectNetwork(ref, { verbose: false, apiVersion: version }));
       if (!found) return undefined;
       const owner = ownerOf(found.Labels);
-      const predefined = ['bridge', 'host', 'none'].includes(String(found.Name));
+      const predefined = isPredefinedNetwork(found.Name);
       return { kind: 'network', ref, exists: true, ...(typeof found.Id === 'string' ? { id: found.Id } : {}), ...(predefined ? { predefined } : {}), ...(owner !== undefined ? { owner } : {}) };
     },
     async containerCount(owner: string): Promise<number> {

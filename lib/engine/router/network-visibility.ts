@@ -1,17 +1,15 @@
+import { isPredefinedNetwork } from '../../engine-api/network-operations.js';
 import type { ContainerRuntime } from '../../engine-api/runtime-types.js';
 import { ownerOf } from '../policy/owner-label.js';
 import { ownedFilters } from './checkpoint.js';
 
-/** dockerd's predefined networks: nobody owns them, every tenant sees them. */
-const PREDEFINED_NETWORKS: ReadonlySet<string> = new Set(['bridge', 'host', 'none']);
-
 /**
- * Networks under a narrowing (`onlyOwner`): the predefined ones and the owner's own. Filtered
+ * Networks under a narrowing (`onlyOwner`): the predefined ones (every tenant sees them) and the owner's own. Filtered
  * after the runtime's list rather than by a label filter, since predefined networks carry none.
  */
 export function visibleNetworks(rows: Record<string, unknown>[], onlyOwner: string | undefined): Record<string, unknown>[] {
   if (onlyOwner === undefined) return rows;
-  return rows.filter((n) => PREDEFINED_NETWORKS.has(String(n.Name)) || ownerOf(n.Labels) === onlyOwner);
+  return rows.filter((n) => isPredefinedNetwork(n.Name) || ownerOf(n.Labels) === onlyOwner);
 }
 
 /**
