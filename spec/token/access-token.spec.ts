@@ -51,6 +51,28 @@ describe('keys: EC P-256/384/521 and RSA ≥ 2048, from PEM or KeyObject', () =>
     expect(headerOf(token).alg).toBe('RS256');
     await expect(jwtVerify(token, await importX509(rsa.certificatePem, 'RS256'))).resolves.toBeDefined();
   });
+  test.each([['P-256', 'ES256'], ['P-384', 'ES384'], ['P-521', 'ES512']] as const)('a %s key\'s token verifies with jose as %s under its certificate', async (curve, alg) => {
+    const generated = generateSigningKey({ curve });
+    const key = loadSigningKey({ privateKey: generated.privateKeyPem, certificateChain: generated.certificatePem });
+    const { token } = await signAccessToken(key, { issuer: 'i', subject: 's', audience: 'a', access: [], ttl: 60 });
+    const { payload, protectedHeader } = await jwtVerify(token, await importX509(generated.certificatePem, alg), { issuer: 'i', audience: 'a' });
+    expect(protectedHeader).toEqual({ alg, typ: 'JWT', kid: key.kid, x5c: key.x5c });
+    expect(payload.sub).toBe('s');
+  });
+  test.each(['RS256', 'RS384', 'RS512'] as const)('an RSA key configured for %s signs and verifies with it', async (alg) => {
+    const rsa = generateSigningKey({ type: 'rsa', modulusLength: 2048 });
+    const key = loadSigningKey({ privateKey: rsa.privateKeyPem, algorithm: alg });
+    const { token } = await signAccessToken(key, { issuer: 'i', subject: 's', audience: 'a', access: [{ type: 'repository', name: 'a/b', actions: ['pull'] }], ttl: 60 });
+    expect(headerOf(token)).toEqual({ alg, typ: 'JWT', kid: key.kid });
+    const { payload } = await jwtVerify(token, key.publicKey, { algorithms: [alg] });
+    expect(payload.access).toEqual([{ type: 'repository', name: 'a/b', actions: ['pull'] }]);
+  });
+  test('claims carrying any Unicode survive signing: the payload is UTF-8 JSON', async () => {
+    const key = loadSigningKey({ privateKey: ecKey.privateKeyPem });
+    const subject = 'ünï\u2028cödé "quoted" \\ 🐳';
+    const { token } = await signAccessToken(key, { issuer: 'i', subject, audience: 'a', access: [], ttl: 60 });
+    expect((await jwtVerify(token, key.publicKey)).payload.sub).toBe(subject);
+  });
   test('a KeyObject works as well as a PEM', () => {
     const key = loadSigningKey({ privateKey: createPrivateKey(ecKey.privateKeyPem) });
     expect(key.kid).toBe(libtrustKeyId(createPublicKey(ecKey.privateKeyPem)));
