@@ -4,9 +4,12 @@
 //  - started after the container is running and has written half of it to its log files, which
 //    is what people type (the follower reads the files, then the live output; target >= 0.5x).
 // Each measurement runs in a fresh process of its own (this script, forked with the case's name),
-// and the engine in one more: its client reads from outside, as the Docker CLI does (measured in
-// one process, the bench's own reader shared the server's event loop, and a case paid for the
-// garbage of the one before it). BENCH_ROUNDS rounds (3), the cases'
+// and the engine in one more. The follower is what people type: the Docker CLI's `docker logs -f`
+// (/usr/local/bin/docker, else `docker` on PATH), its stdout piped to `wc -c`, as the baseline's
+// command is (`head … | wc -c`); without a Docker CLI, an HTTP client in this process reads and
+// demultiplexes the stream instead (BENCH_LOGS_CLIENT=http forces it), and the output says which.
+// (Measured in one process, the bench's own reader shared the server's event loop, and a case
+// paid for the garbage of the one before it.) BENCH_ROUNDS rounds (3), the cases'
 // order rotating each round; the medians are compared and the spread is printed.
 // Prints the bytes delivered (every byte: payload + 8-byte frame headers), the throughput ratio
 // and the server's peak RSS growth (target < 64 MiB). The container's LogConfig keeps the whole
@@ -15,7 +18,7 @@
 import express from 'express';
 import { fork, spawn, spawnSync } from 'node:child_process';
 import { request } from 'node:http';
-import { mkdtempSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,13 +31,25 @@ if (spawnSync('bwrap', ['--version']).status !== 0) {
   process.exit(0);
 }
 const cmd = ['head', '-c', String(TOTAL), '/dev/zero'];
+const DOCKER = existsSync('/usr/local/bin/docker') ? '/usr/local/bin/docker' : 'docker';
+const CLIENT = process.env.BENCH_LOGS_CLIENT ?? (spawnSync(DOCKER, ['--version']).status === 0 ? 'cli' : 'http');
 
+/** The baseline: the command's output counted by `wc -c` from a pipe. */
 async function pipe() {
   const t0 = performance.now();
-  const child = spawn('/bin/busybox', cmd.slice(1), { argv0: 'head', stdio: ['ignore', 'pipe', 'inherit'] });
-  let bytes = 0;
-  for await (const c of child.stdout) bytes += c.length;
+  const bytes = await countedBy(`/bin/busybox ${cmd.join(' ')}`);
   return { bytes, ms: performance.now() - t0 };
+}
+
+/** Runs `command | wc -c` and resolves the count: the same cheap reader for the baseline and the CLI. */
+function countedBy(command) {
+  return new Promise((resolve, reject) => {
+    const sh = spawn('/bin/sh', ['-c', `${command} | wc -c`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    sh.stdout.on('data', (c) => (out += c));
+    sh.once('error', reject);
+    sh.once('exit', () => resolve(Number(out.trim())));
+  });
 }
 
 function http(socket, method, path, payload) {
@@ -62,8 +77,13 @@ async function json(res) {
 async function serve() {
   const runtime = sandboxRuntime();
   const app = express();
-  app.use(engineRouter(runtime));
   const socket = join(mkdtempSync(join(tmpdir(), 'dockgate-bench-')), 'engine.sock');
+  // Tells the bench when a follower's request has arrived, so "before start" starts after it.
+  app.use((req, _res, next) => {
+    if (/\/logs$/.test(req.path)) process.send({ following: true });
+    next();
+  });
+  app.use(engineRouter(runtime));
   const server = await listenEngine(app, { socket });
   const { Id } = await json(await http(socket, 'POST', '/v1.28/containers/create', { Image: 'busybox', Cmd: cmd, HostConfig: { LogConfig: logConfig } }));
   const rss0 = process.memoryUsage.rss();
@@ -90,10 +110,12 @@ async function sandboxed(order) {
     child.once('message', resolve);
     child.once('exit', (code) => reject(new Error(`the engine process exited with ${code}`)));
   });
-  let res;
+  const following = new Promise((resolve) => child.on('message', (m) => m.following && resolve()));
+  let follower;
   let t0;
   if (order === 'before') {
-    res = await http(socket, 'GET', `/v1.28/containers/${Id}/logs?stdout=1&stderr=1&follow=1`);
+    follower = follow(socket, Id);
+    await following;
     t0 = performance.now();
     (await http(socket, 'POST', `/v1.28/containers/${Id}/start`)).resume();
   } else {
@@ -103,9 +125,27 @@ async function sandboxed(order) {
     const giveUp = Date.now() + 120_000;
     while (size() < TOTAL / 2 && Date.now() < giveUp) await new Promise((r) => setTimeout(r, 5));
     t0 = performance.now();
-    res = await http(socket, 'GET', `/v1.28/containers/${Id}/logs?stdout=1&stderr=1&follow=1`);
+    follower = follow(socket, Id);
   }
-  // Walk the 8-byte stream headers so "every byte delivered" counts payload, not framing.
+  const { bytes, payload } = await follower;
+  const ms = performance.now() - t0;
+  const growth = await new Promise((resolve) => {
+    child.once('message', (m) => resolve(m.growth));
+    child.send('stop');
+  });
+  await exited;
+  return { bytes, payload, ms, growth };
+}
+
+/** `docker logs -f` through the Docker CLI: its stdout (the payload, demultiplexed) counted by `wc -c`, as the baseline's. */
+async function followWithCli(socket, Id) {
+  const bytes = await countedBy(`${DOCKER} -H unix://${socket} logs -f ${Id}`);
+  return { bytes, payload: bytes };
+}
+
+/** The same request from an HTTP client in this process, walking the 8-byte frame headers so "every byte delivered" counts payload. */
+async function followWithHttp(socket, Id) {
+  const res = await http(socket, 'GET', `/v1.28/containers/${Id}/logs?stdout=1&stderr=1&follow=1`);
   let bytes = 0, payload = 0, need = 0, header = Buffer.alloc(0);
   for await (const c of res) {
     bytes += c.length;
@@ -121,14 +161,10 @@ async function sandboxed(order) {
       }
     }
   }
-  const ms = performance.now() - t0;
-  const growth = await new Promise((resolve) => {
-    child.once('message', (m) => resolve(m.growth));
-    child.send('stop');
-  });
-  await exited;
-  return { bytes, payload, ms, growth };
+  return { bytes, payload };
 }
+
+const follow = CLIENT === 'cli' ? followWithCli : followWithHttp;
 
 const mb = (b) => b / 1024 / 1024;
 const CASES = {
@@ -162,6 +198,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const rate = (bytes, ms) => bytes / 1e6 / (ms / 1000);
 const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
 console.log(`sandbox log streaming: ${mb(TOTAL).toFixed(0)} MiB from busybox head -c, LogConfig ${JSON.stringify(logConfig.Config)}, ${ROUNDS} rounds, each case in a fresh process`);
+console.log(`follower: ${CLIENT === 'cli' ? `${DOCKER} logs -f (the Docker CLI), its stdout piped to wc -c` : 'an HTTP client in the bench (no Docker CLI found, or BENCH_LOGS_CLIENT=http)'}`);
 const names = Object.keys(CASES);
 const runs = Object.fromEntries(names.map((n) => [n, []]));
 for (let round = 0; round < ROUNDS; round += 1) {
@@ -169,12 +206,12 @@ for (let round = 0; round < ROUNDS; round += 1) {
     const r = await measure(name);
     if (name !== 'pipe' && r.payload !== TOTAL) throw new Error(`${name}: payload ${r.payload} of ${TOTAL} bytes: INCOMPLETE`);
     runs[name].push({ ...r, mbps: rate(TOTAL, r.ms) });
-    console.log(`round ${round + 1} ${name.padEnd(6)} ${rate(TOTAL, r.ms).toFixed(0).padStart(5)} MB/s${name === 'pipe' ? '' : `  every byte delivered (${mb(r.bytes).toFixed(0)} MiB with frame headers), RSS growth ${mb(r.growth).toFixed(0)} MiB`}`);
+    console.log(`round ${round + 1} ${name.padEnd(6)} ${rate(TOTAL, r.ms).toFixed(0).padStart(5)} MB/s${name === 'pipe' ? '' : `  every byte delivered (${mb(r.bytes).toFixed(0)} MiB${CLIENT === 'cli' ? '' : ' with frame headers'}), RSS growth ${mb(r.growth).toFixed(0)} MiB`}`);
   }
 }
 const spread = (list) => `${Math.min(...list).toFixed(0)}-${Math.max(...list).toFixed(0)}`;
 const pipeRates = runs.pipe.map((r) => r.mbps);
-console.log(`baseline: same command, pipe read                 median ${median(pipeRates).toFixed(0)} MB/s (spread ${spread(pipeRates)})`);
+console.log(`baseline: same command | wc -c                      median ${median(pipeRates).toFixed(0)} MB/s (spread ${spread(pipeRates)})`);
 const orders = [
   ['before', 'logs -f attached before start', 0.8],
   ['after', 'logs -f started after start (half on disk)', 0.5],

@@ -1,8 +1,8 @@
-import { describe, test, expect } from '@jest/globals';
+import { afterEach, describe, expect, jest, test } from '@jest/globals';
 import { appendFileSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { OutputLog } from '../../lib/engine/runtime/local/output-log.js';
+import { OutputLog, WRITE_BATCH, WRITE_DELAY_MS } from '../../lib/engine/runtime/local/output-log.js';
 import { LogReader, type LogReaderOptions } from '../../lib/engine/runtime/local/log-reader.js';
 import { LogFiles } from '../../lib/engine/runtime/local/log-files.js';
 import { RECORD_OVERHEAD } from '../../lib/engine/runtime/local/log-record.js';
@@ -94,6 +94,74 @@ describe('output goes to the files as it comes', () => {
     for (let i = 0; i < 64; i++) log.append(1, kb(16));
     await log.settled();
     expect(log.memStart).toBe(log.end);
+  });
+});
+
+describe('while a container runs, output reaches the files in batches: WRITE_BATCH bytes, or WRITE_DELAY_MS after it came', () => {
+  // Fake timers decide when the batch timer fires; file writes and their callbacks stay real.
+  const fakeTimers = () => jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask', 'performance', 'Date'] });
+  afterEach(() => {
+    jest.useRealTimers();
+  });
+  const sizeOf = (dir: string): number => {
+    try {
+      return statSync(join(dir, '000001.log')).size;
+    } catch {
+      return 0;
+    }
+  };
+  /** Lets real I/O complete: true once `ready`, false after many loop turns without it. */
+  const settle = async (ready: () => boolean): Promise<boolean> => {
+    for (let i = 0; i < 2000 && !ready(); i++) await new Promise((r) => setImmediate(r));
+    return ready();
+  };
+  const running = (dir: string): OutputLog => {
+    const log = onDisk(dir);
+    log.beginRun();
+    return log;
+  };
+
+  test('a few bytes wait for the timer, and are on disk once WRITE_DELAY_MS have passed', async () => {
+    fakeTimers();
+    const dir = tmp();
+    const log = running(dir);
+    log.append(1, Buffer.from('line\n'));
+    expect(await settle(() => sizeOf(dir) > 0)).toBe(false);
+    jest.advanceTimersByTime(WRITE_DELAY_MS - 1);
+    expect(await settle(() => sizeOf(dir) > 0)).toBe(false);
+    jest.advanceTimersByTime(1);
+    expect(await settle(() => sizeOf(dir) === 5 + RECORD_OVERHEAD)).toBe(true);
+  });
+  test('a full batch is written without waiting for the timer; the bytes after it wait', async () => {
+    fakeTimers();
+    const dir = tmp();
+    const log = running(dir);
+    for (let i = 0; i < WRITE_BATCH / 1024 + 8; i++) log.append(1, kb(1));
+    // Written, and dropped from memory once the write is done.
+    expect(await settle(() => log.memStart >= WRITE_BATCH)).toBe(true);
+    expect(sizeOf(dir)).toBe(log.memStart);
+    expect(sizeOf(dir)).toBeLessThan(log.end);
+    jest.advanceTimersByTime(WRITE_DELAY_MS);
+    expect(await settle(() => log.memStart === log.end)).toBe(true);
+    expect(sizeOf(dir)).toBe(log.end);
+  });
+  test('when the run ends, what waits is written at once', async () => {
+    fakeTimers();
+    const dir = tmp();
+    const log = running(dir);
+    log.append(2, Buffer.from('last words\n'));
+    log.endRun();
+    expect(await settle(() => sizeOf(dir) === 11 + RECORD_OVERHEAD)).toBe(true);
+  });
+  test('settled() writes what waits at once and resolves once it is on disk', async () => {
+    fakeTimers();
+    const dir = tmp();
+    const log = running(dir);
+    log.append(1, Buffer.from('asked for\n'));
+    let done = false;
+    void log.settled().then(() => (done = true));
+    expect(await settle(() => done)).toBe(true);
+    expect(sizeOf(dir)).toBe(10 + RECORD_OVERHEAD);
   });
 });
 

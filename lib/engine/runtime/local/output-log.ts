@@ -2,6 +2,17 @@ import { EventEmitter } from 'node:events';
 import type { LogFiles } from './log-files.js';
 import { MAX_PAYLOAD, RECORD_OVERHEAD, recordHead, recordTrailer } from './log-record.js';
 
+/**
+ * While a container runs, its output is handed to the files in writes of at least this many
+ * bytes, or once the oldest byte waiting is {@link WRITE_DELAY_MS} old. Output comes in pieces
+ * of a few KiB (a pipe read gets what the container wrote since the last one): a write per piece
+ * cost a file-system request each, measured with `docker logs -f` of 1 GiB (bench:engine) at
+ * about 2 s of the server's 6 s of CPU, and the throughput went from about 0.7 to 0.85 of a pipe's.
+ */
+export const WRITE_BATCH = 256 * 1024;
+/** The longest output waits in memory before it is written: what a crash of the server can lose. */
+export const WRITE_DELAY_MS = 25;
+
 /** One record of output still in memory (see log-record.ts for its form on disk). */
 export interface LogChunk {
   stream: 1 | 2;
@@ -33,9 +44,11 @@ export interface OutputLogOptions {
 }
 
 /**
- * A container's output. With files, each chunk is appended to disk as it comes: a write is
- * issued as soon as the previous one is done, with everything that arrived meanwhile (one
- * `writev`), so a crash of the server loses only what was not yet handed to the kernel, and
+ * A container's output. With files, output is appended to disk as it comes: one write at a time
+ * (one `writev`), each with everything waiting once {@link WRITE_BATCH} bytes or
+ * {@link WRITE_DELAY_MS} ms of it wait, and at once when the container has exited or someone
+ * waits for it (`settled`). So a crash of the server loses at most the last
+ * {@link WRITE_DELAY_MS} ms of output (or what a disk slower than the output holds back), and
  * memory holds only that backlog. Readers read what is written from the files and the rest from
  * memory, by offset, so there is no gap and no duplicate where the one ends and the other begins.
  *
@@ -54,6 +67,7 @@ export class OutputLog extends EventEmitter {
   private cursors = new Set<LogCursor>();
   private wasFull = false;
   private writing = false;
+  private flushTimer: NodeJS.Timeout | undefined;
   private settledWaiters: (() => void)[] = [];
   readonly capacity: number;
   readonly files: LogFiles | undefined;
@@ -138,13 +152,18 @@ export class OutputLog extends EventEmitter {
   close(): void {
     this.closed = true;
     this.emit('run-end');
+    this.write();
     if (!this.writing) this.files?.close();
   }
 
   /** Resolves once everything appended so far is written (at once without files). */
   settled(): Promise<void> {
-    if (!this.writing) return Promise.resolve();
-    return new Promise((resolve) => this.settledWaiters.push(resolve));
+    if (!this.writing && !this.waitingToWrite()) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.settledWaiters.push(resolve);
+      this.write();
+      if (!this.writing) this.resolveSettled();
+    });
   }
 
   register(position: number): LogCursor {
@@ -204,14 +223,39 @@ export class OutputLog extends EventEmitter {
     }
   }
 
-  /** Hands the backlog to the files: one write at a time, each with all that is waiting. */
-  private write(): void {
+  /** Whether appended output is not written yet. */
+  private waitingToWrite(): boolean {
+    return this.onDisk && this.files!.end < this.end;
+  }
+
+  /** Whether what waits is written now rather than batched: no run is going on, the log closed, someone waits, or the batch is full. */
+  private writeNow(): boolean {
+    return this.closed || this.runsEnded === this.runsStarted || this.settledWaiters.length > 0 || this.end - this.files!.end >= Math.min(WRITE_BATCH, this.capacity / 2);
+  }
+
+  private resolveSettled(): void {
+    for (const resolve of this.settledWaiters.splice(0)) resolve();
+  }
+
+  /** Hands the backlog to the files: one write at a time, each with all that is waiting; `due` when the batch timer fired. */
+  private write(due = false): void {
     if (this.writing || !this.onDisk) return;
     this.rotateIfDue();
     const files = this.files!;
     let from = this.first;
     while (from < this.records.length && this.records[from]!.offset < files.end) from++;
     if (from === this.records.length) return;
+    if (!due && !this.writeNow()) {
+      this.flushTimer ??= setTimeout(() => {
+        this.flushTimer = undefined;
+        this.write(true);
+      }, WRITE_DELAY_MS);
+      return;
+    }
+    if (this.flushTimer) {
+      clearTimeout(this.flushTimer);
+      this.flushTimer = undefined;
+    }
     const room = files.current.size < files.rotation.maxSize ? files.rotation.maxSize - files.current.size : Infinity;
     const buffers: Buffer[] = [];
     let bytes = 0;
@@ -225,12 +269,10 @@ export class OutputLog extends EventEmitter {
     files.append(buffers, bytes, () => {
       this.writing = false;
       this.trim();
-      if (this.closed) {
-        files.close();
-      } else {
-        this.write();
-      }
-      if (!this.writing) for (const resolve of this.settledWaiters.splice(0)) resolve();
+      this.write();
+      if (this.writing) return;
+      if (this.closed) files.close();
+      this.resolveSettled();
     });
   }
 
