@@ -6,8 +6,8 @@ import { MAX_PAYLOAD, RECORD_OVERHEAD, recordHead, recordTrailer } from './log-r
  * While a container runs, its output is handed to the files in writes of at least this many
  * bytes, or once the oldest byte waiting is {@link WRITE_DELAY_MS} old. Output comes in pieces
  * of a few KiB (a pipe read gets what the container wrote since the last one): a write per piece
- * cost a file-system request each, measured with `docker logs -f` of 1 GiB (bench:engine) at
- * about 2 s of the server's 6 s of CPU, and the throughput went from about 0.7 to 0.85 of a pipe's.
+ * cost a file-system request each: with the Docker CLI following 1 GiB (bench:engine), about 1 s
+ * of the server's 5-6 s of CPU, and 10-15% of the throughput.
  */
 export const WRITE_BATCH = 256 * 1024;
 /** The longest output waits in memory before it is written: what a crash of the server can lose. */
