@@ -67,8 +67,16 @@ function networkFixture(prefix: string, title: string, make: () => Made) {
   return { t, net, name };
 }
 
+/** `NetworkSettings.Networks` of the container's row in `GET /containers/json?all=1` (what `docker ps -a` shows as Networks). */
+async function listedNetworks(api: Express, name: string): Promise<unknown> {
+  const list = await request(api).get('/v1.41/containers/json').query({ all: 1 });
+  expect(list.status).toBe(200);
+  const rows = list.body as { Names: string[]; NetworkSettings: { Networks: unknown } }[];
+  return rows.find((r) => r.Names.includes(`/${name}`))?.NetworkSettings.Networks;
+}
+
 function stoppedNetworksRule(title: string, peers: PeerCheck[], make: () => Made): void {
-  describeWithPeers(`${title}: a created or exited container on a user-defined network shows it in NetworkSettings.Networks with every live value empty`, peers, () => {
+  describeWithPeers(`${title}: a created or exited container on a user-defined network shows it in NetworkSettings.Networks (inspect, and docker ps without aliases) with every live value empty`, peers, () => {
     const { t, net, name } = networkFixture('dg-stopped', title, make);
 
     test('created: the network is there with the aliases given, no NetworkID, and the top-level fields are empty', async () => {
@@ -85,6 +93,8 @@ function stoppedNetworksRule(title: string, peers: PeerCheck[], make: () => Made
         IPAddress: '', IPPrefixLen: 0, IPv6Gateway: '', MacAddress: '',
         Networks: { [net]: { ...NOT_RUNNING, Aliases: ['web'], NetworkID: '' } },
       });
+      // docker ps -a: the same entry, without the aliases.
+      expect(await listedNetworks(api, name)).toEqual({ [net]: { ...NOT_RUNNING, Aliases: null, NetworkID: '' } });
     });
 
     test('exited: the network is there with its id, the short id among the aliases, and no address', async () => {
@@ -95,6 +105,7 @@ function stoppedNetworksRule(title: string, peers: PeerCheck[], make: () => Made
       const netId = (await request(api).get(`/v1.41/networks/${net}`)).body.Id;
       expect(view.NetworkSettings.Networks).toEqual({ [net]: { ...NOT_RUNNING, Aliases: ['web', view.Id.slice(0, 12)], NetworkID: netId } });
       expect(view.NetworkSettings).toMatchObject({ Ports: {}, EndpointID: '', IPAddress: '', Gateway: '', MacAddress: '' });
+      expect(await listedNetworks(api, name)).toEqual({ [net]: { ...NOT_RUNNING, Aliases: null, NetworkID: netId } });
     });
   });
 }

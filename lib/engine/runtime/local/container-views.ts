@@ -100,8 +100,8 @@ function defaultSwap(host: Record<string, unknown> | undefined): Record<string, 
   return typeof memory === 'number' && memory > 0 && (swap === undefined || swap === null || swap === 0) ? { MemorySwap: memory * 2 } : {};
 }
 
-/** One entry of `GET /containers/json`. */
-export function summaryView(c: LocalContainer, now = Date.now()): Record<string, unknown> {
+/** One entry of `GET /containers/json`; `stoppedNetworks` as for {@link inspectView}. */
+export function summaryView(c: LocalContainer, now = Date.now(), stoppedNetworks?: Record<string, Record<string, unknown>>): Record<string, unknown> {
   return {
     Id: c.id,
     Names: [`/${c.name}`],
@@ -114,7 +114,7 @@ export function summaryView(c: LocalContainer, now = Date.now()): Record<string,
     State: c.restarting === true ? 'restarting' : c.paused === true && c.status === 'running' ? 'paused' : c.status,
     Status: humanStatus(c, now),
     HostConfig: { NetworkMode: c.body.HostConfig?.NetworkMode ?? 'default' },
-    NetworkSettings: { Networks: summaryNetworks(c) },
+    NetworkSettings: { Networks: summaryNetworks(c, stoppedNetworks) },
     Mounts: [],
   };
 }

@@ -550,7 +550,8 @@ export class LocalRuntime implements ContainerRuntime {
       .filter((c) => !labels || [...labels].every((l) => labelMatches(c.labels, l)))
       .sort((a, b) => b.created.getTime() - a.created.getTime());
     if (limit !== undefined && limit > 0) rows = rows.slice(0, limit);
-    return rows.map((c) => summaryView(c, now));
+    const stopped = this.executor.userNetworks?.stoppedEndpoints?.bind(this.executor.userNetworks);
+    return rows.map((c) => summaryView(c, now, c.status === 'running' || !stopped ? undefined : stopped(c)));
   }
 
   async remove(ref: string, { force, volumes }: RemoveOptions): Promise<void> {

@@ -56,9 +56,18 @@ export function portsSummary(c: LocalContainer): Record<string, unknown>[] {
   });
 }
 
-/** The summary's `NetworkSettings.Networks`, as `docker ps --format '{{.Networks}}'` reads it. */
-export function summaryNetworks(c: LocalContainer): Record<string, unknown> {
-  const net = c.status === 'running' ? c.process?.network : undefined;
+/**
+ * The summary's `NetworkSettings.Networks`, as `docker ps --format '{{.Networks}}'` reads it. A
+ * container that does not run lists the networks it will join (`stoppedNetworks`, as inspect
+ * shows them) with `Aliases` null, as dockerd 20.10's list does.
+ */
+export function summaryNetworks(c: LocalContainer, stoppedNetworks?: Record<string, Record<string, unknown>>): Record<string, unknown> {
+  if (c.status !== 'running') {
+    const out: Record<string, unknown> = {};
+    for (const [name, endpoint] of Object.entries(stoppedNetworks ?? {})) out[name] = { ...endpoint, Aliases: null };
+    return out;
+  }
+  const net = c.process?.network;
   return net ? networksOf(net) : {};
 }
 
