@@ -138,6 +138,54 @@ function connectedThenRemovedRule(title: string, peers: PeerCheck[], make: () =>
   });
 }
 
+function predefinedModesRule(title: string, peers: PeerCheck[], make: () => Made): void {
+  describeWithPeers(`${title}: a created or exited container in a predefined network mode shows that network (default: bridge), its NetworkID once it ran; in another container's namespace, none`, peers, () => {
+    const t = lazyApp(make);
+    const prefix = `dg-predef-${process.pid}-${title.length}`;
+    afterAll(async () => {
+      if (!t.made()) return;
+      for (const s of ['default', 'none', 'host', 'joiner', 'target']) await request(t.app()).delete(`/v1.41/containers/${prefix}-${s}?force=1`);
+      await t.close();
+    });
+
+    test.each([['default', 'bridge', undefined], ['none', 'none', 'none'], ['host', 'host', 'host']] as const)(
+      'created with NetworkMode %s: Networks holds %s with no NetworkID, in inspect and (aliases null) in docker ps',
+      async (label, network, mode) => {
+        const api = t.app();
+        const name = `${prefix}-${label}`;
+        const created = await request(api).post(`/v1.41/containers/create?name=${name}`).send({ Image: t.made()?.image ?? 'busybox', Cmd: ['true'], ...(mode ? { HostConfig: { NetworkMode: mode } } : {}) });
+        expect(created.status).toBe(201);
+        const expected = { [network]: { ...NOT_RUNNING, Aliases: null, NetworkID: '' } };
+        expect((await request(api).get(`/v1.41/containers/${name}/json`)).body.NetworkSettings.Networks).toEqual(expected);
+        expect(await listedNetworks(api, name)).toEqual(expected);
+      },
+    );
+
+    test.each(['none', 'host'])('exited after running with --network %s: the entry carries that network\'s id', async (mode) => {
+      const api = t.app();
+      const name = `${prefix}-${mode}`;
+      expect((await request(api).post(`/v1.41/containers/${name}/start`)).status).toBe(204);
+      expect((await request(api).post(`/v1.41/containers/${name}/wait`)).body.StatusCode).toBe(0);
+      const netId = (await request(api).get(`/v1.41/networks/${mode}`)).body.Id as string;
+      expect(netId).toMatch(/^[0-9a-f]{64}$/);
+      const expected = { [mode]: { ...NOT_RUNNING, Aliases: null, NetworkID: netId } };
+      expect((await request(api).get(`/v1.41/containers/${name}/json`)).body.NetworkSettings.Networks).toEqual(expected);
+      expect(await listedNetworks(api, name)).toEqual(expected);
+    });
+
+    test('created in another container\'s network namespace: Networks is empty', async () => {
+      const api = t.app();
+      const image = t.made()?.image ?? 'busybox';
+      const target = await request(api).post(`/v1.41/containers/create?name=${prefix}-target`).send({ Image: image, Cmd: ['sleep', '5'] });
+      expect(target.status).toBe(201);
+      const joiner = await request(api).post(`/v1.41/containers/create?name=${prefix}-joiner`).send({ Image: image, Cmd: ['true'], HostConfig: { NetworkMode: `container:${target.body.Id}` } });
+      expect(joiner.status).toBe(201);
+      expect((await request(api).get(`/v1.41/containers/${prefix}-joiner/json`)).body.NetworkSettings.Networks).toEqual({});
+      expect(await listedNetworks(api, `${prefix}-joiner`)).toEqual({});
+    });
+  });
+}
+
 const sandbox = (): Made => {
   const stateDir = mkdtempSync(join(tmpdir(), 'dockgate-stopped-net-'));
   return { runtime: sandboxRuntime({ stateDir }), image: 'busybox', dispose: () => rmSync(stateDir, { recursive: true, force: true }) };
@@ -149,6 +197,8 @@ stoppedNetworksRule('sandbox', sandboxPeers, sandbox);
 stoppedNetworksRule('dockerd 20.10 (the reference)', dockerdPeers(), reference);
 connectedThenRemovedRule('sandbox', sandboxPeers, sandbox);
 connectedThenRemovedRule('dockerd 20.10 (the reference)', dockerdPeers(), reference);
+predefinedModesRule('sandbox', sandboxPeers, sandbox);
+predefinedModesRule('dockerd 20.10 (the reference)', dockerdPeers(), reference);
 
 describeWithPeers('sandbox: a start refused because its --network container:X is gone leaves no tmpfs mount nor directory behind', sandboxPeers, () => {
   const stateDir = mkdtempSync(join(tmpdir(), 'dockgate-gone-target-'));

@@ -121,7 +121,7 @@ export interface LocalUserNetworks {
   /** A container's endpoints on user networks, as inspect's `NetworkSettings.Networks` shows them. */
   endpoints(container: Pick<LocalContainer, 'id'>): Record<string, Record<string, unknown>>;
   /** A created or exited container's `NetworkSettings.Networks`: the networks it joins at its start, with no live values. Optional: none shown. */
-  stoppedEndpoints?(container: Pick<LocalContainer, 'id' | 'body'>): Record<string, Record<string, unknown>>;
+  stoppedEndpoints?(container: Pick<LocalContainer, 'id' | 'body' | 'startedAt'>): Record<string, Record<string, unknown>>;
 }
 
 /** What runs containers for a local runtime: the process executor or a script. */

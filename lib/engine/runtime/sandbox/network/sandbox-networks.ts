@@ -316,9 +316,11 @@ export class SandboxNetworks implements LocalUserNetworks {
    * A created or exited container's networks as dockerd 20.10 shows them: before its first start,
    * those of its create body (aliases and address as given, no NetworkID); afterwards and after a
    * connect, its memberships with its short id among the aliases, and the NetworkID once it ran
-   * there; a removed network's entry stays, by name. Every live value is empty.
+   * there; a removed network's entry stays, by name. A container in a predefined network mode
+   * (the default bridge, `none`, `host`) shows that network, with its NetworkID once it ran; one
+   * in another container's namespace shows none. Every live value is empty.
    */
-  stoppedEndpoints(container: Pick<LocalContainer, 'id' | 'body'>): Record<string, Record<string, unknown>> {
+  stoppedEndpoints(container: Pick<LocalContainer, 'id' | 'body' | 'startedAt'>): Record<string, Record<string, unknown>> {
     const id = container.id;
     const shortId = id.slice(0, 12);
     const out: Record<string, Record<string, unknown>> = {};
@@ -342,6 +344,8 @@ export class SandboxNetworks implements LocalUserNetworks {
       if (member) show(net.name, member, member.ran ? net.id : '', net !== this.bridge);
     }
     for (const [name, member] of Object.entries(this.orphans[id] ?? {})) show(name, member, '', true);
+    const predefined = predefinedNetworkOf(container.body.HostConfig?.NetworkMode, this.bridge !== undefined);
+    if (predefined && !out[predefined]) out[predefined] = { ...NOT_RUNNING_ENDPOINT, NetworkID: container.startedAt ? predefinedNetworkId(predefined) : '' };
     return out;
   }
 
@@ -690,6 +694,12 @@ const BRIDGE_IDLE_MS = 30_000;
 /** NetworkMode unset, `default` or `bridge`. */
 function onDefaultBridgeMode(mode: unknown): boolean {
   return mode === undefined || mode === null || mode === '' || mode === 'default' || mode === 'bridge';
+}
+
+/** The predefined network a NetworkMode puts the container in (`default` is the bridge when there is one), or undefined (a user network, another container's namespace). */
+function predefinedNetworkOf(mode: unknown, hasBridge: boolean): string | undefined {
+  if (onDefaultBridgeMode(mode)) return mode === 'bridge' || hasBridge ? 'bridge' : 'host';
+  return mode === 'none' || mode === 'host' ? mode : undefined;
 }
 
 /** NetworkMode values that name no user network. */
