@@ -1,10 +1,10 @@
 import { EngineError } from './engine-error.js';
 
 /**
- * A `name` filter value of `GET /containers/json`, as dockerd matches it: a regular expression
- * (Go's RE2) tested against the name with and without its leading `/`, so `docker ps -f name=web`
- * finds `web-1` and `name=^web$` finds `web` only. A value that is not a valid expression
- * matches nothing, as in dockerd.
+ * A `name` filter value of a list (containers, networks, volumes), as dockerd matches it: a
+ * regular expression (Go's RE2) tested against the name, so `docker ps -f name=web` finds `web-1`
+ * and `name=^web$` finds `web` only; a container's name is tested with and without its leading
+ * `/` (`slashed`). A value that is not a valid expression matches nothing, as in dockerd.
  *
  * Go's engine runs in linear time; JavaScript's backtracks, and a filter is caller input tested
  * against every container's name: `(a+)+$` on a name of 30 `a`s would hold the event loop for
@@ -15,10 +15,10 @@ import { EngineError } from './engine-error.js';
  * filter that silently matches something else.
  *
  * @example
- * namePattern('^web$')('/web'); // true
+ * namePattern('^web$', true)('/web'); // true
  * namePattern('web')('/api'); // false
  */
-export function namePattern(value: string): (name: string) => boolean {
+export function namePattern(value: string, slashed = false): (name: string) => boolean {
   let regex: RegExp;
   try {
     regex = new RegExp(value);
@@ -30,6 +30,7 @@ export function namePattern(value: string): (name: string) => boolean {
   }
   const problem = unsupported(value);
   if (problem) throw EngineError.invalidParameter(`invalid filter 'name=${value}': ${problem}; supported are characters, escapes, ".", [classes], ^ first, $ last, and ?, * or + after one character (at most one * or +)`);
+  if (!slashed) return (name) => regex.test(name);
   return (name) => {
     const bare = name.startsWith('/') ? name.slice(1) : name;
     return regex.test(`/${bare}`) || regex.test(bare);

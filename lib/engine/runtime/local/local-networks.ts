@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { EngineError } from '../../../engine-api/engine-error.js';
+import { namePattern } from '../../../engine-api/name-pattern.js';
 import type { EngineFilters } from '../../../engine-api/filters.js';
 import { labelMatches } from './label-filter.js';
 import type { LocalContainer, LocalNetworkName, LocalUserNetworks } from './local-container.js';
@@ -87,7 +88,7 @@ function matches(name: LocalNetworkName, filters: EngineFilters): boolean {
     return !values || values.size === 0 || [...values].some(ok);
   };
   return (
-    test('name', (v) => name.includes(v)) &&
+    test('name', (v) => namePattern(v)(name)) &&
     test('id', (v) => networkId(name).startsWith(v)) &&
     test('driver', (v) => v === DRIVER[name]) &&
     test('type', (v) => {

@@ -529,7 +529,7 @@ export class LocalRuntime implements ContainerRuntime {
       return set && set.size > 0 ? set : undefined;
     };
     const ids = pick('id');
-    const nameTests = [...(pick('name') ?? [])].map(namePattern);
+    const nameTests = [...(pick('name') ?? [])].map((value) => namePattern(value, true));
     const statuses = pick('status');
     const labels = pick('label');
     const ancestors = pick('ancestor');
