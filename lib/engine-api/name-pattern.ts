@@ -1,4 +1,5 @@
 import { EngineError } from './engine-error.js';
+import type { EngineFilters } from './filters.js';
 
 /**
  * A `name` filter value of a list (containers, networks, volumes), as dockerd matches it: a
@@ -35,6 +36,15 @@ export function namePattern(value: string, slashed = false): (name: string) => b
     const bare = name.startsWith('/') ? name.slice(1) : name;
     return regex.test(`/${bare}`) || regex.test(bare);
   };
+}
+
+/**
+ * A list's `name` filter as one test, its values compiled once per request (each a
+ * {@link namePattern}): true when there is no such filter or any value matches.
+ */
+export function nameFilter(filters: EngineFilters, slashed = false): (name: string) => boolean {
+  const tests = [...(filters.get('name') ?? [])].map((value) => namePattern(value, slashed));
+  return tests.length === 0 ? () => true : (name) => tests.some((test) => test(name));
 }
 
 /** What in `source` is outside the subset {@link namePattern} takes, or undefined. */

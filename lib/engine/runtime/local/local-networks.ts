@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { EngineError } from '../../../engine-api/engine-error.js';
-import { namePattern } from '../../../engine-api/name-pattern.js';
+import { nameFilter } from '../../../engine-api/name-pattern.js';
 import type { EngineFilters } from '../../../engine-api/filters.js';
 import { labelMatches } from './label-filter.js';
 import type { LocalContainer, LocalNetworkName, LocalUserNetworks } from './local-container.js';
@@ -27,7 +27,8 @@ export class LocalNetworks {
     const custom = this.user?.list(filters, containers) ?? [];
     // `type=custom` asks for user-defined networks only.
     const served = this.user?.predefined ?? [];
-    const builtin = filters.get('type')?.has('custom') && !filters.get('type')?.has('builtin') ? [] : this.names.filter((n) => !served.includes(n) && matches(n, filters));
+    const named = nameFilter(filters);
+    const builtin = filters.get('type')?.has('custom') && !filters.get('type')?.has('builtin') ? [] : this.names.filter((n) => !served.includes(n) && named(n) && matches(n, filters));
     return [...builtin.map((n) => this.view(n, containers)), ...custom];
   }
 
@@ -88,7 +89,6 @@ function matches(name: LocalNetworkName, filters: EngineFilters): boolean {
     return !values || values.size === 0 || [...values].some(ok);
   };
   return (
-    test('name', (v) => namePattern(v)(name)) &&
     test('id', (v) => networkId(name).startsWith(v)) &&
     test('driver', (v) => v === DRIVER[name]) &&
     test('type', (v) => {

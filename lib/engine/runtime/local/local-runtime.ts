@@ -11,7 +11,7 @@ import { upToDateProgress } from './pull-progress.js';
 import { inspectView, summaryView } from './container-views.js';
 import { EventBus } from './event-bus.js';
 import { familiarImageRef } from '../../../engine-api/image-ref.js';
-import { namePattern } from '../../../engine-api/name-pattern.js';
+import { nameFilter } from '../../../engine-api/name-pattern.js';
 import type { LocalContainer, LocalExecutor, LocalProcess } from './local-container.js';
 import { LogReader } from './log-reader.js';
 import { OutputLog } from './output-log.js';
@@ -529,7 +529,7 @@ export class LocalRuntime implements ContainerRuntime {
       return set && set.size > 0 ? set : undefined;
     };
     const ids = pick('id');
-    const nameTests = [...(pick('name') ?? [])].map((value) => namePattern(value, true));
+    const named = nameFilter(filters, true);
     const statuses = pick('status');
     const labels = pick('label');
     const ancestors = pick('ancestor');
@@ -544,7 +544,7 @@ export class LocalRuntime implements ContainerRuntime {
       .all()
       .filter((c) => everyState || c.status === 'running' || c.restarting === true)
       .filter((c) => !ids || [...ids].some((p) => c.id.startsWith(p)))
-      .filter((c) => nameTests.length === 0 || nameTests.some((test) => test(c.name)))
+      .filter((c) => named(c.name))
       .filter((c) => !statuses || statuses.has(c.restarting ? 'restarting' : c.status))
       .filter((c) => !health || health.has(c.health?.Status ?? 'none'))
       .filter((c) => !ancestors || [...ancestors].some((a) => familiarImageRef(a) === c.image.ref))

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chownSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EngineError } from '../../../engine-api/engine-error.js';
-import { namePattern } from '../../../engine-api/name-pattern.js';
+import { nameFilter } from '../../../engine-api/name-pattern.js';
 import type { EngineFilters } from '../../../engine-api/filters.js';
 import type { VolumeCreateBody, VolumePruneReport } from '../../../engine-api/volume-operations.js';
 import { labelMatches } from './label-filter.js';
@@ -72,14 +72,14 @@ export class LocalVolumes {
 
   list(filters: EngineFilters): { Volumes: Record<string, unknown>[]; Warnings: string[] | null } {
     const pick = (f: string): string[] => [...(filters.get(f) ?? [])];
-    const names = pick('name').map((value) => namePattern(value));
+    const named = nameFilter(filters);
     const drivers = pick('driver');
     const labels = pick('label');
     const dangling = pick('dangling');
     const used = this.usedNames();
     const volumes = this.names().map((n) => this.inspect(n)).filter((v) => {
       const name = v.Name as string;
-      if (names.length > 0 && !names.some((test) => test(name))) return false;
+      if (!named(name)) return false;
       if (drivers.length > 0 && !drivers.includes('local')) return false;
       if (!labels.every((l) => labelMatches((v.Labels ?? {}) as Record<string, string>, l))) return false;
       if (dangling.length > 0 && !dangling.some((d) => (d === 'true' || d === '1') === !used.has(name))) return false;

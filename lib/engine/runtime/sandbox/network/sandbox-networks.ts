@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { EngineError } from '../../../../engine-api/engine-error.js';
-import { namePattern } from '../../../../engine-api/name-pattern.js';
+import { nameFilter } from '../../../../engine-api/name-pattern.js';
 import type { EngineFilters } from '../../../../engine-api/filters.js';
 import type { ContainerCreateBody } from '../../../../engine-api/runtime-types.js';
 import type { NetworkConnectBody, NetworkCreateBody } from '../../../../engine-api/network-operations.js';
@@ -278,7 +278,8 @@ export class SandboxNetworks implements LocalUserNetworks {
   }
 
   list(filters: EngineFilters, containers: LocalContainer[]): Record<string, unknown>[] {
-    return this.all().filter((n) => this.matches(n, filters)).map((n) => this.view(n, containers));
+    const named = nameFilter(filters);
+    return this.all().filter((n) => named(n.name) && this.matches(n, filters)).map((n) => this.view(n, containers));
   }
 
   inspect(ref: string): Record<string, unknown> | undefined {
@@ -657,7 +658,7 @@ export class SandboxNetworks implements LocalUserNetworks {
       return !values || values.size === 0 || [...values].some(ok);
     };
     const inUse = (this.live.get(net.id)?.size ?? 0) > 0;
-    return test('name', (v) => namePattern(v)(net.name)) && test('id', (v) => net.id.startsWith(v)) && test('driver', (v) => v === 'bridge') &&
+    return test('id', (v) => net.id.startsWith(v)) && test('driver', (v) => v === 'bridge') &&
       test('type', (v) => v === (net === this.bridge ? 'builtin' : 'custom')) && test('scope', (v) => v === 'local') && labelsMatch(net.labels, filters) &&
       // A predefined network is never dangling (dockerd's filterNetworkByUse).
       test('dangling', (v) => ((v === 'true' || v === '1') ? !inUse && net !== this.bridge : inUse || net === this.bridge));
