@@ -165,6 +165,36 @@ export class Beneath {
     return { dir: await this.dir(parts.join('/'), create), name };
   }
 
+  /**
+   * `path` with its links resolved inside this tree as a chroot would (an absolute target from
+   * the tree's root, `..` never above it, the last component too), as the container sees its
+   * own tree; the answer has no link in it when the tree did not change meanwhile, and the
+   * walk that uses it refuses any link it meets all the same. Missing components are kept as they are.
+   */
+  async resolve(path: string): Promise<string> {
+    let pending = path.split('/').filter((p) => p !== '' && p !== '.');
+    const done: string[] = [];
+    let hops = 0;
+    while (pending.length > 0) {
+      const part = pending.shift() as string;
+      if (part === '..') {
+        done.pop();
+        continue;
+      }
+      const stat = await this.lstat([...done, part].join('/')).catch(() => undefined);
+      if (!stat?.isSymbolicLink()) {
+        done.push(part);
+        continue;
+      }
+      if (++hops > 40) throw new BeneathError(path, 'ELOOP', `${path}: too many levels of symbolic links`);
+      const dir = await this.dir(done.join('/'));
+      const target = await dir.readlink(part).finally(() => dir.close());
+      if (target.startsWith('/')) done.length = 0;
+      pending = [...target.split('/').filter((p) => p !== '' && p !== '.'), ...pending];
+    }
+    return done.join('/');
+  }
+
   /** lstat of `path` (nothing followed), or undefined when it or a directory on the way is missing. */
   async lstat(path: string): Promise<Stats | undefined> {
     const { dir, name } = await this.parentOf(path).catch((error: unknown) => {

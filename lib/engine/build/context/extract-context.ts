@@ -1,94 +1,153 @@
-import { createWriteStream } from 'node:fs';
-import { chmod, link, mkdir, rm, symlink, utimes, writeFile } from 'node:fs/promises';
-import { once } from 'node:events';
-import { posix } from 'node:path';
+import { link } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { extract, type Header as Headers } from 'tar-stream';
 import { EngineError } from '../../../engine-api/engine-error.js';
-import { layerPath, resolveInRoot } from '../../images/store/apply-layer.js';
+import { layerPath } from '../../images/store/apply-layer.js';
+import { Beneath, BeneathError, components } from '../../linux/beneath.js';
 
-/** Files up to this size are gathered and written in one call; larger ones are streamed to disk. */
-const SMALL_FILE = 1024 * 1024;
+/** Directory handles kept open while a context unpacks (a context's entries come grouped by directory). */
+const MAX_HELD = 64;
 
 /**
  * Unpacks a build context tar into `root`: directories, regular files (mode and mtime kept),
- * symbolic links and hard links; every path resolved inside `root` as a chroot would, so no
- * entry writes through a link out of it. Owners are not set (COPY writes root's or --chown's),
- * nor are device nodes or FIFOs made. Written for the builder rather than reusing the layer
- * applier: a context is not a layer (no whiteouts: a `.wh.x` file is just a file), and a
- * rebuild unpacks it every time, so it does the least a file needs (one write, one utimes).
+ * symbolic links and hard links. The caller chose every name in it, so it goes through
+ * beneath.ts's rule: each entry's directory is walked from `root` without following a link (an
+ * entry below a link the tar made earlier is a 400, never written through it), a file is created
+ * with `O_EXCL` after whatever was at its name is removed (a link there is removed, not
+ * followed), and modes and times are set on the created descriptor. Owners are not set (COPY
+ * writes root's or --chown's), nor are device nodes or FIFOs made. Written for the builder
+ * rather than reusing the layer applier: a context is not a layer (no whiteouts: a `.wh.x` file
+ * is just a file).
  */
 export async function extractContext(root: string, tar: Readable): Promise<void> {
+  // Opened before the tar flows: tar-stream's iterator sees only the entries that come after it is made.
+  const top = await Beneath.open(root);
   const ex = extract();
   tar.on('error', (err) => ex.destroy(err));
   tar.pipe(ex as unknown as NodeJS.WritableStream);
+  const held = new Map<string, Beneath>();
   const dirs: [string, Date][] = [];
-  const made = new Set<string>([root]);
-  const seen = new Set<string>();
-  // Until the context has a symbolic link, no path can lead through one: resolving is then a join.
-  let links = false;
-  const umask = process.umask();
-  for await (const entry of ex) {
-    const header = entry.header as Headers;
-    const body = entry as unknown as AsyncIterable<Buffer> & { resume(): unknown };
-    const rel = layerPath(header.name);
-    if (rel === undefined) {
-      body.resume();
-      continue;
+  /** The directory `rel` (made when missing), walked once and then kept open while entries land in it. */
+  const dirOf = async (rel: string): Promise<Beneath> => {
+    if (rel === '') return top;
+    const known = held.get(rel);
+    if (known) return known;
+    if (held.size >= MAX_HELD) await release('');
+    const dir = await top.dir(rel, { mode: 0o755 });
+    held.set(rel, dir);
+    return dir;
+  };
+  /** Closes the held handles at and below `rel` (all of them for ''): a later entry replaced that directory. */
+  const release = async (rel: string): Promise<void> => {
+    for (const [key, dir] of held) {
+      if (rel === '' || key === rel || key.startsWith(`${rel}/`)) {
+        held.delete(key);
+        await dir.close();
+      }
     }
-    const path = links ? await resolveInRoot(root, rel) : posix.join(root, rel);
-    const parent = posix.dirname(path);
-    if (!made.has(parent)) {
-      await mkdir(parent, { recursive: true });
-      made.add(parent);
+  };
+  try {
+    for await (const entry of ex) {
+      const header = entry.header as Headers;
+      const body = entry as unknown as AsyncIterable<Buffer> & { resume(): unknown };
+      const rel = layerPath(header.name);
+      if (rel === undefined) {
+        body.resume();
+        continue;
+      }
+      try {
+        await place(rel, header, body);
+      } catch (error) {
+        body.resume();
+        throw refusal(header.name, error);
+      }
     }
+    // Directory times last: writing their entries changed them (a directory replaced meanwhile is skipped).
+    await release('');
+    for (const [rel, mtime] of dirs.reverse()) {
+      const dir = await top.dir(rel).catch(() => undefined);
+      await dir?.utimes(mtime, mtime).catch(() => undefined);
+      await dir?.close();
+    }
+  } finally {
+    await release('');
+    await top.close();
+  }
+
+  async function place(rel: string, header: Headers, body: AsyncIterable<Buffer> & { resume(): unknown }): Promise<void> {
+    const parts = components(rel);
+    const name = parts.pop() as string;
+    const parentRel = parts.join('/');
+    const parent = await dirOf(parentRel);
     const mode = (header.mode ?? 0o644) & 0o777;
     const mtime = header.mtime ?? new Date(0);
     switch (header.type) {
-      case 'directory':
-        await mkdir(path, { recursive: true, mode });
-        if ((mode & umask) !== 0) await chmod(path, mode);
-        made.add(path);
-        dirs.push([path, mtime]);
+      case 'directory': {
+        const stat = await parent.lstat(name);
+        if (stat && !stat.isDirectory()) await parent.remove(name);
+        const dir = await parent.mkdir(name, { mode });
+        await dir.own({ mode });
+        await dir.close();
+        dirs.push([rel, mtime]);
         body.resume();
-        continue;
+        return;
+      }
       case 'file':
-      case 'contiguous-file':
+      case 'contiguous-file': {
         // A later entry of the same name replaces the earlier one (the tar's last word wins).
-        if (seen.has(path)) await rm(path, { recursive: true, force: true });
-        seen.add(path);
-        if ((header.size ?? 0) <= SMALL_FILE) {
-          const chunks: Buffer[] = [];
-          for await (const chunk of body) chunks.push(chunk);
-          await writeFile(path, Buffer.concat(chunks), { mode });
-        } else {
-          const out = createWriteStream(path, { mode });
-          for await (const chunk of body) if (!out.write(chunk)) await once(out, 'drain');
-          out.end();
-          await once(out, 'finish');
+        await release(rel);
+        await parent.remove(name);
+        const file = await parent.create(name, mode);
+        try {
+          for await (const chunk of body) await file.write(chunk);
+          await file.chmod(mode);
+          await file.utimes(mtime, mtime);
+        } finally {
+          await file.close();
         }
-        if ((mode & umask) !== 0) await chmod(path, mode);
-        await utimes(path, mtime, mtime);
-        continue;
+        return;
+      }
       case 'symlink':
-        await rm(path, { recursive: true, force: true });
-        await symlink(header.linkname ?? '', path);
-        links = true;
+        await release(rel);
+        await parent.remove(name);
+        await parent.symlink(header.linkname ?? '', name);
         body.resume();
-        continue;
+        return;
       case 'link': {
         const target = layerPath(header.linkname ?? '');
         if (target === undefined) throw EngineError.invalidParameter(`hard link ${header.name} has no target`);
-        await rm(path, { recursive: true, force: true });
-        await link(await resolveInRoot(root, target), path);
+        const targetParts = components(target);
+        const targetName = targetParts.pop() as string;
+        const from = await top.dir(targetParts.join('/'));
+        try {
+          const stat = await from.lstat(targetName);
+          if (!stat?.isFile()) throw EngineError.invalidParameter(`hard link ${header.name}: its target ${header.linkname} is not a file earlier in the context`);
+          await release(rel);
+          await parent.remove(name);
+          // link(2) follows neither name: the target is the entry itself, in the directory held open.
+          await link(from.at(targetName), parent.at(name));
+        } finally {
+          await from.close();
+        }
         body.resume();
-        continue;
+        return;
       }
       default:
         // Devices and FIFOs have no place in a build context (dockerd's COPY copies neither usefully).
         body.resume();
     }
   }
-  // Directory times last: writing their entries changed them.
-  for (const [path, mtime] of dirs.reverse()) await utimes(path, mtime, mtime).catch(() => undefined);
+}
+
+/** What went wrong with one entry, as the client's error: a link in the way, a name that is not a directory, a missing target. */
+function refusal(name: string, error: unknown): unknown {
+  if (error instanceof EngineError) return error;
+  if (error instanceof BeneathError) {
+    return EngineError.invalidParameter(error.code === 'ELOOP' ? `${name}: the entry is below a symbolic link of the context (not followed)` : `${name}: ${error.message}`);
+  }
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ENOTDIR' || code === 'EEXIST' || code === 'ENOENT' || code === 'EISDIR' || code === 'ENAMETOOLONG' || code === 'ELOOP') {
+    return EngineError.invalidParameter(`${name}: cannot be unpacked (${code})`);
+  }
+  return error;
 }
