@@ -1,60 +1,37 @@
-import { spawn } from 'node:child_process';
-import { lstatSync, readlinkSync } from 'node:fs';
-import { join, posix } from 'node:path';
-
-/** Symlinks followed before a path is given up on (the kernel's own limit is 40). */
-const MAX_LINKS = 40;
+import { EngineError } from '../../../engine-api/engine-error.js';
+import { Beneath } from '../../linux/beneath.js';
+import { copyBeneath } from '../../linux/copy-beneath.js';
 
 /**
- * The host path of `path` inside the root filesystem `root`, with every symlink resolved as the
- * container would resolve it (an absolute target from `root`, `..` never above it), or undefined
- * when it does not exist. A container path is never resolved on the host: an image's
- * `/data -> /etc` must name the image's /etc, not the server's.
- */
-export function pathInRoot(root: string, path: string): string | undefined {
-  let pending = path.split('/').filter((p) => p !== '' && p !== '.');
-  const resolved: string[] = [];
-  let links = 0;
-  while (pending.length > 0) {
-    const part = pending.shift() as string;
-    if (part === '..') {
-      resolved.pop();
-      continue;
-    }
-    const host = join(root, ...resolved, part);
-    let stat;
-    try {
-      stat = lstatSync(host);
-    } catch {
-      return undefined;
-    }
-    if (!stat.isSymbolicLink()) {
-      resolved.push(part);
-      continue;
-    }
-    if (++links > MAX_LINKS) return undefined;
-    const target = readlinkSync(host);
-    const rest = target.split('/').filter((p) => p !== '' && p !== '.');
-    if (posix.isAbsolute(target)) resolved.length = 0;
-    pending = [...rest, ...pending];
-  }
-  return join(root, ...resolved);
-}
-
-/**
- * Copies the directory `path` of the root filesystem `root` into the directory `into` with
- * owners, modes, times and symlinks kept, `into` taking the directory's own owner and mode
- * (dockerd's copyExistingContents and copyOwnership). GNU `cp -a` does exactly that; Node's
- * `fs.cp` keeps neither owners nor devices. Nothing happens when the image has no directory there.
+ * Copies the directory `path` of the root filesystem `root` into the volume directory `into`
+ * with owners, modes, times and links kept, `into` taking the directory's own owner and mode
+ * (dockerd's copyExistingContents and copyOwnership). Nothing happens when the image has no
+ * directory there, or when the volume is no longer empty.
+ *
+ * Both trees are a container's (beneath.ts's rule): `path` is resolved inside `root` as the
+ * container would resolve it (an image's `/data -> /etc` names the image's /etc, never the
+ * server's), and the volume may be mounted in another running container that plants links in
+ * it while the copy runs, so every entry is created without following anything (copy-beneath.ts)
+ * instead of by `cp -a` as root, which wrote through such a link.
  */
 export async function copyImagePath(root: string, path: string, into: string): Promise<void> {
-  const source = pathInRoot(root, path);
-  if (source === undefined || !lstatSync(source).isDirectory()) return;
-  await new Promise<void>((resolve, reject) => {
-    const child = spawn('cp', ['-a', '--', `${source}/.`, into], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`copying the image's ${path} into its volume failed: ${stderr.trim()}`))));
-  });
+  const top = await Beneath.open(root);
+  try {
+    const rel = await top.resolve(path);
+    const stat = await top.lstat(rel);
+    if (!stat?.isDirectory()) return;
+    const [from, to] = [await top.dir(rel), await Beneath.open(into)];
+    try {
+      if ((await to.list()).length > 0) return;
+      await copyBeneath(from, to).catch((error: unknown) => {
+        // Another container of the volume wrote in it meanwhile (a name taken, a link in the way): nothing was written through it.
+        throw EngineError.conflict(`copying the image's ${path} into its volume failed: ${(error as Error).message}`);
+      });
+      await to.own({ uid: stat.uid, gid: stat.gid, mode: stat.mode & 0o7777 });
+    } finally {
+      await Promise.all([from.close(), to.close()]);
+    }
+  } finally {
+    await top.close();
+  }
 }
