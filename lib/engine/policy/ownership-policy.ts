@@ -1,5 +1,6 @@
 import { defaultAdmin, type AdminPredicate } from './admin-predicate.js';
 import { isCollectionAction } from './engine-actions.js';
+import { CONTAINER_REFERENCES } from './container-references.js';
 import { OWNER_LABEL } from './owner-label.js';
 import { allow, hide, refuse, type EnginePolicy, type NetworkTarget, type PolicyRequest } from './policy-types.js';
 
@@ -8,18 +9,6 @@ export interface OwnershipPolicyOptions {
   /** Who administers: administrators see and act on every container. Defaults to holders of an `engine:api:admin` grant. */
   admin?: AdminPredicate;
 }
-
-/** Create fields that name another container, with how to take the container reference out of the value. */
-const CONTAINER_REFERENCES: readonly { field: string; refs: (value: unknown) => string[] }[] = [
-  { field: 'HostConfig.NetworkMode', refs: containerMode },
-  { field: 'HostConfig.PidMode', refs: containerMode },
-  { field: 'HostConfig.IpcMode', refs: containerMode },
-  { field: 'HostConfig.Cgroup', refs: containerMode },
-  // `--volumes-from NAME[:ro|:rw]`
-  { field: 'HostConfig.VolumesFrom', refs: (v) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string').map((x) => x.split(':')[0] as string) : []) },
-  // `--link NAME[:ALIAS]`
-  { field: 'HostConfig.Links', refs: (v) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string').map((x) => x.split(':')[0]!.replace(/^\//, '')) : []) },
-];
 
 /** Named volumes a create mounts: `-v NAME:/path` and `--mount type=volume,src=NAME`. */
 function namedVolumes(host: Record<string, unknown>): { field: string; name: string }[] {
@@ -55,10 +44,6 @@ async function checkVolumeCreate(request: PolicyRequest, subject: string | undef
     if (existing && existing.owner !== subject) return refuse(`volume name ${name} is taken`);
   }
   return allow();
-}
-
-function containerMode(value: unknown): string[] {
-  return typeof value === 'string' && value.startsWith('container:') ? [value.slice('container:'.length)] : [];
 }
 
 /**

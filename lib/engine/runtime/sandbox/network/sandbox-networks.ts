@@ -422,19 +422,14 @@ export class SandboxNetworks implements LocalUserNetworks {
   }
 
   /**
-   * `--network container:REF`: the running container whose network namespace a new one joins
-   * (full id, name or unique id prefix), and a pid inside that namespace. dockerd's words when it
-   * does not run (a container that does not exist at all is 404).
+   * `--network container:ID`: a pid inside the network namespace of the running container of
+   * that full id (resolved once, at create: never a name or prefix looked up again); dockerd's
+   * 409 when it does not run (or no longer: it may have stopped since the runtime's check).
    */
-  joinTarget(ref: string, exists: (ref: string) => string | undefined): { id: string; pid: number } {
-    const bare = ref.replace(/^\//, '');
-    const entries = [...this.namespaces];
-    const found = entries.find(([id]) => id === bare) ?? entries.find(([, ns]) => ns.name === bare) ??
-      (/^[0-9a-f]+$/.test(bare) ? onlyOne(entries.filter(([id]) => id.startsWith(bare))) : undefined);
-    if (found) return { id: found[0], pid: found[1].pid };
-    const id = exists(bare);
-    if (id === undefined) throw EngineError.notFound(`No such container: ${bare}`);
-    throw EngineError.conflict(`cannot join network of a non running container: ${id}`);
+  joinTarget(id: string): { id: string; pid: number } {
+    const ns = this.namespaces.get(id);
+    if (!ns) throw EngineError.conflict(`cannot join network of a non running container: ${id}`);
+    return { id, pid: ns.pid };
   }
 
   /** After the container's exit: its endpoints are gone with its namespace; their addresses are free again. */
