@@ -70,7 +70,9 @@ export function ownershipPolicy(options: OwnershipPolicyOptions = {}): EnginePol
     if (target?.kind === 'container') {
       // A reference naming nothing is left to the route, which answers its own 404.
       if (target.id === undefined) return allow();
-      return subject !== undefined && target.owner === subject ? allow() : hide();
+      if (subject === undefined || target.owner !== subject) return hide();
+      // Narrowed: a name another owner's container holds is "in use", without its id.
+      return action === 'container.rename' ? allow(subject) : allow();
     }
     if (target?.kind === 'volume') {
       if (!target.exists) return allow();
@@ -112,7 +114,8 @@ async function checkCreate(request: PolicyRequest, subject: string | undefined) 
       if (!found || found.owner !== subject) return refuse(`${field}: No such container: ${ref}`);
     }
   }
-  return allow();
+  // Narrowed: a name another owner's container holds is "in use", without its id.
+  return allow(subject);
 }
 
 /** The networks a create body joins by name: its NetworkMode (a user network's) and its EndpointsConfig keys. */
