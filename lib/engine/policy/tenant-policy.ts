@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import { isAbsolute, normalize } from 'node:path';
 import { defaultAdmin, type AdminPredicate } from './admin-predicate.js';
 import { hostReachingExecField, hostReachingField, hostReachingVolumeField } from './host-reaching-fields.js';
-import { allow, refuse, type EnginePolicy } from './policy-types.js';
+import { allow, allowWithout, refuse, type EnginePolicy } from './policy-types.js';
 
 /** Options of {@link tenantPolicy}. */
 export interface TenantPolicyOptions {
@@ -16,6 +16,9 @@ export interface TenantPolicyOptions {
   allowedBindDirs?: readonly string[];
 }
 
+/** Capabilities of Docker's default set a tenant's containers go without unless their CapAdd names them. */
+export const TENANT_DROPPED_CAPABILITIES: readonly string[] = Object.freeze(['NET_RAW']);
+
 /** Runtimes that run a container's commands on the host itself and so cannot contain a tenant. */
 const UNCONFINED_RUNTIMES: ReadonlySet<string> = new Set(['process']);
 
@@ -28,7 +31,8 @@ const UNCONFINED_RUNTIMES: ReadonlySet<string> = new Set(['process']);
  * volumes bound to host paths, and `docker import` from a URL (`fromSrc`: the engine would fetch
  * it from the host's network; the request-body form `fromSrc=-` stays allowed). Under the
  * process runtime, which cannot contain anything, a tenant may create neither containers nor
- * execs. Administrators are not restricted.
+ * execs. A tenant's containers (and its builds' RUN containers) go without NET_RAW unless their
+ * CapAdd names it (`withoutCapabilities`). Administrators are not restricted.
  *
  * @example
  * tenantPolicy({ allowedBindDirs: ['/srv/shared'] });
@@ -69,6 +73,9 @@ export function tenantPolicy(options: TenantPolicyOptions = {}): EnginePolicy {
       ? hostReachingVolumeField(body)
       : undefined;
     if (why !== undefined) return refuse(why);
+    // Raw sockets forge packets (ARP, spoofed sources) on the networks the container is on: a
+    // tenant's containers go without NET_RAW unless their CapAdd asks for it.
+    if (action === 'container.create' || action === 'image.build') return allowWithout(TENANT_DROPPED_CAPABILITIES);
     // Removing volumes that others may use, all at once, is an administrator's cleanup.
     if (action === 'volume.prune') return refuse('pruning volumes is for administrators');
     return allow();

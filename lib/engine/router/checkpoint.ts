@@ -26,6 +26,8 @@ export interface CheckpointResult {
   caller: EngineCaller;
   /** Set when the policy narrowed a collection action to one owner's containers. */
   onlyOwner?: string;
+  /** Default capabilities the created container (or a build's RUN containers) goes without unless its CapAdd names them. */
+  withoutCapabilities?: readonly string[];
   /** The JSON body, when the checkpoint read it (`{ value }`, so that an empty body reads as undefined). */
   body?: { value: unknown };
   /** `docker load`'s archive, held on disk while the policy read its names. */
@@ -67,6 +69,7 @@ export async function checkpoint(ctx: EngineContext, action: EngineAction, req: 
     });
     if (!decision.allow) throw 'hidden' in decision ? hiddenError(action, target) : new EngineError('Forbidden', decision.message);
     if (decision.onlyOwner !== undefined) result.onlyOwner = decision.onlyOwner;
+    if (decision.withoutCapabilities !== undefined) result.withoutCapabilities = decision.withoutCapabilities;
     // The create is handed the containers the policy checked (`container:<id>`, `<id>:ro`), so the
     // runtime cannot resolve a name or prefix to another one meanwhile (one removed, another made).
     if (action === 'container.create' && body) result.body = { value: pinContainerReferences(body, containerIds) };
