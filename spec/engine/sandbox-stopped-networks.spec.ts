@@ -215,8 +215,9 @@ describeWithPeers('sandbox: a start refused because its --network container:X is
     rmSync(tmpfsDir, { recursive: true, force: true });
   });
 
-  test('the start is 404 naming the container, and neither the mountinfo nor the tmpfs directory has anything of the container', async () => {
-    expect((await request(app).post(`/v1.41/containers/create?name=${target}`).send({ Image: 'busybox', Cmd: ['sleep', '60'] })).status).toBe(201);
+  test('the start is 404 naming the container id, and neither the mountinfo nor the tmpfs directory has anything of the container', async () => {
+    const made = await request(app).post(`/v1.41/containers/create?name=${target}`).send({ Image: 'busybox', Cmd: ['sleep', '60'] });
+    expect(made.status).toBe(201);
     expect((await request(app).post(`/v1.41/containers/${target}/start`)).status).toBe(204);
     const joined = await request(app).post(`/v1.41/containers/create?name=${joiner}`).send({
       Image: 'busybox', Cmd: ['true'], HostConfig: { NetworkMode: `container:${target}`, Tmpfs: { '/scratch': 'size=1m' } },
@@ -224,7 +225,8 @@ describeWithPeers('sandbox: a start refused because its --network container:X is
     expect(joined.status).toBe(201);
     expect((await request(app).delete(`/v1.41/containers/${target}?force=1`)).status).toBe(204);
     const start = await request(app).post(`/v1.41/containers/${joiner}/start`);
-    expect({ status: start.status, body: start.body }).toEqual({ status: 404, body: { message: `No such container: ${target}` } });
+    // The reference was resolved at create: the start names the id it stored.
+    expect({ status: start.status, body: start.body }).toEqual({ status: 404, body: { message: `No such container: ${made.body.Id}` } });
     expect(readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => l.includes(tmpfsDir))).toEqual([]);
     expect(existsSync(join(tmpfsDir, joined.body.Id))).toBe(false);
   });

@@ -33,10 +33,10 @@ const PUBLIC_API: Record<string, readonly string[]> = {
     'apiVersionAtLeast', 'isApiVersion', 'minApiVersion', 'encodeFrame', 'FrameDecoder', 'demultiplex', 'familiarImageRef',
     'decodeRegistryAuth', 'loadedImageLines', 'StdcopyFramingError', 'EngineListenError', 'SlowEventsSubscriberError',
     // The policy checkpoint's vocabulary and built-in policies (README "Running the engine for several users").
-    'ENGINE_ACTIONS', 'ENGINE_ACTION_NAMES', 'isCollectionAction', 'allow', 'refuse', 'hide', 'callerFromBearer', 'ANONYMOUS_CALLER',
+    'ENGINE_ACTIONS', 'ENGINE_ACTION_NAMES', 'isCollectionAction', 'allow', 'allowWithout', 'refuse', 'hide', 'callerFromBearer', 'ANONYMOUS_CALLER',
     'composePolicies', 'ownershipPolicy', 'tenantPolicy', 'imageNamePolicy', 'ownerCapsPolicy', 'tenancyPolicy', 'adminPredicate',
     'defaultAdmin', 'DEFAULT_ADMIN_ACCESS', 'OWNER_LABEL', 'DEFAULT_CAPABILITIES', 'DEFAULT_MAX_CONTAINERS_PER_OWNER',
-    'DEFAULT_MAX_IMAGE_BYTES_PER_OWNER',
+    'DEFAULT_MAX_IMAGE_BYTES_PER_OWNER', 'TENANT_DROPPED_CAPABILITIES',
   ],
   'dockgate/engine/sandbox': ['sandboxRuntime'],
   'dockgate/engine/process': ['processRuntime'],

@@ -1,8 +1,8 @@
-import type { EnginePolicy, PolicyDecision } from './policy-types.js';
+import type { EnginePolicy } from './policy-types.js';
 
 /**
  * One policy made of several, asked in order: the first refusal (or hiding) answers; when all
- * allow, the first `onlyOwner` narrowing given holds.
+ * allow, the first `onlyOwner` narrowing given holds, and every `withoutCapabilities` applies.
  *
  * @example
  * engineRouter(runtime, range, { policy: composePolicies(ownershipPolicy({ admin }), tenantPolicy({ admin })) });
@@ -13,12 +13,14 @@ export function composePolicies(...policies: EnginePolicy[]): EnginePolicy {
     if (typeof policy !== 'function') throw new TypeError(`composePolicies: argument ${i} must be an EnginePolicy function`);
   });
   return async (request) => {
-    let narrowed: PolicyDecision | undefined;
+    let onlyOwner: string | undefined;
+    const without = new Set<string>();
     for (const policy of policies) {
       const decision = await policy(request);
       if (!decision.allow) return decision;
-      if (narrowed === undefined && decision.onlyOwner !== undefined) narrowed = decision;
+      if (onlyOwner === undefined && decision.onlyOwner !== undefined) onlyOwner = decision.onlyOwner;
+      for (const cap of decision.withoutCapabilities ?? []) without.add(cap);
     }
-    return narrowed ?? { allow: true };
+    return { allow: true, ...(onlyOwner === undefined ? {} : { onlyOwner }), ...(without.size > 0 ? { withoutCapabilities: [...without] } : {}) };
   };
 }

@@ -1,4 +1,5 @@
 import { realpathSync } from 'node:fs';
+import { isIPv4, isIPv6 } from 'node:net';
 import { basename, dirname, isAbsolute, join, normalize, relative, sep } from 'node:path';
 
 /**
@@ -40,6 +41,8 @@ const LOCAL_LOG_DRIVERS: ReadonlySet<string> = new Set(['', 'json-file', 'local'
 export interface HostReachOptions {
   /** Host directories under which binds are allowed (absolute, normalized). */
   allowedBindDirs: readonly string[];
+  /** Whether ports may be published on the host's loopback addresses (127.0.0.0/8, ::1). */
+  allowLoopbackPublish?: boolean;
 }
 
 const isEmpty = (v: unknown): boolean =>
@@ -84,8 +87,8 @@ function resolveExisting(path: string): string {
  * or undefined when there is none. Covers binds and bind mounts of host paths outside the allowed
  * directories, Privileged, the host's namespaces, capabilities beyond Docker's default set,
  * devices, SecurityOpt that loosens confinement, sysctls, cgroup placement, another runtime,
- * unmasked paths, OOM-killer exemptions, local volumes bound to host paths, privileged host ports
- * and networks named `host`.
+ * unmasked paths, OOM-killer exemptions, local volumes bound to host paths, privileged host ports,
+ * ports published on the host's loopback (unless `allowLoopbackPublish`) and networks named `host`.
  */
 export function hostReachingField(body: Readonly<Record<string, unknown>>, options: HostReachOptions): string | undefined {
   const host = (typeof body.HostConfig === 'object' && body.HostConfig !== null ? body.HostConfig : {}) as Record<string, unknown>;
@@ -154,13 +157,27 @@ export function hostReachingField(body: Readonly<Record<string, unknown>>, optio
   const ports = host.PortBindings;
   if (ports && typeof ports === 'object') {
     for (const bindings of Object.values(ports as Record<string, unknown>)) {
-      for (const b of Array.isArray(bindings) ? (bindings as { HostPort?: unknown }[]) : []) {
+      for (const b of Array.isArray(bindings) ? (bindings as { HostPort?: unknown; HostIp?: unknown }[]) : []) {
         const port = Number(b?.HostPort);
         if (Number.isInteger(port) && port > 0 && port < 1024) return `HostConfig.PortBindings: host port ${port} is privileged (below 1024) and is for administrators`;
+        if (!options.allowLoopbackPublish && typeof b?.HostIp === 'string' && isLoopback(b.HostIp)) {
+          return `HostConfig.PortBindings: publishing on the host's loopback address ${b.HostIp} (where local services listen) is for administrators`;
+        }
       }
     }
   }
   return undefined;
+}
+
+/** 127.0.0.0/8, `::1` (also bracketed, or as an IPv4-mapped address) and `localhost`. */
+function isLoopback(hostIp: string): boolean {
+  const ip = hostIp.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  if (ip === 'localhost') return true;
+  if (isIPv4(ip)) return ip.startsWith('127.');
+  if (!isIPv6(ip)) return false;
+  // The URL parser writes an IPv6 address in its one canonical form: ::1, ::ffff:7f00:1…
+  const canonical = new URL(`http://[${ip}]/`).hostname.slice(1, -1);
+  return canonical === '::1' || /^::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}$/.test(canonical);
 }
 
 /**

@@ -1,7 +1,7 @@
 /** The engine's policy checkpoint: action names, the policy types and the built-in policies. */
 export { ENGINE_ACTIONS, ENGINE_ACTION_NAMES, isCollectionAction, type EngineAction, type EngineActionTarget } from './engine-actions.js';
 export {
-  allow, refuse, hide,
+  allow, allowWithout, refuse, hide,
   type EnginePolicy, type PolicyRequest, type PolicyDecision, type PolicyLookup, type PolicyTarget, type ContainerTarget, type ExecTarget, type ImageTarget,
   type EngineCaller, type ImportSource,
 } from './policy-types.js';
@@ -10,7 +10,7 @@ export { composePolicies } from './compose-policies.js';
 export { adminPredicate, defaultAdmin, DEFAULT_ADMIN_ACCESS, type AdminPredicate, type AdminPredicateOptions } from './admin-predicate.js';
 export { OWNER_LABEL } from './owner-label.js';
 export { ownershipPolicy, type OwnershipPolicyOptions } from './ownership-policy.js';
-export { tenantPolicy, type TenantPolicyOptions } from './tenant-policy.js';
+export { tenantPolicy, TENANT_DROPPED_CAPABILITIES, type TenantPolicyOptions } from './tenant-policy.js';
 export { DEFAULT_CAPABILITIES } from './host-reaching-fields.js';
 export { imageNamePolicy, type ImageNamePolicyOptions } from './image-name-policy.js';
 export {

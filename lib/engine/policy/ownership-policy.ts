@@ -1,5 +1,6 @@
 import { defaultAdmin, type AdminPredicate } from './admin-predicate.js';
 import { isCollectionAction } from './engine-actions.js';
+import { CONTAINER_REFERENCES } from './container-references.js';
 import { OWNER_LABEL } from './owner-label.js';
 import { allow, hide, refuse, type EnginePolicy, type NetworkTarget, type PolicyRequest } from './policy-types.js';
 
@@ -8,18 +9,6 @@ export interface OwnershipPolicyOptions {
   /** Who administers: administrators see and act on every container. Defaults to holders of an `engine:api:admin` grant. */
   admin?: AdminPredicate;
 }
-
-/** Create fields that name another container, with how to take the container reference out of the value. */
-const CONTAINER_REFERENCES: readonly { field: string; refs: (value: unknown) => string[] }[] = [
-  { field: 'HostConfig.NetworkMode', refs: containerMode },
-  { field: 'HostConfig.PidMode', refs: containerMode },
-  { field: 'HostConfig.IpcMode', refs: containerMode },
-  { field: 'HostConfig.Cgroup', refs: containerMode },
-  // `--volumes-from NAME[:ro|:rw]`
-  { field: 'HostConfig.VolumesFrom', refs: (v) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string').map((x) => x.split(':')[0] as string) : []) },
-  // `--link NAME[:ALIAS]`
-  { field: 'HostConfig.Links', refs: (v) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string').map((x) => x.split(':')[0]!.replace(/^\//, '')) : []) },
-];
 
 /** Named volumes a create mounts: `-v NAME:/path` and `--mount type=volume,src=NAME`. */
 function namedVolumes(host: Record<string, unknown>): { field: string; name: string }[] {
@@ -57,10 +46,6 @@ async function checkVolumeCreate(request: PolicyRequest, subject: string | undef
   return allow();
 }
 
-function containerMode(value: unknown): string[] {
-  return typeof value === 'string' && value.startsWith('container:') ? [value.slice('container:'.length)] : [];
-}
-
 /**
  * A container and its execs belong to the subject that created them. For anyone else they do
  * not exist: 404 `No such container: x` (dockerd's words), absent from `docker ps`, `events`,
@@ -85,7 +70,9 @@ export function ownershipPolicy(options: OwnershipPolicyOptions = {}): EnginePol
     if (target?.kind === 'container') {
       // A reference naming nothing is left to the route, which answers its own 404.
       if (target.id === undefined) return allow();
-      return subject !== undefined && target.owner === subject ? allow() : hide();
+      if (subject === undefined || target.owner !== subject) return hide();
+      // Narrowed: a name another owner's container holds is "in use", without its id.
+      return action === 'container.rename' ? allow(subject) : allow();
     }
     if (target?.kind === 'volume') {
       if (!target.exists) return allow();
@@ -127,7 +114,8 @@ async function checkCreate(request: PolicyRequest, subject: string | undefined) 
       if (!found || found.owner !== subject) return refuse(`${field}: No such container: ${ref}`);
     }
   }
-  return allow();
+  // Narrowed: a name another owner's container holds is "in use", without its id.
+  return allow(subject);
 }
 
 /** The networks a create body joins by name: its NetworkMode (a user network's) and its EndpointsConfig keys. */

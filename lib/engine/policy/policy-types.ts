@@ -128,11 +128,22 @@ export interface PolicyRequest {
 
 /**
  * A policy's answer. `allow` lets the request through; for a collection action `onlyOwner`
- * narrows it to that subject's containers (for `network.inspect`, the `Containers` it shows). `refuse` answers 403 with the message; `hide` answers
+ * narrows it to that subject's containers (for `network.inspect`, the `Containers` it shows; for
+ * `container.create` and `container.rename`, a name conflict with another owner's container is
+ * answered without that container's id). `refuse` answers 403 with the message; `hide` answers
  * 404 as if the target did not exist (dockerd's words: `No such container: x`).
  */
 export type PolicyDecision =
-  | { readonly allow: true; readonly onlyOwner?: string }
+  | {
+      readonly allow: true;
+      readonly onlyOwner?: string;
+      /**
+       * For `container.create` and `image.build` (its RUN containers): capabilities of Docker's
+       * default set the container goes without (added to its `CapDrop`) unless its `CapAdd`
+       * names them, e.g. `NET_RAW` for a tenant.
+       */
+      readonly withoutCapabilities?: readonly string[];
+    }
   | { readonly allow: false; readonly message: string }
   | { readonly allow: false; readonly hidden: true };
 
@@ -149,6 +160,11 @@ export type EnginePolicy = (request: PolicyRequest) => PolicyDecision | Promise<
 /** Lets the request through (optionally narrowed to one owner's containers). */
 export function allow(onlyOwner?: string): PolicyDecision {
   return onlyOwner === undefined ? { allow: true } : { allow: true, onlyOwner };
+}
+
+/** Lets a create (or a build's RUN containers) through without these default capabilities unless its `CapAdd` names them. */
+export function allowWithout(capabilities: readonly string[], onlyOwner?: string): PolicyDecision {
+  return { allow: true, ...(onlyOwner === undefined ? {} : { onlyOwner }), withoutCapabilities: capabilities };
 }
 
 /** Refuses with a 403 `{"message"}`. */

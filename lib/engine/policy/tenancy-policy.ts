@@ -7,7 +7,7 @@ import type { EnginePolicy } from './policy-types.js';
 import { tenantPolicy, type TenantPolicyOptions } from './tenant-policy.js';
 
 /** Options of {@link tenancyPolicy}: those of the four policies it composes. */
-export interface TenancyPolicyOptions extends Pick<TenantPolicyOptions, 'allowedBindDirs'>, Pick<OwnerCapsPolicyOptions, 'maxContainers' | 'maxImageBytes'> {
+export interface TenancyPolicyOptions extends Pick<TenantPolicyOptions, 'allowedBindDirs' | 'allowLoopbackPublish'>, Pick<OwnerCapsPolicyOptions, 'maxContainers' | 'maxImageBytes'> {
   /** Who administers (lifts every rule). Defaults to holders of an `engine:api:admin` grant. */
   admin?: AdminPredicate;
 }
@@ -27,7 +27,11 @@ export function tenancyPolicy(options: TenancyPolicyOptions = {}): EnginePolicy 
   const admin = options.admin === undefined ? {} : { admin: options.admin };
   return composePolicies(
     ownershipPolicy(admin),
-    tenantPolicy({ ...admin, ...(options.allowedBindDirs ? { allowedBindDirs: options.allowedBindDirs } : {}) }),
+    tenantPolicy({
+      ...admin,
+      ...(options.allowedBindDirs ? { allowedBindDirs: options.allowedBindDirs } : {}),
+      ...(options.allowLoopbackPublish !== undefined ? { allowLoopbackPublish: options.allowLoopbackPublish } : {}),
+    }),
     imageNamePolicy(admin),
     ownerCapsPolicy({
       ...admin,

@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import { isAbsolute, normalize } from 'node:path';
 import { defaultAdmin, type AdminPredicate } from './admin-predicate.js';
 import { hostReachingExecField, hostReachingField, hostReachingVolumeField } from './host-reaching-fields.js';
-import { allow, refuse, type EnginePolicy } from './policy-types.js';
+import { allow, allowWithout, refuse, type EnginePolicy } from './policy-types.js';
 
 /** Options of {@link tenantPolicy}. */
 export interface TenantPolicyOptions {
@@ -14,7 +14,17 @@ export interface TenantPolicyOptions {
    * Defaults to none: no host path at all.
    */
   allowedBindDirs?: readonly string[];
+  /**
+   * Whether tenants may publish ports on the host's loopback addresses (`-p 127.0.0.1:8080:80`,
+   * 127.0.0.0/8 and ::1), where they could take a port a local service expects, or answer for
+   * it. A binding without an address listens where the runtime's default says (the sandbox's
+   * `publishHostIp`). Defaults to false.
+   */
+  allowLoopbackPublish?: boolean;
 }
+
+/** Capabilities of Docker's default set a tenant's containers go without unless their CapAdd names them. */
+export const TENANT_DROPPED_CAPABILITIES: readonly string[] = Object.freeze(['NET_RAW']);
 
 /** Runtimes that run a container's commands on the host itself and so cannot contain a tenant. */
 const UNCONFINED_RUNTIMES: ReadonlySet<string> = new Set(['process']);
@@ -24,11 +34,13 @@ const UNCONFINED_RUNTIMES: ReadonlySet<string> = new Set(['process']);
  * host paths outside `allowedBindDirs`, Privileged, the host's PID/IPC/UTS/network/user/cgroup
  * namespaces, CapAdd beyond Docker's default set, Devices, SecurityOpt that loosens confinement
  * (seccomp=unconfined, apparmor=unconfined, label=disable…), Sysctls, CgroupParent, another
- * Runtime, unmasked paths, OOM-killer exemptions, privileged host ports, `exec --privileged` and
+ * Runtime, unmasked paths, OOM-killer exemptions, privileged host ports, ports published on the
+ * host's loopback (unless `allowLoopbackPublish`), `exec --privileged` and
  * volumes bound to host paths, and `docker import` from a URL (`fromSrc`: the engine would fetch
  * it from the host's network; the request-body form `fromSrc=-` stays allowed). Under the
  * process runtime, which cannot contain anything, a tenant may create neither containers nor
- * execs. Administrators are not restricted.
+ * execs. A tenant's containers (and its builds' RUN containers) go without NET_RAW unless their
+ * CapAdd names it (`withoutCapabilities`). Administrators are not restricted.
  *
  * @example
  * tenantPolicy({ allowedBindDirs: ['/srv/shared'] });
@@ -41,6 +53,8 @@ export function tenantPolicy(options: TenantPolicyOptions = {}): EnginePolicy {
   if (!Array.isArray(dirs) || !dirs.every((d) => typeof d === 'string' && isAbsolute(d))) {
     throw new TypeError('tenantPolicy option "allowedBindDirs" must be a list of absolute directories');
   }
+  const allowLoopbackPublish = options.allowLoopbackPublish ?? false;
+  if (typeof allowLoopbackPublish !== 'boolean') throw new TypeError('tenantPolicy option "allowLoopbackPublish" must be a boolean');
   // Resolved once: a symlinked allowed directory is compared by where it really is.
   const allowedBindDirs = dirs.map((d) => {
     try {
@@ -62,13 +76,16 @@ export function tenantPolicy(options: TenantPolicyOptions = {}): EnginePolicy {
     const why = !body
       ? undefined
       : action === 'container.create' || action === 'image.build'
-      ? hostReachingField(body, { allowedBindDirs })
+      ? hostReachingField(body, { allowedBindDirs, allowLoopbackPublish })
       : action === 'exec.create'
       ? hostReachingExecField(body)
       : action === 'volume.create'
       ? hostReachingVolumeField(body)
       : undefined;
     if (why !== undefined) return refuse(why);
+    // Raw sockets forge packets (ARP, spoofed sources) on the networks the container is on: a
+    // tenant's containers go without NET_RAW unless their CapAdd asks for it.
+    if (action === 'container.create' || action === 'image.build') return allowWithout(TENANT_DROPPED_CAPABILITIES);
     // Removing volumes that others may use, all at once, is an administrator's cleanup.
     if (action === 'volume.prune') return refuse('pruning volumes is for administrators');
     return allow();

@@ -7,6 +7,7 @@ import { writeEngineJson } from '../errors/write-engine-error.js';
 import { boolValue, queryString } from './query.js';
 import { parsePullReference } from '../../engine-api/pull-reference.js';
 import { OWNER_LABEL } from '../policy/owner-label.js';
+import { withoutCapabilities } from './without-capabilities.js';
 import { buildRequestOptions } from './build-query.js';
 
 /**
@@ -60,6 +61,8 @@ export function registerBuildRoutes(api: Router, ctx: EngineContext): void {
       const registryConfig = req.headers['x-registry-config'];
       const stream = await runtime.build({
         ...options,
+        // The policy's default capabilities taken away (NET_RAW for a tenant) from the RUN containers too.
+        hostConfig: withoutCapabilities(options.hostConfig, engineLocals(res).policy?.withoutCapabilities) ?? {},
         context: req,
         containerLabels: subject !== undefined ? { [OWNER_LABEL]: subject } : {},
         ...(typeof registryConfig === 'string' && registryConfig !== '' ? { registryConfig } : {}),

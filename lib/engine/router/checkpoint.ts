@@ -10,6 +10,7 @@ import { ENGINE_ACTIONS, type EngineAction } from '../policy/engine-actions.js';
 import { ANONYMOUS_CALLER, callerFromBearer } from '../policy/engine-caller.js';
 import { inNamespace } from '../policy/image-namespace.js';
 import { OWNER_LABEL, ownerOf } from '../policy/owner-label.js';
+import { pinContainerReferences } from '../policy/container-references.js';
 import type { ContainerTarget, EngineCaller, ImportSource, NetworkTarget, PolicyLookup, PolicyTarget, VolumeTarget } from '../policy/policy-types.js';
 import type { EngineContext } from './engine-context.js';
 import { holdArchive } from './policy-archive.js';
@@ -25,6 +26,8 @@ export interface CheckpointResult {
   caller: EngineCaller;
   /** Set when the policy narrowed a collection action to one owner's containers. */
   onlyOwner?: string;
+  /** Default capabilities the created container (or a build's RUN containers) goes without unless its CapAdd names them. */
+  withoutCapabilities?: readonly string[];
   /** The JSON body, when the checkpoint read it (`{ value }`, so that an empty body reads as undefined). */
   body?: { value: unknown };
   /** `docker load`'s archive, held on disk while the policy read its names. */
@@ -43,7 +46,9 @@ export async function checkpoint(ctx: EngineContext, action: EngineAction, req: 
   const { policy } = ctx.settings;
   if (!policy) return undefined;
   const caller = (await (ctx.settings.caller ?? callerFromBearer)(req)) ?? ANONYMOUS_CALLER;
-  const lookup = policyLookup(ctx, version);
+  /** Each container reference the policy looked up, with the id it named then. */
+  const containerIds = new Map<string, string>();
+  const lookup = policyLookup(ctx, version, containerIds);
   const result: CheckpointResult = { caller };
   const target = await resolveTarget(ctx, action, req, version, lookup);
   let body: Record<string, unknown> | undefined;
@@ -64,6 +69,10 @@ export async function checkpoint(ctx: EngineContext, action: EngineAction, req: 
     });
     if (!decision.allow) throw 'hidden' in decision ? hiddenError(action, target) : new EngineError('Forbidden', decision.message);
     if (decision.onlyOwner !== undefined) result.onlyOwner = decision.onlyOwner;
+    if (decision.withoutCapabilities !== undefined) result.withoutCapabilities = decision.withoutCapabilities;
+    // The create is handed the containers the policy checked (`container:<id>`, `<id>:ro`), so the
+    // runtime cannot resolve a name or prefix to another one meanwhile (one removed, another made).
+    if (action === 'container.create' && body) result.body = { value: pinContainerReferences(body, containerIds) };
   } catch (error) {
     await result.cleanup?.();
     throw error;
@@ -193,12 +202,13 @@ async function notFoundAsUndefined<T>(promise: Promise<T>): Promise<T | undefine
   }
 }
 
-function policyLookup(ctx: EngineContext, version: string): PolicyLookup {
+function policyLookup(ctx: EngineContext, version: string, containerIds: Map<string, string>): PolicyLookup {
   const { runtime } = ctx;
   return {
     async container(ref: string): Promise<ContainerTarget | undefined> {
       const found = await notFoundAsUndefined(runtime.inspect(ref));
       if (!found || typeof found.Id !== 'string') return undefined;
+      if (!containerIds.has(ref)) containerIds.set(ref, found.Id);
       const owner = ownerOf((found.Config as { Labels?: unknown } | undefined)?.Labels);
       return { kind: 'container', ref, id: found.Id, ...(owner !== undefined ? { owner } : {}) };
     },

@@ -9,6 +9,7 @@ import { boolValue, queryString } from './query.js';
 import { parseFilters } from '../../engine-api/filters.js';
 import { apiVersionAtLeast } from '../../engine-api/api-version.js';
 import { readJsonBody } from './read-json-body.js';
+import { withoutForeignIds } from './foreign-conflict.js';
 import { parseStopOptions } from './stop-options.js';
 
 /** dockerd's validContainerNamePattern. */
@@ -41,7 +42,9 @@ export function registerContainerOpsRoutes(api: Router, ctx: EngineContext): voi
       if (!NAME.test(name)) throw EngineError.invalidParameter(`Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`);
       if (!runtime.rename) throw EngineError.unsupported('renaming containers', runtime.name);
       req.resume();
-      await runtime.rename(id(req.params), name.replace(/^\//, ''));
+      await runtime.rename(id(req.params), name.replace(/^\//, '')).catch(async (error: unknown) => {
+        throw await withoutForeignIds(error, runtime, engineLocals(res).policy?.onlyOwner);
+      });
       res.status(204).end();
     }),
   );

@@ -5,6 +5,8 @@ import { OWNER_LABEL } from '../policy/owner-label.js';
 import { EngineError } from '../../engine-api/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
 import { checkCreateBody } from './create-body.js';
+import { withoutForeignIds } from './foreign-conflict.js';
+import { withoutCapabilities } from './without-capabilities.js';
 import { boolValue, parseInteger, parseTail, queryString } from './query.js';
 import { parseFilters, parseTimestamp } from '../../engine-api/filters.js';
 import { abortOnClose, sendOutput, streamContentType } from './output-response.js';
@@ -46,7 +48,11 @@ export function registerContainerRoutes(api: Router, ctx: EngineContext): void {
       // restarts); the ownership policy has already refused a label naming someone else.
       const subject = engineLocals(res).policy?.caller.subject;
       if (subject !== undefined && config.Labels?.[OWNER_LABEL] === undefined) config.Labels = { ...(config.Labels ?? {}), [OWNER_LABEL]: subject };
-      const created = await runtime.create({ ...(name ? { name: name.replace(/^\//, '') } : {}), body: config, apiVersion: version });
+      const without = engineLocals(res).policy?.withoutCapabilities;
+      if (without) config.HostConfig = withoutCapabilities(config.HostConfig, without);
+      const created = await runtime.create({ ...(name ? { name: name.replace(/^\//, '') } : {}), body: config, apiVersion: version }).catch(async (error: unknown) => {
+        throw await withoutForeignIds(error, runtime, engineLocals(res).policy?.onlyOwner);
+      });
       writeEngineJson(res.status(201), { Id: created.id, Warnings: created.warnings.length > 0 ? created.warnings : null });
     }),
   );

@@ -35,6 +35,7 @@ import { containerMounts, executionBody, mountView, volumeNamesOf, type MountPoi
 import type { VolumeOperations } from '../../../engine-api/volume-operations.js';
 import type { BuildOperations } from '../../../engine-api/build-operations.js';
 import { localBuildOperations } from './local-build.js';
+import { joinedContainerId, withJoinedContainerId } from './joined-container.js';
 import type { NetworkManagementOperations } from '../../../engine-api/network-operations.js';
 
 /** How long after its exit an AutoRemove container is removed (dockerd takes about this long). */
@@ -190,7 +191,7 @@ export class LocalRuntime implements ContainerRuntime {
     if (!image) throw EngineError.notFound(`No such image: ${ref}`);
     const applied = applyImageConfig(sent, image);
     const { argv, env, labels } = applied;
-    const body = this.lifecycle.prepare(applied.body, image);
+    let body = this.lifecycle.prepare(applied.body, image);
     // This runtime is the only one it has (/info lists it as Runtimes and DefaultRuntime).
     const wanted = body.HostConfig?.Runtime;
     if (wanted !== undefined && wanted !== null && wanted !== '' && wanted !== this.name) throw EngineError.invalidParameter(`Unknown runtime specified ${String(wanted)}`);
@@ -199,6 +200,9 @@ export class LocalRuntime implements ContainerRuntime {
       // dockerd has no such limit; 409 tells the client the state must change (remove some) first.
       throw EngineError.conflict(`too many containers (${this.limits.maxContainers}); remove some before creating more`);
     }
+    // `--network container:REF` is resolved here, once, to the id it names now; the start joins
+    // that container only (never whatever else the name or prefix matches by then), as dockerd.
+    if (this.executor.userNetworks) body = withJoinedContainerId(body, (ref) => this.table.resolve(ref).id);
     // Volumes named, anonymous and from other containers; the executor checks the body as it will
     // run it (every one a bind of its directory). Anonymous volumes made for a refused body go.
     const mounts = this.mountsFor(body);
@@ -295,6 +299,18 @@ export class LocalRuntime implements ContainerRuntime {
     }
   }
 
+  /**
+   * `--network container:ID`: the container of the id stored at create must still exist (404) and
+   * run (409, dockerd's words). Only that id: nothing is looked up again by name or prefix.
+   */
+  private checkJoined(c: LocalContainer): void {
+    const id = this.executor.userNetworks ? joinedContainerId(c.body) : undefined;
+    if (id === undefined) return;
+    const target = this.table.has(id) ? this.table.resolve(id) : undefined;
+    if (!target || target.status === 'removing') throw EngineError.notFound(`No such container: ${id}`);
+    if (target.status !== 'running') throw EngineError.conflict(`cannot join network of a non running container: ${id}`);
+  }
+
   /** Fills each empty volume with what the image has at its path, once, before the first start (dockerd's copy-up). */
   private async copyUp(c: LocalContainer): Promise<void> {
     const copy = this.executor.copyImagePath;
@@ -366,6 +382,7 @@ export class LocalRuntime implements ContainerRuntime {
     let proc;
     let startup: Promise<unknown> | undefined;
     try {
+      this.checkJoined(c);
       await this.copyUp(c);
       const launching = this.executor.start({
         argv: c.argv,
@@ -389,9 +406,10 @@ export class LocalRuntime implements ContainerRuntime {
       proc = await launching;
     } catch (error) {
       if (c.startup === startup) c.startup = undefined;
-      // Something the container names is gone (its network): nothing ran. dockerd answers that 404
-      // as it is and leaves the container as it was, with exit code 128 and the error.
-      const missing = error instanceof EngineError && error.kind === 'NotFound';
+      // Something the container names is gone (its network) or does not run (the container whose
+      // network it joins): nothing ran. dockerd answers that 404 or 409 as it is and leaves the
+      // container as it was, with exit code 128 and the error.
+      const missing = error instanceof EngineError && (error.kind === 'NotFound' || error.kind === 'Conflict' || error.kind === 'InvalidParameter');
       c.status = missing ? before.status : 'exited';
       c.exitCode = missing ? 128 : 127;
       c.error = (error as Error).message;

@@ -35,6 +35,7 @@ import { SandboxUserns } from './userns/sandbox-userns.js';
 import type { IdMap } from './userns/id-map.js';
 import { ContainerNetwork, mountPoint, ownsNetwork, type NetworkHost, type UserNetworkPlan } from './network/container-network.js';
 import { SandboxNetworks } from './network/sandbox-networks.js';
+import { joinedContainerId } from '../local/joined-container.js';
 
 /** Options of {@link sandboxRuntime}. */
 export interface SandboxRuntimeOptions {
@@ -340,12 +341,10 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     start: async ({ argv, env, openStdin, output, id, name, body, image, tty }) => {
       // First: a user network it names may be gone (404 `network x not found`), and nothing is prepared yet to undo.
       const userPlan = ownsNetwork(body) ? userNets?.prepareStart(id, body) : undefined;
-      // `--network container:REF`: the container whose network namespace it joins must run, checked
-      // before the tmpfs mounts are made, so that a refusal leaves none behind.
-      const mode = body.HostConfig?.NetworkMode;
-      const joined = typeof mode === 'string' && mode.startsWith('container:') && userNets
-        ? userNets.joinTarget(mode.slice('container:'.length), (ref) => readdirSync(containersDir).find((d) => d === ref || (/^[0-9a-f]+$/.test(ref) && d.startsWith(ref))))
-        : undefined;
+      // `--network container:ID` (the id create resolved, checked by the runtime to exist and run):
+      // its namespace, found before the tmpfs mounts are made, so that a refusal leaves none behind.
+      const joinedId = joinedContainerId(body);
+      const joined = joinedId !== undefined && userNets ? userNets.joinTarget(joinedId) : undefined;
       const rootfs = await ensureRootfs(id, image.id);
       const user = resolveUserIn(rootfs, typeof body.User === 'string' ? body.User : '');
       // runc sets HOME from the passwd entry when the environment has none.

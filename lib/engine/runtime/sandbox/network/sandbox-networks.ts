@@ -11,6 +11,7 @@ import { parseUntil } from '../../local/until-filter.js';
 import { resolvConf } from './container-network.js';
 import { networkId as predefinedNetworkId } from '../../local/local-networks.js';
 import { NetworkHub } from './network-hub.js';
+import { ownerOf } from '../../../policy/owner-label.js';
 import { contains, defaultPools, freeAddress, macFor, overlaps, parseSubnet, subnetText, toInt, toIp, type Subnet } from './network-ipam.js';
 import type { NetnsTools } from './netns-ip.js';
 
@@ -47,6 +48,8 @@ interface Member {
 
 /** One running container's leg on a network. */
 interface LiveEndpoint {
+  /** The hub it is plugged into: the network's id, or on the default bridge its owner's (see hubKey). */
+  hub: string;
   name: string;
   shortId: string;
   ifname: string;
@@ -80,7 +83,10 @@ export class SandboxNetworks implements LocalUserNetworks {
    * 404 naming the network until a network of that name exists again, which it then joins.
    */
   private readonly orphans: Record<string, Record<string, Member>>;
+  /** network id (the default bridge: one per owner, see hubKey) → the hub holding its namespace. */
   private readonly hubs = new Map<string, Promise<NetworkHub>>();
+  /** container id → its owner (the owner label, '' for none), recorded when it starts or is connected. */
+  private readonly owners = new Map<string, string>();
   /**
    * Running container id → the host pid of a process inside its network namespace (bwrap's
    * child, as the gate reported it). Not the container's recorded pid: that is its launcher's,
@@ -99,11 +105,13 @@ export class SandboxNetworks implements LocalUserNetworks {
   /**
    * The default `bridge` network, when the runtime has it: containers with NetworkMode unset,
    * `default` or `bridge` join it (172.17.0.0/16, as dockerd's), reach each other by address, and
-   * have no DNS by name there, as on dockerd. Kept in memory only: it is made again at each start.
+   * have no DNS by name there, as on dockerd. It is one network (one record, addresses unique
+   * across it) carried by one hub per owner (the containers' owner label): a tenant's containers
+   * reach each other there, never another owner's. Kept in memory only: it is made again at each start.
    */
   private readonly bridge: NetworkRecord | undefined;
-  /** The bridge's namespace outlives its last container for a while: `docker run --rm` one after another would make it each time. */
-  private bridgeIdle: NodeJS.Timeout | undefined;
+  /** A bridge hub's namespace outlives its last container for a while: `docker run --rm` one after another would make it each time. */
+  private readonly bridgeIdle = new Map<string, NodeJS.Timeout>();
   /** Names of the predefined networks these records serve (LocalNetworks shows the others). */
   readonly predefined: readonly string[];
 
@@ -240,6 +248,7 @@ export class SandboxNetworks implements LocalUserNetworks {
       throw EngineError.invalidParameter('container sharing network namespace with another container or host cannot be connected to any other network');
     }
     if (net.members[container.id]) throw EngineError.fromStatus(403, `endpoint with name ${container.name} already exists in network ${net.name}`);
+    this.owners.set(container.id, ownerOf(container.body.Labels) ?? '');
     net.members[container.id] = endpointConfig(body.EndpointConfig, net, `network ${net.name}`);
     const running = this.runningPid(container);
     if (running !== undefined) {
@@ -399,6 +408,7 @@ export class SandboxNetworks implements LocalUserNetworks {
       this.save();
     }
     if (this.bridge && onDefaultBridgeMode(mode)) this.bridge.members[id] ??= { aliases: [] };
+    this.owners.set(id, ownerOf(body.Labels) ?? '');
     const mine = this.records.filter((n) => n.members[id]);
     return {
       nameservers: mine.map((n) => n.gateway),
@@ -422,19 +432,14 @@ export class SandboxNetworks implements LocalUserNetworks {
   }
 
   /**
-   * `--network container:REF`: the running container whose network namespace a new one joins
-   * (full id, name or unique id prefix), and a pid inside that namespace. dockerd's words when it
-   * does not run (a container that does not exist at all is 404).
+   * `--network container:ID`: a pid inside the network namespace of the running container of
+   * that full id (resolved once, at create: never a name or prefix looked up again); dockerd's
+   * 409 when it does not run (or no longer: it may have stopped since the runtime's check).
    */
-  joinTarget(ref: string, exists: (ref: string) => string | undefined): { id: string; pid: number } {
-    const bare = ref.replace(/^\//, '');
-    const entries = [...this.namespaces];
-    const found = entries.find(([id]) => id === bare) ?? entries.find(([, ns]) => ns.name === bare) ??
-      (/^[0-9a-f]+$/.test(bare) ? onlyOne(entries.filter(([id]) => id.startsWith(bare))) : undefined);
-    if (found) return { id: found[0], pid: found[1].pid };
-    const id = exists(bare);
-    if (id === undefined) throw EngineError.notFound(`No such container: ${bare}`);
-    throw EngineError.conflict(`cannot join network of a non running container: ${id}`);
+  joinTarget(id: string): { id: string; pid: number } {
+    const ns = this.namespaces.get(id);
+    if (!ns) throw EngineError.conflict(`cannot join network of a non running container: ${id}`);
+    return { id, pid: ns.pid };
   }
 
   /** After the container's exit: its endpoints are gone with its namespace; their addresses are free again. */
@@ -445,6 +450,7 @@ export class SandboxNetworks implements LocalUserNetworks {
 
   /** A removed container leaves every network. */
   forget(id: string): void {
+    this.owners.delete(id);
     let changed = this.seeded.delete(id);
     if (this.orphans[id]) {
       delete this.orphans[id];
@@ -537,18 +543,19 @@ export class SandboxNetworks implements LocalUserNetworks {
     let n = 1;
     while (taken.has(`eth${n}`)) n++;
     const ipAddress = toIp(ip);
+    const key = this.hubKey(net, id);
     const endpoint: LiveEndpoint = {
-      name, shortId: id.slice(0, 12), ifname: `eth${n}`, ipAddress, macAddress: macFor(ipAddress), endpointId: randomBytes(32).toString('hex'), pid,
+      hub: key, name, shortId: id.slice(0, 12), ifname: `eth${n}`, ipAddress, macAddress: macFor(ipAddress), endpointId: randomBytes(32).toString('hex'), pid,
     };
     // Reserved before the (slow) plumbing, so two attaches at once cannot take one address.
     endpoints.set(id, endpoint);
     try {
-      const hub = await this.hub(net);
+      const hub = await this.hub(net, key);
       await hub.attach(pid, endpoint, extra);
       member.ran = true;
     } catch (error) {
       endpoints.delete(id);
-      if (endpoints.size === 0) await this.emptied(net);
+      if (!this.hubInUse(net, key)) await this.emptied(net, key);
       throw EngineError.system(`cannot connect the container to network ${net.name}: ${(error as Error).message}`, error);
     }
   }
@@ -558,36 +565,54 @@ export class SandboxNetworks implements LocalUserNetworks {
     const ep = endpoints?.get(id);
     if (!endpoints || !ep) return;
     endpoints.delete(id);
-    if (unplug) await (await this.hubs.get(net.id))?.detach(ep.pid, ep.ifname).catch(() => undefined);
-    if (endpoints.size === 0) await this.emptied(net);
+    if (unplug) await (await this.hubs.get(ep.hub))?.detach(ep.pid, ep.ifname).catch(() => undefined);
+    if (!this.hubInUse(net, ep.hub)) await this.emptied(net, ep.hub);
   }
 
-  /** A network without running containers: its namespace ends (the default bridge's after a while). */
-  private async emptied(net: NetworkRecord): Promise<void> {
-    if (net !== this.bridge) return this.stopHub(net.id);
-    clearTimeout(this.bridgeIdle);
-    this.bridgeIdle = setTimeout(() => {
-      if ((this.live.get(net.id)?.size ?? 0) === 0) void this.stopHub(net.id);
+  /**
+   * The hub a container's leg on a network plugs into: the network's own, and on the default
+   * bridge its owner's, so that one owner's containers share a bridge and never see another's
+   * (dockerd has one bridge for all; here several tenants share the engine).
+   */
+  private hubKey(net: NetworkRecord, id: string): string {
+    return net === this.bridge ? `${net.id}/${this.owners.get(id) ?? ''}` : net.id;
+  }
+
+  /** Whether a running container is still plugged into the hub. */
+  private hubInUse(net: NetworkRecord, key: string): boolean {
+    return [...(this.live.get(net.id)?.values() ?? [])].some((ep) => ep.hub === key);
+  }
+
+  /** A hub without running containers: its namespace ends (a default bridge's after a while). */
+  private async emptied(net: NetworkRecord, key: string): Promise<void> {
+    if (net !== this.bridge) return this.stopHub(key);
+    clearTimeout(this.bridgeIdle.get(key));
+    const idle = setTimeout(() => {
+      this.bridgeIdle.delete(key);
+      if (!this.hubInUse(net, key)) void this.stopHub(key);
     }, BRIDGE_IDLE_MS);
-    this.bridgeIdle.unref();
+    idle.unref();
+    this.bridgeIdle.set(key, idle);
   }
 
-  private hub(net: NetworkRecord): Promise<NetworkHub> {
-    let hub = this.hubs.get(net.id);
-    if (net === this.bridge) clearTimeout(this.bridgeIdle);
+  private hub(net: NetworkRecord, key: string): Promise<NetworkHub> {
+    let hub = this.hubs.get(key);
+    clearTimeout(this.bridgeIdle.get(key));
+    this.bridgeIdle.delete(key);
     if (!hub) {
       const prefixLen = parseSubnet(net.subnet, 'subnet').prefixLen;
       hub = NetworkHub.start(this.tools, net.gateway, prefixLen, (name) => this.lookup(net, name));
-      hub.catch(() => this.hubs.delete(net.id));
-      this.hubs.set(net.id, hub);
+      hub.catch(() => this.hubs.delete(key));
+      this.hubs.set(key, hub);
     }
     return hub;
   }
 
-  private async stopHub(id: string): Promise<void> {
-    const hub = this.hubs.get(id);
-    this.hubs.delete(id);
-    this.live.delete(id);
+  /** Ends a hub's namespace; a user network's (`key` is its id) takes its endpoints along. */
+  private async stopHub(key: string): Promise<void> {
+    const hub = this.hubs.get(key);
+    this.hubs.delete(key);
+    this.live.delete(key);
     await (await hub?.catch(() => undefined))?.stop();
   }
 

@@ -1,0 +1,39 @@
+import { EngineError } from '../../../engine-api/engine-error.js';
+import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
+
+const PREFIX = 'container:';
+const FULL_ID = /^[0-9a-f]{64}$/;
+
+/**
+ * `--network container:REF` resolved once, at create: the body with `HostConfig.NetworkMode`
+ * `container:<full id>` (what inspect then shows, as dockerd's), so that no later start looks the
+ * reference up again by name or id prefix, where it could name another container by then. A
+ * reference naming nothing is a 400 naming the field (a 404 would make the CLI pull the image).
+ */
+export function withJoinedContainerId(body: ContainerCreateBody, resolve: (ref: string) => string): ContainerCreateBody {
+  const mode = body.HostConfig?.NetworkMode;
+  if (typeof mode !== 'string' || !mode.startsWith(PREFIX) || mode === PREFIX) return body;
+  let id: string;
+  try {
+    id = resolve(mode.slice(PREFIX.length));
+  } catch (error) {
+    if (error instanceof EngineError && error.kind === 'NotFound') throw EngineError.invalidParameter(`HostConfig.NetworkMode: ${error.message}`);
+    throw error;
+  }
+  return { ...body, HostConfig: { ...body.HostConfig, NetworkMode: `${PREFIX}${id}` } };
+}
+
+/**
+ * The full id of the container whose network namespace a container joins, as stored at create;
+ * undefined when it joins none. A reference that is not a full id (a record an older dockgate
+ * kept by name or prefix) is refused rather than looked up again.
+ */
+export function joinedContainerId(body: ContainerCreateBody): string | undefined {
+  const mode = body.HostConfig?.NetworkMode;
+  if (typeof mode !== 'string' || !mode.startsWith(PREFIX)) return undefined;
+  const ref = mode.slice(PREFIX.length);
+  if (!FULL_ID.test(ref)) {
+    throw EngineError.invalidParameter(`HostConfig.NetworkMode "${mode}" names no container id (it was kept by an older server, before references were resolved at create): remove the container and create it again`);
+  }
+  return ref;
+}
