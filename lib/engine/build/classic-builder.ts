@@ -204,6 +204,8 @@ class Build {
     const pull = this.backend.runtime.pull;
     if (!pull) throw EngineError.notFound(`No such image: ${name}`);
     const ref = parsePullReference(name);
+    // A FROM pull writes a tag and reaches a registry as `docker pull` does: the same policy judges it.
+    await this.request.checkPull?.(ref.ref);
     const progress = await pull.call(this.backend.runtime, {
       ref: ref.ref, path: ref.path, tagOrDigest: ref.tagOrDigest, fromImage: name, apiVersion: this.request.apiVersion, signal: this.request.signal,
     });

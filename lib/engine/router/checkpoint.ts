@@ -31,6 +31,8 @@ export interface CheckpointResult {
    * the runtime); throws the 403 of a refusal.
    */
   checkNames?: LoadNameCheck;
+  /** `docker build`: asks the policy about a FROM pull as `image.pull` (the route hands it to the runtime). */
+  checkPull?: (ref: string) => Promise<void>;
 }
 
 /**
@@ -68,6 +70,13 @@ export async function checkpoint(ctx: EngineContext, action: EngineAction, req: 
   // A load's names are known once the loader has parsed its archive: it asks again with them,
   // before any tag is written (one parse decides what is judged and what is written).
   if (action === 'image.load') result.checkNames = (names) => ask(names);
+  // A build's FROM pull is `docker pull` (image.pull) of that reference, judged the same way.
+  if (action === 'image.build') {
+    result.checkPull = async (ref) => {
+      const decision = await policy({ action: 'image.pull', caller, lookup, runtime: ctx.runtime.name ?? 'custom', images: [ref] });
+      if (!decision.allow) throw new EngineError('Forbidden', 'hidden' in decision ? `pulling ${ref} is refused` : decision.message);
+    };
+  }
   return result;
 }
 
