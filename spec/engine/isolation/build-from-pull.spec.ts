@@ -6,7 +6,7 @@ import { bwrap } from '../sandbox-socket.js';
 import { tenantSandbox } from './support.js';
 
 const d = (title: string, body: () => void) => describeWithPeers(title, [bwrap], body);
-const { call } = tenantSandbox('dockgate-iso-from');
+const { call } = tenantSandbox('dockgate-iso-from', { policy: { registryHosts: ['127.0.0.1'] } });
 
 /** A registry endpoint on loopback that counts who reached it (and has no images). */
 const registry = createServer((req, res) => res.writeHead(404, { 'Content-Type': 'application/json' }).end('{"errors":[{"code":"NAME_UNKNOWN"}]}'));
