@@ -64,6 +64,12 @@ export interface BuildRequest {
   hostConfig: Record<string, unknown>;
   /** Labels every RUN container gets (the caller's owner label under an ownership policy). */
   containerLabels: Record<string, string>;
+  /**
+   * Set under a policy: asked with the reference (familiar form) before a FROM pulls, as the
+   * policy judges `docker pull`; a rejection fails the build with its message and nothing is
+   * fetched. A runtime must call it before every pull a build makes.
+   */
+  checkPull?: (ref: string) => Promise<void>;
   /** The client's `X-Registry-Config` header (credentials for FROM pulls): never logged. */
   registryConfig?: string;
   apiVersion: string;

@@ -32,6 +32,14 @@ export interface ImagePruneReport {
 }
 
 /** What `POST /images/load` hands the runtime. */
+/**
+ * Called by a load with every name the archive would tag, as the loader itself parsed them
+ * (familiar form), once the archive is spooled and before any layer is stored or tag written; a
+ * rejection ends the load with that error (the route answers it, a 403 for a policy's refusal).
+ * It is how a policy judges the names the loader read rather than a second reading of its own.
+ */
+export type LoadNameCheck = (names: readonly string[]) => Promise<void>;
+
 export interface ImageLoadRequest {
   /** The `docker save` tarball as the client sends it, read with back-pressure, never buffered whole. */
   tar: Readable;
@@ -40,6 +48,8 @@ export interface ImageLoadRequest {
   apiVersion: string;
   /** Aborted when the client goes away. */
   signal: AbortSignal;
+  /** Set under a policy: a runtime must call it before it writes any tag (see {@link LoadNameCheck}). */
+  checkNames?: LoadNameCheck;
 }
 
 /** What the router hands a runtime to push (`POST /images/{name}/push?tag=…`). */

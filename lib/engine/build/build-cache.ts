@@ -5,7 +5,9 @@ import { writeFileAtomic } from '../../fs/atomic-file.js';
 /**
  * The classic builder's layer cache: a step's result image by its key, which is what dockerd
  * compares (the parent image, the instruction as it will run: its expanded text, and the build
- * args a RUN sees, and for COPY and ADD a digest of the copied files' content and metadata).
+ * args a RUN sees, and for COPY and ADD a digest of the copied files' content and metadata), and
+ * more than dockerd: the owner of the build, and for RUN the proxy args and the RUN container's
+ * host config (network mode, extra hosts, limits), which change what the step sees but not its text.
  * Persisted in one JSON file replaced atomically; an entry whose image is gone is ignored. Each
  * image's parent is kept too, so `cachefrom` can limit hits to the chains of the images it names.
  */
@@ -28,9 +30,12 @@ export class BuildCache {
     return cache;
   }
 
-  /** The key of a step (see the class). */
-  static key(parent: string, instruction: string, extra = ''): string {
-    return createHash('sha256').update(`${parent}\n${instruction}\n${extra}`).digest('hex');
+  /**
+   * The key of a step (see the class). `owner` keeps one cache per owner: a tenant never reuses a
+   * layer another tenant's RUN wrote (through that tenant's proxy, hosts or network).
+   */
+  static key(owner: string, parent: string, instruction: string, extra = ''): string {
+    return createHash('sha256').update(JSON.stringify([owner, parent, instruction, extra])).digest('hex');
   }
 
   get(key: string): string | undefined {

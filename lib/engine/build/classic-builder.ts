@@ -204,6 +204,8 @@ class Build {
     const pull = this.backend.runtime.pull;
     if (!pull) throw EngineError.notFound(`No such image: ${name}`);
     const ref = parsePullReference(name);
+    // A FROM pull writes a tag and reaches a registry as `docker pull` does: the same policy judges it.
+    await this.request.checkPull?.(ref.ref);
     const progress = await pull.call(this.backend.runtime, {
       ref: ref.ref, path: ref.path, tagOrDigest: ref.tagOrDigest, fromImage: name, apiVersion: this.request.apiVersion, signal: this.request.signal,
     });
@@ -284,7 +286,11 @@ class Build {
     const createdBy = `${prefix}${cmd.join(' ')}`;
     // The predefined proxy ARGs reach RUN without a declaration, and stay out of the history (dockerd's rule).
     const proxies = PREDEFINED_ARGS.filter((k) => !state.args.has(k) && !envNames.has(k) && typeof this.request.buildArgs[k] === 'string').map((k) => `${k}=${this.request.buildArgs[k] as string}`);
-    await this.#commitStep(state, createdBy, '', async () => {
+    const hostConfig = { ...this.request.hostConfig, ...(this.request.networkMode ? { NetworkMode: this.request.networkMode } : {}) };
+    // What the RUN sees beyond its text: dockerd leaves the proxies out of the key; a step built
+    // through one proxy (or network, or hosts) is not the same step through another.
+    const seen = JSON.stringify({ proxies, hostConfig: Object.entries(hostConfig).sort(([a], [b]) => a.localeCompare(b)) });
+    await this.#commitStep(state, createdBy, seen, async () => {
       const imageId = await this.#ensureImage(state);
       const { runtime } = this.backend;
       const config = state.run.config;
@@ -300,7 +306,7 @@ class Build {
           Labels: this.request.containerLabels,
           AttachStdout: true,
           AttachStderr: true,
-          HostConfig: { ...this.request.hostConfig, ...(this.request.networkMode ? { NetworkMode: this.request.networkMode } : {}) },
+          HostConfig: hostConfig,
         },
       });
       const id = created.id;
@@ -403,7 +409,9 @@ class Build {
    */
   async #commitStep(state: StageState, createdBy: string, extra: string, work: () => Promise<{ layer: StoredLayer | undefined }>): Promise<void> {
     const parent = await this.#ensureImage(state);
-    const key = BuildCache.key(parent, `${createdBy}\n${JSON.stringify(state.run.config)}`, extra);
+    // The RUN containers' labels name the caller under a policy (dockgate.owner): one cache per owner.
+    const owner = JSON.stringify(Object.entries(this.request.containerLabels).sort(([a], [b]) => a.localeCompare(b)));
+    const key = BuildCache.key(owner, parent, `${createdBy}\n${JSON.stringify(state.run.config)}`, extra);
     const hit = this.request.nocache ? undefined : this.cache.get(key);
     const cached = hit && (!this.#allowedCache || this.#allowedCache.has(hit)) ? await this.backend.store.config(hit).catch(() => undefined) : undefined;
     if (hit && cached) {

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { EngineFilters } from '../../engine-api/filters.js';
+import type { LoadNameCheck } from '../../engine-api/image-operations.js';
 import type { RegistryLoginRequest, RegistryLoginResult } from '../../engine-api/registry-login-types.js';
 import type { Header as Headers } from 'tar-stream';
 
@@ -190,9 +191,10 @@ export interface ImageStoreApi {
   /**
    * `docker load`: a docker-archive (or OCI layout) tar, spooled to disk, never buffered; resolves
    * with dockerd's JSON-lines messages (`Loaded image: …`) once everything is imported; a broken
-   * archive rejects (400) before any output. `signal` abandons the load.
+   * archive rejects (400) before any output. `signal` abandons the load; `checkNames` is asked
+   * with the names the store parsed before any tag is written.
    */
-  load(archive: Readable, options?: { signal?: AbortSignal }): Promise<Readable>;
+  load(archive: Readable, options?: { signal?: AbortSignal; checkNames?: LoadNameCheck }): Promise<Readable>;
   /**
    * `docker import`: a plain or gzip tar as the one layer of a new image, its config from the
    * `changes` (Dockerfile lines; an invalid one is a 400 before any byte is read); answers the

@@ -3,7 +3,7 @@ import { chmod, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { EngineError } from '../../engine-api/engine-error.js';
-import { loadArchive } from './archive/load-archive.js';
+import { loadArchive, type LoadArchiveOptions } from './archive/load-archive.js';
 import { saveArchive } from './archive/save-archive.js';
 import type {
   IdShift, ImageConfigBlob, ImageDeleteEntry, ImagePruneResult, ImagePullRequest, ImagePushRequest, ImageRecord, ImageRemoveOptions,
@@ -263,8 +263,8 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
     return registryLogin(request, this.options.insecureRegistries, this.options.fetch);
   }
 
-  load(archive: Readable, options: { signal?: AbortSignal } = {}): Promise<Readable> {
-    return loadArchive(this, archive, options.signal);
+  load(archive: Readable, options: LoadArchiveOptions = {}): Promise<Readable> {
+    return loadArchive(this, archive, options);
   }
 
   /** `docker import`: the tar as the one layer of a new image (import-image.ts); answers its ID. */

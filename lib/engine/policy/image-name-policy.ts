@@ -1,12 +1,25 @@
 import { defaultAdmin, type AdminPredicate } from './admin-predicate.js';
 import { inNamespace } from './image-namespace.js';
+import { registryHostList, registryHostRefusal } from './registry-hosts.js';
 import { allow, refuse, type EnginePolicy } from './policy-types.js';
 
 /** Options of {@link imageNamePolicy}. */
 export interface ImageNamePolicyOptions {
   /** Who administers: administrators write every name. Defaults to holders of an `engine:api:admin` grant. */
   admin?: AdminPredicate;
+  /**
+   * The registry hosts a tenant may pull from and push to (`docker pull`, a build's `FROM`,
+   * `docker push`), as `host` (every port) or `host:port`; Docker Hub is `docker.io`. The
+   * server connects from its own network, so without a list a tenant may name any host but a
+   * loopback or link-local one (`localhost`, 127.0.0.0/8, ::1, 169.254.0.0/16, fe80::/10),
+   * written as such: a DNS name that resolves there is only kept out by a list. Administrators
+   * name any host. Defaults to no list.
+   */
+  registryHosts?: string[];
 }
+
+/** The actions that connect to the registry their reference names. */
+const CONNECTS = new Set(['image.pull', 'image.push']);
 
 const WRITES = new Set(['image.pull', 'image.load', 'image.tag', 'image.push', 'image.import', 'image.build', 'container.commit']);
 
@@ -16,7 +29,8 @@ const WRITES = new Set(['image.pull', 'image.load', 'image.tag', 'image.push', '
  * (`busybox`, `library/…`) and other tenants' namespaces are the administrators' to pull to,
  * load, tag, push and delete; so is `image prune`. Reading (list, inspect, save, running a container
  * of a shared image) stays open to all. A subject that is not a valid repository component
- * (`a@b.c`) has no namespace of its own.
+ * (`a@b.c`) has no namespace of its own. A tenant's pulls and pushes reach only the registry
+ * hosts `registryHosts` allows (by default, none on loopback or link-local).
  *
  * @example
  * imageNamePolicy({ admin: adminPredicate({ subjects: ['root'] }) });
@@ -24,6 +38,7 @@ const WRITES = new Set(['image.pull', 'image.load', 'image.tag', 'image.push', '
 export function imageNamePolicy(options: ImageNamePolicyOptions = {}): EnginePolicy {
   const admin = options.admin ?? defaultAdmin;
   if (typeof admin !== 'function') throw new TypeError('imageNamePolicy option "admin" must be a function (see adminPredicate)');
+  const registryHosts = registryHostList(options.registryHosts, 'imageNamePolicy option "registryHosts"');
   return ({ action, caller, images = [], target }) => {
     if (admin(caller)) return allow();
     const subject = caller.subject;
@@ -31,6 +46,12 @@ export function imageNamePolicy(options: ImageNamePolicyOptions = {}): EnginePol
     if (WRITES.has(action)) {
       const shared = images.find((ref) => !inNamespace(ref, subject));
       if (shared !== undefined) return refuse(`${shared} is not in your namespace (${own}): only administrators may write it`);
+      if (CONNECTS.has(action)) {
+        for (const ref of images) {
+          const refusal = registryHostRefusal(ref, registryHosts);
+          if (refusal !== undefined) return refuse(refusal);
+        }
+      }
       return allow();
     }
     if (action === 'image.delete') {

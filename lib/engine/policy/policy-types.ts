@@ -112,8 +112,9 @@ export interface PolicyRequest {
   readonly body?: Readonly<Record<string, unknown>>;
   /**
    * Image references the action would write or remove, in familiar form (`busybox:latest`,
-   * `127.0.0.1:5000/bob/app:1`): the pull's target, the new tag, the names inside a loaded
-   * archive, the reference being deleted.
+   * `127.0.0.1:5000/bob/app:1`): the pull's target, the new tag, the reference being deleted.
+   * `image.load` is asked twice: first without `images`, before the archive is read, then by the
+   * loader with the names it parsed itself (possibly none), before any tag is written.
    */
   readonly images?: readonly string[];
   /**

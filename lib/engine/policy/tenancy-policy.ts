@@ -1,13 +1,14 @@
 import type { AdminPredicate } from './admin-predicate.js';
 import { composePolicies } from './compose-policies.js';
-import { imageNamePolicy } from './image-name-policy.js';
+import { imageNamePolicy, type ImageNamePolicyOptions } from './image-name-policy.js';
 import { ownerCapsPolicy, type OwnerCapsPolicyOptions } from './owner-caps-policy.js';
 import { ownershipPolicy } from './ownership-policy.js';
 import type { EnginePolicy } from './policy-types.js';
 import { tenantPolicy, type TenantPolicyOptions } from './tenant-policy.js';
 
 /** Options of {@link tenancyPolicy}: those of the four policies it composes. */
-export interface TenancyPolicyOptions extends Pick<TenantPolicyOptions, 'allowedBindDirs' | 'allowLoopbackPublish'>, Pick<OwnerCapsPolicyOptions, 'maxContainers' | 'maxImageBytes'> {
+export interface TenancyPolicyOptions
+  extends Pick<TenantPolicyOptions, 'allowedBindDirs' | 'allowLoopbackPublish'>, Pick<OwnerCapsPolicyOptions, 'maxContainers' | 'maxImageBytes'>, Pick<ImageNamePolicyOptions, 'registryHosts'> {
   /** Who administers (lifts every rule). Defaults to holders of an `engine:api:admin` grant. */
   admin?: AdminPredicate;
 }
@@ -32,7 +33,7 @@ export function tenancyPolicy(options: TenancyPolicyOptions = {}): EnginePolicy 
       ...(options.allowedBindDirs ? { allowedBindDirs: options.allowedBindDirs } : {}),
       ...(options.allowLoopbackPublish !== undefined ? { allowLoopbackPublish: options.allowLoopbackPublish } : {}),
     }),
-    imageNamePolicy(admin),
+    imageNamePolicy({ ...admin, ...(options.registryHosts !== undefined ? { registryHosts: options.registryHosts } : {}) }),
     ownerCapsPolicy({
       ...admin,
       ...(options.maxContainers !== undefined ? { maxContainers: options.maxContainers } : {}),

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import type { Readable } from 'node:stream';
+import type { LoadNameCheck } from '../../engine-api/image-operations.js';
 import { EngineError } from '../../engine-api/engine-error.js';
 import { parsePullReference } from '../../engine-api/pull-reference.js';
 import type { EngineFilters } from '../../engine-api/filters.js';
@@ -13,7 +13,6 @@ import { OWNER_LABEL, ownerOf } from '../policy/owner-label.js';
 import { pinContainerReferences } from '../policy/container-references.js';
 import type { ContainerTarget, EngineCaller, ImportSource, NetworkTarget, PolicyLookup, PolicyTarget, VolumeTarget } from '../policy/policy-types.js';
 import type { EngineContext } from './engine-context.js';
-import { holdArchive } from './policy-archive.js';
 import { importSource } from './import-source.js';
 import { readJsonBody } from './read-json-body.js';
 import { buildRequestOptions } from './build-query.js';
@@ -30,10 +29,13 @@ export interface CheckpointResult {
   withoutCapabilities?: readonly string[];
   /** The JSON body, when the checkpoint read it (`{ value }`, so that an empty body reads as undefined). */
   body?: { value: unknown };
-  /** `docker load`'s archive, held on disk while the policy read its names. */
-  archive?: Readable;
-  /** Runs once the route has answered. */
-  cleanup?: () => Promise<void>;
+  /**
+   * `docker load`: asks the policy again with the names the loader parsed (the route hands it to
+   * the runtime); throws the 403 of a refusal.
+   */
+  checkNames?: LoadNameCheck;
+  /** `docker build`: asks the policy about a FROM pull as `image.pull` (the route hands it to the runtime). */
+  checkPull?: (ref: string) => Promise<void>;
 }
 
 /**
@@ -60,12 +62,11 @@ export async function checkpoint(ctx: EngineContext, action: EngineAction, req: 
   // A build's RUN containers: the policy judges their HostConfig (networkmode, limits) as a create's.
   if (action === 'image.build') body = buildContainerBody(req);
   const source = action === 'image.import' ? importSourceOf(req) : undefined;
-  let images: string[] | undefined;
-  try {
-    images = await imagesWritten(action, req, target, result);
+  const images = imagesWritten(action, req, target);
+  const ask = async (written: readonly string[] | undefined): Promise<void> => {
     const decision = await policy({
       action, caller, lookup, runtime: ctx.runtime.name ?? 'custom',
-      ...(target ? { target } : {}), ...(body ? { body } : {}), ...(images ? { images } : {}), ...(source ? { source } : {}),
+      ...(target ? { target } : {}), ...(body ? { body } : {}), ...(written ? { images: written } : {}), ...(source ? { source } : {}),
     });
     if (!decision.allow) throw 'hidden' in decision ? hiddenError(action, target) : new EngineError('Forbidden', decision.message);
     if (decision.onlyOwner !== undefined) result.onlyOwner = decision.onlyOwner;
@@ -73,9 +74,17 @@ export async function checkpoint(ctx: EngineContext, action: EngineAction, req: 
     // The create is handed the containers the policy checked (`container:<id>`, `<id>:ro`), so the
     // runtime cannot resolve a name or prefix to another one meanwhile (one removed, another made).
     if (action === 'container.create' && body) result.body = { value: pinContainerReferences(body, containerIds) };
-  } catch (error) {
-    await result.cleanup?.();
-    throw error;
+  };
+  await ask(images);
+  // A load's names are known once the loader has parsed its archive: it asks again with them,
+  // before any tag is written (one parse decides what is judged and what is written).
+  if (action === 'image.load') result.checkNames = (names) => ask(names);
+  // A build's FROM pull is `docker pull` (image.pull) of that reference, judged the same way.
+  if (action === 'image.build') {
+    result.checkPull = async (ref) => {
+      const decision = await policy({ action: 'image.pull', caller, lookup, runtime: ctx.runtime.name ?? 'custom', images: [ref] });
+      if (!decision.allow) throw new EngineError('Forbidden', 'hidden' in decision ? `pulling ${ref} is refused` : decision.message);
+    };
   }
   return result;
 }
@@ -140,8 +149,11 @@ async function resolveTarget(ctx: EngineContext, action: EngineAction, req: Requ
   }
 }
 
-/** The image names an action writes or removes; malformed input is left to the route's own 400. */
-async function imagesWritten(action: EngineAction, req: Request, target: PolicyTarget | undefined, result: CheckpointResult): Promise<string[] | undefined> {
+/**
+ * The image names an action writes or removes; malformed input is left to the route's own 400.
+ * A load's are left to its loader (`checkNames`): the first question has none.
+ */
+function imagesWritten(action: EngineAction, req: Request, target: PolicyTarget | undefined): string[] | undefined {
   const parsed = (name: string | undefined, tag?: string): string[] => {
     if (name === undefined || name.trim() === '') return [];
     try {
@@ -170,12 +182,6 @@ async function imagesWritten(action: EngineAction, req: Request, target: PolicyT
       // An id (or id prefix) names the image, not one of its tags: the policy sees its tags instead.
       if (ref.startsWith('sha256:') || idPrefixOf(ref) !== undefined) return [];
       return parsed(ref);
-    }
-    case 'image.load': {
-      const held = await holdArchive(req);
-      result.archive = held.open();
-      result.cleanup = held.dispose;
-      return held.names;
     }
     default:
       return undefined;

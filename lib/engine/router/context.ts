@@ -43,8 +43,6 @@ export function engineRoute(ctx: EngineContext, action: EngineAction, handler: E
     } catch (error) {
       if (!(error instanceof EngineError) || error.status >= 500) ctx.settings.onError?.(error, req);
       writeEngineError(res, error, locals.requested);
-    } finally {
-      await locals.policy?.cleanup?.().catch(() => undefined);
     }
   };
 }

@@ -79,18 +79,20 @@ export function registerImageStoreRoutes(api: Router, ctx: EngineContext): void 
       const abort = abortOnClose(req, res);
       // dockerd defaults quiet to true when the parameter is absent (image_routes.go postImagesLoad).
       const quiet = req.query.quiet === undefined ? true : boolValue(req.query.quiet);
-      // Under a policy the checkpoint held the archive on disk to read its names first.
-      const tar = engineLocals(res).policy?.archive ?? req;
+      // Under a policy the loader asks it again with the names it parsed, before any tag is written.
+      const checkNames = engineLocals(res).policy?.checkNames;
       let progress: Readable;
       try {
-        progress = await runtime.loadImages({ tar, quiet, apiVersion: version, signal: abort.signal });
+        progress = await runtime.loadImages({ tar: req, quiet, apiVersion: version, signal: abort.signal, ...(checkNames ? { checkNames } : {}) });
       } catch (error) {
         if (!(error instanceof EngineError)) throw error;
+        req.resume();
+        // A policy's refusal of a name keeps its 403, as a refusal before reading would.
+        if (error.kind === 'Forbidden') throw error;
         if (error.status >= 500) ctx.settings.onError?.(error, req);
         // dockerd has answered 200 before it reads the archive: what is wrong with the archive
         // (or its load) is the JSON stream's error message, quiet or not; docker-py turns it
         // into ImageLoadError. Only a refusal before reading (version, 501) keeps its status.
-        if (tar === req) req.resume();
         progress = Readable.from([`${JSON.stringify({ errorDetail: { message: error.message }, error: error.message })}\n`]);
       }
       res.status(200).setHeader('Content-Type', 'application/json');

@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { EngineError } from '../../../engine-api/engine-error.js';
+import type { LoadNameCheck } from '../../../engine-api/image-operations.js';
 import type { ImageStoreCore } from '../store-core.js';
 import type { StoredLayer } from '../image-store-types.js';
 import { HashingStream, sha256Of, verifyDigest } from '../store/digest.js';
@@ -79,15 +80,25 @@ async function ociLayoutImages(spool: SpooledArchive, platform: string): Promise
   return images;
 }
 
+/** Options of {@link loadArchive}. */
+export interface LoadArchiveOptions {
+  /** Abandons the load (the client went away). */
+  signal?: AbortSignal;
+  /** Asked with the names before any tag is written (see {@link LoadNameCheck}). */
+  checkNames?: LoadNameCheck;
+}
+
 /**
  * `docker load`: reads a docker-archive tarball (or an OCI image layout tarball), spooling it to
  * the store's temporary space since archives put their index at the end, then imports each
  * image with every layer checked against its config's diff IDs (and OCI blobs against their
  * digests). Resolves with dockerd's JSON-lines answer (`Loaded image: <ref>`, or `Loaded image
  * ID: <id>` for an untagged one, and the note dockerd writes when a tag moves). A broken archive
- * is a 400 before any output.
+ * is a 400 before any output. Every name of every image is parsed, and handed to `checkNames`,
+ * before the first layer is imported: one parse decides what is judged and what is written.
  */
-export async function loadArchive(store: ImageStoreCore, archive: Readable, signal?: AbortSignal): Promise<Readable> {
+export async function loadArchive(store: ImageStoreCore, archive: Readable, options: LoadArchiveOptions = {}): Promise<Readable> {
+  const { signal, checkNames } = options;
   await mkdir(join(store.dir, 'tmp'), { recursive: true });
   const dir = await mkdtemp(join(store.dir, 'tmp', 'load-'));
   const lines: string[] = [];
@@ -102,7 +113,18 @@ export async function loadArchive(store: ImageStoreCore, archive: Readable, sign
     const spool = await SpooledArchive.from(capped, dir);
     const images = spool.has('manifest.json') ? await dockerArchiveImages(spool) : spool.has('index.json') ? await ociLayoutImages(spool, store.options.platform) : undefined;
     if (!images) throw bad('neither manifest.json nor index.json found');
-    for (const image of images) {
+    const tagged = images.map((image) => ({
+      image,
+      tags: image.tags.map((t) => {
+        try {
+          return normalizeRef(t);
+        } catch {
+          throw bad(`invalid RepoTags entry ${t}`);
+        }
+      }),
+    }));
+    await checkNames?.([...new Set(tagged.flatMap(({ tags }) => tags))]);
+    for (const { image, tags } of tagged) {
       const configFile = spool.file(image.config);
       if (!configFile) throw bad(`${image.config} is missing`);
       const config = await readFile(configFile);
@@ -122,13 +144,6 @@ export async function loadArchive(store: ImageStoreCore, archive: Readable, sign
         layers.push((await store.files.stored(diffId)) ?? (await store.files.importLayer(createReadStream(file).pipe(hasher), diffId)));
         if (layer.digest && hasher.bytes > 0) verifyDigest('layer blob', layer.digest, hasher.digest());
       }
-      const tags = image.tags.map((t) => {
-        try {
-          return normalizeRef(t);
-        } catch {
-          throw bad(`invalid RepoTags entry ${t}`);
-        }
-      });
       const { id, moved } = await store.commit({ config, layers, tags });
       for (const { ref, from } of moved) lines.push(`The image ${ref} already exists, renaming the old one with ID ${from} to empty string\n`);
       if (tags.length === 0) lines.push(`Loaded image ID: ${id}\n`);

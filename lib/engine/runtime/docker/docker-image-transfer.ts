@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { EngineHttp } from '../../../client/engine-http/engine-http.js';
 import type { PushRequest } from '../../../engine-api/image-operations.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
 import { BUILD_HOST_FIELDS, type BuildOperations, type BuildRequest, type CommitContainerRequest } from '../../../engine-api/build-operations.js';
 import type { ReferenceKind } from './path-segment.js';
 
@@ -29,9 +30,17 @@ export class DockerImageTransfer implements BuildOperations {
     });
   }
 
-  /** The engine's classic build: the parsed request written back as dockerd's query, the context piped as it comes. */
+  /**
+   * The engine's classic build: the parsed request written back as dockerd's query, the context
+   * piped as it comes. dockerd pulls FROM images itself, past `checkPull`: under a policy `pull=1`
+   * (which moves tags that exist) is refused; a FROM of an image dockerd lacks is still its own pull.
+   */
   async build(request: BuildRequest): Promise<Readable> {
     const { context, registryConfig, apiVersion, signal } = request;
+    if (request.checkPull && request.pull) {
+      context.resume();
+      throw new EngineError('Forbidden', 'pull: a build through dockerd pulls its FROM images past the policy; build without pull=1');
+    }
     return this.http.send({
       method: 'POST',
       path: `${await this.paths.at(apiVersion)}/build`,

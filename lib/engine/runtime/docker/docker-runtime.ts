@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import type { RegistryLoginRequest, RegistryLoginResult } from '../../images/registry/registry-login.js';
+import { holdArchive } from '../../images/archive/hold-archive.js';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import { apiVersionAtLeast, isApiVersion, minApiVersion } from '../../../engine-api/api-version.js';
 import type {
@@ -277,9 +278,24 @@ class DockerRuntime implements ContainerRuntime {
     return this.http.send({ method: 'GET', path: `${await this.prefix()}/images/get`, query: { names: refs }, signal });
   }
 
-  /** The client's tarball is streamed to the engine; its JSON-lines answer comes back as it is. */
-  async loadImages({ tar, quiet, apiVersion, signal }: ImageLoadRequest): Promise<Readable> {
-    return this.http.send({ method: 'POST', path: `${await this.at(apiVersion)}/images/load`, query: { quiet: quiet ? '1' : '0' }, stream: tar, signal });
+  /**
+   * The client's tarball is streamed to the engine; its JSON-lines answer comes back as it is.
+   * Under a policy (`checkNames`) it is held on disk first and its names judged (see holdArchive).
+   */
+  async loadImages({ tar, quiet, apiVersion, signal, checkNames }: ImageLoadRequest): Promise<Readable> {
+    let stream = tar;
+    if (checkNames) {
+      // dockerd is the loader here: the archive is held and its names judged before it gets a byte.
+      const held = await holdArchive(tar);
+      try {
+        await checkNames(held.names);
+      } catch (error) {
+        held.stream.destroy();
+        throw error;
+      }
+      stream = held.stream;
+    }
+    return this.http.send({ method: 'POST', path: `${await this.at(apiVersion)}/images/load`, query: { quiet: quiet ? '1' : '0' }, stream, signal });
   }
 
   /**

@@ -71,8 +71,8 @@ export class StoreImageOperations implements ImageOperations {
     return (await this.store).save(refs, signal);
   }
 
-  async loadImages({ tar, signal }: ImageLoadRequest): Promise<Readable> {
-    return (await this.store).load(tar, { signal });
+  async loadImages({ tar, signal, checkNames }: ImageLoadRequest): Promise<Readable> {
+    return (await this.store).load(tar, { signal, ...(checkNames ? { checkNames } : {}) });
   }
 
   /** `docker push` through the store's registry client. */
