@@ -1,11 +1,5 @@
 import { EngineError } from '../../engine-api/engine-error.js';
-
-/** The JSON kind Go's encoding/json names in "cannot unmarshal <kind> into …". */
-function jsonKind(value: unknown): string {
-  if (Array.isArray(value)) return 'array';
-  if (typeof value === 'boolean') return 'bool';
-  return typeof value;
-}
+import { checkLabels, jsonKind } from './labels-body.js';
 
 function mistyped(field: string, value: unknown, goType: string): EngineError {
   return EngineError.invalidParameter(`json: cannot unmarshal ${jsonKind(value)} into Go struct field ContainerConfigWrapper.${field} of type ${goType}`);
@@ -48,12 +42,7 @@ export function checkCreateBody(body: Record<string, unknown>): void {
     if (!isStringList(env)) throw mistyped('Env', env.find((v) => typeof v !== 'string'), 'string');
     rejectNul('Env', env);
   }
-  const labels = body.Labels;
-  if (labels !== undefined && labels !== null) {
-    if (typeof labels !== 'object' || Array.isArray(labels)) throw mistyped('Labels', labels, 'map[string]string');
-    const bad = Object.values(labels).find((v) => typeof v !== 'string');
-    if (bad !== undefined) throw mistyped('Labels', bad, 'string');
-  }
+  checkLabels(body.Labels, 'ContainerConfigWrapper');
   for (const field of ['Tty', 'OpenStdin', 'StdinOnce', 'AttachStdin', 'AttachStdout', 'AttachStderr'] as const) {
     const value = body[field];
     if (value !== undefined && value !== null && typeof value !== 'boolean') throw mistyped(field, value, 'bool');
