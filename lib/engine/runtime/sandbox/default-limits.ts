@@ -8,6 +8,8 @@ export interface SandboxDefaults {
   pidsLimit: number;
   /** Bytes of a `Tmpfs` mount without `size=`, and the most a `size=` may ask for. */
   tmpfsSize: number;
+  /** Bytes all of a container's tmpfs mounts may hold together (a mount without `size=` counts at tmpfsSize). */
+  maxTmpfsBytes: number;
   /** Bytes a `docker load` archive may hold (uncompressed), which is also what its spool may take on disk. */
   maxLoadBytes: number;
   /** Bytes one pulled layer may hold (uncompressed). */
@@ -19,10 +21,17 @@ export interface SandboxDefaults {
 const MIB = 1024 * 1024;
 const GIB = 1024 * MIB;
 
-/** The defaults: podman's pids limit, 64 MiB per tmpfs (Docker's /dev/shm size), 4 GiB per load archive and per layer. */
+/** Tmpfs mounts of the default size a container may have at most (the default maxTmpfsBytes is this many tmpfsSize). */
+const TMPFS_MOUNTS_AT_CAP = 4;
+
+/**
+ * The defaults: podman's pids limit, 64 MiB per tmpfs (Docker's /dev/shm size) and 256 MiB for
+ * all of them, 4 GiB per load archive and per layer.
+ */
 export const SANDBOX_DEFAULTS: Readonly<SandboxDefaults> = Object.freeze({
   pidsLimit: 2048,
   tmpfsSize: 64 * MIB,
+  maxTmpfsBytes: TMPFS_MOUNTS_AT_CAP * 64 * MIB,
   maxLoadBytes: 4 * GIB,
   maxLayerBytes: 4 * GIB,
   maxBuildContextBytes: 4 * GIB,
@@ -37,6 +46,9 @@ export function sandboxDefaults(options: Partial<Record<keyof SandboxDefaults, u
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw new TypeError(`sandboxRuntime option "${key}" must be a positive integer`);
     out[key] = value;
   }
+  // Follows a larger tmpfsSize unless set: a container keeps room for a few mounts of the cap.
+  if (options.maxTmpfsBytes === undefined) out.maxTmpfsBytes = TMPFS_MOUNTS_AT_CAP * out.tmpfsSize;
+  else if (out.maxTmpfsBytes < out.tmpfsSize) throw new TypeError('sandboxRuntime option "maxTmpfsBytes" must be at least "tmpfsSize" (one mount of the default size)');
   if (options.pidsLimit !== undefined && !cgroups?.controllers.includes('pids')) {
     throw new TypeError('sandboxRuntime option "pidsLimit" needs the cgroup v1 pids controller, which this server cannot manage (or option "cgroups" is false)');
   }

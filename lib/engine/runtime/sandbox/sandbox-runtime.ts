@@ -125,6 +125,12 @@ export interface SandboxRuntimeOptions {
   pidsLimit?: number;
   /** Bytes of each `Tmpfs` mount without `size=`, and the most a `size=` may ask for (more is refused, naming this cap). Defaults to 64 MiB. */
   tmpfsSize?: number;
+  /**
+   * Bytes all of a container's tmpfs mounts (`Tmpfs`, and `Mounts` of type tmpfs) may hold
+   * together, a mount without `size=` counting at `tmpfsSize`; more is refused at create, naming
+   * it. At least `tmpfsSize`. Defaults to four times `tmpfsSize` (256 MiB).
+   */
+  maxTmpfsBytes?: number;
   /** Bytes a `docker load` archive may hold, uncompressed (its spool on disk is bounded by it); more is refused, naming the cap. Defaults to 4 GiB. */
   maxLoadBytes?: number;
   /** Bytes one pulled layer may hold, uncompressed; more fails the pull, naming the cap. Defaults to 4 GiB. */
@@ -304,7 +310,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       return diffTrees(await opened.imageRootfs(c.image.id, userns?.map), rootfs);
     },
     validate: (body, image) => {
-      refuseUnsupported(body, image, cgroups, cpus, defaults.tmpfsSize, userNets !== undefined);
+      refuseUnsupported(body, image, cgroups, cpus, { size: defaults.tmpfsSize, total: defaults.maxTmpfsBytes }, userNets !== undefined);
       userNets?.validate(body);
       const user = typeof body.User === 'string' ? body.User : '';
       if (userns && user !== '' && image?.rootfs) userns.checkUser(resolveUserIn(image.rootfs, user), user);
