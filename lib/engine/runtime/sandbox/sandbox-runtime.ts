@@ -73,6 +73,12 @@ export interface SandboxRuntimeOptions {
   /** Containers kept at once. Defaults to 1000. */
   maxContainers?: number;
   /**
+   * Bytes a container's log files may hold together, its LogConfig's `max-size` × `max-file`
+   * (`--log-opt max-size=1p --log-opt max-file=999999` would fill the disk); more is a 400 at
+   * create naming HostConfig.LogConfig. Defaults to 1 GiB (the default rotation keeps 3 × 10 MiB).
+   */
+  maxLogFilesBytes?: number;
+  /**
    * Honor Memory, MemorySwap, NanoCpus, CpuQuota, CpuPeriod, CpuShares and PidsLimit with cgroup v1
    * groups under the server's own (`…/dockgate/<id>`). Defaults to true; where a controller cannot
    * be managed (no privilege, cgroup v2) the fields needing it are refused, naming them. `false`
