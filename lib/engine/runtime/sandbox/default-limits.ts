@@ -6,6 +6,8 @@ import type { ResourceLimits } from './resource-limits.js';
 export interface SandboxDefaults {
   /** `pids.max` of a container that sets no PidsLimit (podman's default, 2048); -1 in the body is unlimited, as in Docker. */
   pidsLimit: number;
+  /** Bytes of memory of a container that sets no Memory (1 GiB), with as much swap again, as dockerd gives `--memory` alone. */
+  defaultMemory: number;
   /** Bytes of a `Tmpfs` mount without `size=`, and the most a `size=` may ask for. */
   tmpfsSize: number;
   /** Bytes all of a container's tmpfs mounts may hold together (a mount without `size=` counts at tmpfsSize). */
@@ -25,11 +27,12 @@ const GIB = 1024 * MIB;
 const TMPFS_MOUNTS_AT_CAP = 4;
 
 /**
- * The defaults: podman's pids limit, 64 MiB per tmpfs (Docker's /dev/shm size) and 256 MiB for
+ * The defaults: podman's pids limit, 1 GiB of memory, 64 MiB per tmpfs (Docker's /dev/shm size) and 256 MiB for
  * all of them, 4 GiB per load archive and per layer.
  */
 export const SANDBOX_DEFAULTS: Readonly<SandboxDefaults> = Object.freeze({
   pidsLimit: 2048,
+  defaultMemory: GIB,
   tmpfsSize: 64 * MIB,
   maxTmpfsBytes: TMPFS_MOUNTS_AT_CAP * 64 * MIB,
   maxLoadBytes: 4 * GIB,
@@ -52,16 +55,29 @@ export function sandboxDefaults(options: Partial<Record<keyof SandboxDefaults, u
   if (options.pidsLimit !== undefined && !cgroups?.controllers.includes('pids')) {
     throw new TypeError('sandboxRuntime option "pidsLimit" needs the cgroup v1 pids controller, which this server cannot manage (or option "cgroups" is false)');
   }
+  // dockerd's floor for a memory limit (linuxMinMemory).
+  if (out.defaultMemory < 6 * MIB) throw new TypeError('sandboxRuntime option "defaultMemory" must be at least 6 MiB (dockerd\'s smallest memory limit)');
+  if (options.defaultMemory !== undefined && !cgroups?.controllers.includes('memory')) {
+    throw new TypeError('sandboxRuntime option "defaultMemory" needs the cgroup v1 memory controller, which this server cannot manage (or option "cgroups" is false)');
+  }
   return out;
 }
 
 /**
- * A container's limits with the default pids limit added when its body sets none (PidsLimit
- * unset or 0; -1 asks for no limit, as in Docker). Where this server cannot manage the pids
- * cgroup, the default cannot be applied and is left out (the README says so).
+ * A container's limits with the defaults added where its body sets none: the pids limit
+ * (PidsLimit unset or 0; -1 asks for no limit, as in Docker) and the memory limit (Memory unset
+ * or 0: `defaultMemory`, with as much swap again unless MemorySwap is -1, unlimited swap, as
+ * dockerd treats `--memory` alone). Where this server cannot manage a controller, its default
+ * cannot be applied and is left out rather than refusing every container (the README says so;
+ * `docker info` warns that there is no such limit).
  */
-export function withDefaultPids(limits: ResourceLimits, body: ContainerCreateBody, cgroups: Cgroups | undefined, pidsLimit: number): ResourceLimits {
-  const requested = (body.HostConfig as { PidsLimit?: unknown } | undefined)?.PidsLimit;
-  if (limits.pids !== undefined || requested === -1 || !cgroups?.controllers.includes('pids')) return limits;
-  return { ...limits, pids: pidsLimit };
+export function withDefaults(limits: ResourceLimits, body: ContainerCreateBody, cgroups: Cgroups | undefined, defaults: Pick<SandboxDefaults, 'pidsLimit' | 'defaultMemory'>): ResourceLimits {
+  const host = (body.HostConfig ?? {}) as { PidsLimit?: unknown; MemorySwap?: unknown };
+  const out = { ...limits };
+  if (out.pids === undefined && host.PidsLimit !== -1 && cgroups?.controllers.includes('pids')) out.pids = defaults.pidsLimit;
+  if (out.memory === undefined && cgroups?.controllers.includes('memory')) {
+    out.memory = defaults.defaultMemory;
+    out.memorySwap = host.MemorySwap === -1 ? -1 : 2 * defaults.defaultMemory;
+  }
+  return out;
 }

@@ -23,7 +23,7 @@ import { launchSandbox } from './sandbox-process.js';
 import { sandboxExec } from './sandbox-exec.js';
 import { SharedTmpfs } from './shared-tmpfs.js';
 import { RootfsSpares } from './rootfs-spares.js';
-import { sandboxDefaults, withDefaultPids } from './default-limits.js';
+import { sandboxDefaults, withDefaults } from './default-limits.js';
 import { tmpfsMount } from './tmpfs-options.js';
 import { diffTrees, sizeOfChanges } from '../local/diff-trees.js';
 import { exportRootfs } from './sandbox-export.js';
@@ -129,6 +129,15 @@ export interface SandboxRuntimeOptions {
    * Defaults to 2048, podman's default.
    */
   pidsLimit?: number;
+  /**
+   * Bytes of memory (`memory.limit_in_bytes`) of every container whose create body sets no
+   * Memory, with as much swap again (MemorySwap -1 in the body: unlimited swap), as dockerd gives
+   * `--memory` alone; a body's own Memory replaces it (tenancyPolicy's `maxMemory` caps what a
+   * tenant may ask). Applies to a build's RUN containers too. Needs the memory cgroup; where it
+   * cannot be managed the default is not applied (setting this option is then an error).
+   * Defaults to 1 GiB.
+   */
+  defaultMemory?: number;
   /** Bytes of each `Tmpfs` mount without `size=`, and the most a `size=` may ask for (more is refused, naming this cap). Defaults to 64 MiB. */
   tmpfsSize?: number;
   /**
@@ -206,7 +215,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   if (options.cgroups !== undefined && typeof options.cgroups !== 'boolean') throw new TypeError('sandboxRuntime option "cgroups" must be a boolean');
   const cgroups = options.cgroups === false ? undefined : Cgroups.detect();
   const defaults = sandboxDefaults(options, cgroups);
-  const limitsOf = (body: ContainerCreateBody) => withDefaultPids(checkLimits(body, cgroups, cpus), body, cgroups, defaults.pidsLimit);
+  const limitsOf = (body: ContainerCreateBody) => withDefaults(checkLimits(body, cgroups, cpus), body, cgroups, defaults);
   const cpus = availableParallelism();
   if (options.tmpfsDir !== undefined && (typeof options.tmpfsDir !== 'string' || !isAbsolute(options.tmpfsDir))) {
     throw new TypeError('sandboxRuntime option "tmpfsDir" must be an absolute path');
