@@ -16,4 +16,5 @@ export { imageNamePolicy, type ImageNamePolicyOptions } from './image-name-polic
 export {
   ownerCapsPolicy, DEFAULT_MAX_CONTAINERS_PER_OWNER, DEFAULT_MAX_IMAGE_BYTES_PER_OWNER, type OwnerCapsPolicyOptions,
 } from './owner-caps-policy.js';
+export { tenantLimitsPolicy, DEFAULT_MAX_TENANT_MEMORY, type TenantLimitsPolicyOptions } from './tenant-limits-policy.js';
 export { tenancyPolicy, type TenancyPolicyOptions } from './tenancy-policy.js';

@@ -108,7 +108,7 @@ export interface PolicyRequest {
   readonly caller: EngineCaller;
   /** The object of a targeted action (see `ENGINE_ACTIONS`), resolved. */
   readonly target?: PolicyTarget;
-  /** The parsed JSON body of `container.create` and `exec.create`. */
+  /** The parsed JSON body of `container.create`, `container.update`, `exec.create` and the volume and network creates (for `image.build`, the RUN containers' create body from the query). */
   readonly body?: Readonly<Record<string, unknown>>;
   /**
    * Image references the action would write or remove, in familiar form (`busybox:latest`,

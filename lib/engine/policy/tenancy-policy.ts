@@ -5,18 +5,19 @@ import { ownerCapsPolicy, type OwnerCapsPolicyOptions } from './owner-caps-polic
 import { ownershipPolicy } from './ownership-policy.js';
 import type { EnginePolicy } from './policy-types.js';
 import { tenantPolicy, type TenantPolicyOptions } from './tenant-policy.js';
+import { tenantLimitsPolicy, type TenantLimitsPolicyOptions } from './tenant-limits-policy.js';
 
-/** Options of {@link tenancyPolicy}: those of the four policies it composes. */
+/** Options of {@link tenancyPolicy}: those of the policies it composes. */
 export interface TenancyPolicyOptions
-  extends Pick<TenantPolicyOptions, 'allowedBindDirs' | 'allowLoopbackPublish'>, Pick<OwnerCapsPolicyOptions, 'maxContainers' | 'maxImageBytes'>, Pick<ImageNamePolicyOptions, 'registryHosts'> {
+  extends Pick<TenantPolicyOptions, 'allowedBindDirs' | 'allowLoopbackPublish'>, Pick<OwnerCapsPolicyOptions, 'maxContainers' | 'maxImageBytes'>, Pick<ImageNamePolicyOptions, 'registryHosts'>, Pick<TenantLimitsPolicyOptions, 'maxMemory'> {
   /** Who administers (lifts every rule). Defaults to holders of an `engine:api:admin` grant. */
   admin?: AdminPredicate;
 }
 
 /**
  * Everything an engine shared by several users needs, in one: {@link ownershipPolicy},
- * {@link tenantPolicy}, {@link imageNamePolicy} and {@link ownerCapsPolicy}, with one
- * administrator predicate.
+ * {@link tenantPolicy}, {@link imageNamePolicy}, {@link ownerCapsPolicy} and
+ * {@link tenantLimitsPolicy}, with one administrator predicate.
  *
  * @example
  * app.use('/engine', guard(scopeOf), engineRouter(runtime, range, {
@@ -39,5 +40,6 @@ export function tenancyPolicy(options: TenancyPolicyOptions = {}): EnginePolicy 
       ...(options.maxContainers !== undefined ? { maxContainers: options.maxContainers } : {}),
       ...(options.maxImageBytes !== undefined ? { maxImageBytes: options.maxImageBytes } : {}),
     }),
+    tenantLimitsPolicy({ ...admin, ...(options.maxMemory !== undefined ? { maxMemory: options.maxMemory } : {}) }),
   );
 }

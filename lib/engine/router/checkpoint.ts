@@ -18,7 +18,7 @@ import { readJsonBody } from './read-json-body.js';
 import { buildRequestOptions } from './build-query.js';
 
 /** Actions whose JSON body the policy sees: read once here, and handed to the route. */
-const BODY_ACTIONS: ReadonlySet<EngineAction> = new Set(['container.create', 'exec.create', 'volume.create', 'network.create', 'network.connect', 'network.disconnect']);
+const BODY_ACTIONS: ReadonlySet<EngineAction> = new Set(['container.create', 'container.update', 'exec.create', 'volume.create', 'network.create', 'network.connect', 'network.disconnect']);
 
 /** What the checkpoint leaves for the route, in `res.locals.engine.policy`. */
 export interface CheckpointResult {

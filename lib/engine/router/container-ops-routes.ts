@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import { pipeline } from 'node:stream/promises';
-import { engineLocals, engineRoute, type EngineContext } from './context.js';
+import { engineLocals, engineRoute, routeBody, type EngineContext } from './context.js';
 import { ownedFilters } from './checkpoint.js';
 import { EngineError } from '../../engine-api/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
@@ -8,7 +8,6 @@ import { abortOnClose } from './output-response.js';
 import { boolValue, queryString } from './query.js';
 import { parseFilters } from '../../engine-api/filters.js';
 import { apiVersionAtLeast } from '../../engine-api/api-version.js';
-import { readJsonBody } from './read-json-body.js';
 import { withoutForeignIds } from './foreign-conflict.js';
 import { parseStopOptions } from './stop-options.js';
 
@@ -113,7 +112,7 @@ export function registerContainerOpsRoutes(api: Router, ctx: EngineContext): voi
         req.resume();
         throw EngineError.unsupported('updating containers', runtime.name);
       }
-      const body = (await readJsonBody(req, ctx.settings.maxBodyBytes)) ?? {};
+      const body = (await routeBody(ctx, req, res)) ?? {};
       if (typeof body !== 'object' || body === null || Array.isArray(body)) throw EngineError.invalidParameter('update config must be a JSON object');
       writeEngineJson(res.status(200), await runtime.update(id(req.params), body as Record<string, unknown>));
     }),

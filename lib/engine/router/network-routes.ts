@@ -5,6 +5,7 @@ import { OWNER_LABEL } from '../policy/owner-label.js';
 import { EngineError } from '../../engine-api/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
 import { queryString } from './query.js';
+import { checkLabels } from './labels-body.js';
 import { parseFilters } from '../../engine-api/filters.js';
 import type { NetworkConnectBody, NetworkCreateBody } from '../../engine-api/network-operations.js';
 
@@ -39,6 +40,7 @@ export function registerNetworkRoutes(api: Router, ctx: EngineContext): void {
       for (const field of ['Internal', 'Attachable', 'Ingress', 'EnableIPv6', 'CheckDuplicate', 'ConfigOnly'] as const) {
         if (body[field] !== undefined && body[field] !== null && typeof body[field] !== 'boolean') throw EngineError.invalidParameter(`network ${field} must be a boolean`);
       }
+      checkLabels(body.Labels, 'NetworkCreateRequest');
       // Under a policy the network records its creator, as containers and volumes do.
       const subject = engineLocals(res).policy?.caller.subject;
       const labels = body.Labels as Record<string, string> | undefined;

@@ -6,6 +6,7 @@ import { OWNER_LABEL } from '../policy/owner-label.js';
 import { EngineError } from '../../engine-api/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
 import { boolValue, queryString } from './query.js';
+import { checkLabels } from './labels-body.js';
 import { parseFilters } from '../../engine-api/filters.js';
 import { apiVersionAtLeast } from '../../engine-api/api-version.js';
 import type { VolumeCreateBody } from '../../engine-api/volume-operations.js';
@@ -76,6 +77,7 @@ export function registerNetworkVolumeRoutes(api: Router, ctx: EngineContext): vo
       const { Name, Driver } = body as VolumeCreateBody;
       if (Name !== undefined && typeof Name !== 'string') throw EngineError.invalidParameter('volume Name must be a string');
       if (Driver !== undefined && typeof Driver !== 'string') throw EngineError.invalidParameter('volume Driver must be a string');
+      checkLabels((body as { Labels?: unknown }).Labels, 'VolumeCreateBody');
       // Under a policy the volume records its creator, as containers do.
       const subject = engineLocals(res).policy?.caller.subject;
       const labels = (body as VolumeCreateBody).Labels;

@@ -214,7 +214,7 @@ export class LocalRuntime implements ContainerRuntime {
     }
     let logging: LogSettings;
     try {
-      logging = logSettings(body, this.name);
+      logging = logSettings(body, this.name, this.limits.maxLogFilesBytes);
     } catch (error) {
       this.removeAnonymous(mounts ?? []);
       throw error;

@@ -9,6 +9,8 @@ import { labelMatches } from './label-filter.js';
 
 /** dockerd's rule for a local volume name (volume/local: validName). */
 const VALID_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]+$/;
+/** A volume is a directory named after it: a name is at most one file name long (NAME_MAX). */
+const MAX_NAME_LENGTH = 255;
 
 interface VolumeMeta {
   CreatedAt: string;
@@ -48,6 +50,7 @@ export class LocalVolumes {
     if (!VALID_NAME.test(name)) {
       throw EngineError.invalidParameter(`create ${name}: "${name}" includes invalid characters for a local volume name, only "[a-zA-Z0-9][a-zA-Z0-9_.-]" are allowed. If you intended to pass a host directory, use absolute path`);
     }
+    if (name.length > MAX_NAME_LENGTH) throw EngineError.invalidParameter(`create ${name.slice(0, 32)}…: volume name is too long, names may have at most ${MAX_NAME_LENGTH} characters`);
     if (body.Driver !== undefined && body.Driver !== '' && body.Driver !== 'local') {
       throw EngineError.notFound(`create ${name}: error looking up volume plugin ${String(body.Driver)}: plugin "${String(body.Driver)}" not found`);
     }

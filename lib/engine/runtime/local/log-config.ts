@@ -42,13 +42,14 @@ const HONORED_OPTIONS = ['max-size', 'max-file'];
  * Reads and checks `HostConfig.LogConfig` once, at create: the driver, then each option, with
  * dockerd's words where dockerd refuses the same thing (a bad `max-size` dockerd only refuses
  * at start, with a 500; here it is a 400 at create). What dockerd would honor and this runtime
- * cannot (another driver, `compress`, `labels`…) is refused naming it.
+ * cannot (another driver, `compress`, `labels`…) is refused naming it. With `maxFilesBytes`,
+ * a rotation whose files could hold more (`max-size` × `max-file`) is refused naming it too.
  *
  * @example
  * logSettings({ Image: 'busybox', HostConfig: { LogConfig: { Type: 'json-file', Config: { 'max-size': '1m' } } } }, 'sandbox').rotation;
  * // { maxSize: 1048576, maxFile: 3 }
  */
-export function logSettings(body: ContainerCreateBody, runtime: string): LogSettings {
+export function logSettings(body: ContainerCreateBody, runtime: string, maxFilesBytes?: number): LogSettings {
   const sent = body.HostConfig?.LogConfig as unknown;
   if (sent !== undefined && sent !== null && (typeof sent !== 'object' || Array.isArray(sent))) {
     throw EngineError.invalidParameter('HostConfig.LogConfig must be an object with Type and Config');
@@ -75,7 +76,11 @@ export function logSettings(body: ContainerCreateBody, runtime: string): LogSett
     if (!HONORED_OPTIONS.includes(option)) throw EngineError.invalidParameter(`log opt '${option}' is not supported by the ${runtime} runtime`);
   }
   const merged = { ...DEFAULT_LOG_OPTIONS, ...config };
-  return { driver: type, view: { Type: type, Config: merged }, rotation: { maxSize: parseMaxSize(merged['max-size']), maxFile: parseMaxFile(merged['max-file']) } };
+  const rotation = { maxSize: parseMaxSize(merged['max-size']), maxFile: parseMaxFile(merged['max-file']) };
+  if (maxFilesBytes !== undefined && rotation.maxSize * rotation.maxFile > maxFilesBytes) {
+    throw EngineError.invalidParameter(`HostConfig.LogConfig: max-size ${merged['max-size']} × max-file ${merged['max-file']} is more log than this server keeps per container (${maxFilesBytes} bytes, option "maxLogFilesBytes")`);
+  }
+  return { driver: type, view: { Type: type, Config: merged }, rotation };
 }
 
 /** The settings of a record written by an earlier server (checked then): a setting no longer valid falls back to the defaults. */

@@ -52,6 +52,12 @@ export interface ProcessRuntimeOptions {
   /** Containers kept at once, running or exited; a create beyond it is 409 until some are removed. Defaults to 1000. */
   maxContainers?: number;
   /**
+   * Bytes a container's log files may hold together, its LogConfig's `max-size` × `max-file`
+   * (`--log-opt max-size=1p --log-opt max-file=999999` would fill the disk); more is a 400 at
+   * create naming HostConfig.LogConfig. Defaults to 1 GiB (the default rotation keeps 3 × 10 MiB).
+   */
+  maxLogFilesBytes?: number;
+  /**
    * Track each container by a cgroup v1 pids group of its own, so that kill and rm reach every
    * process it started (a `setsid` child too), and limit its processes ({@link pidsLimit}).
    * Defaults to true; then a server that cannot manage the pids cgroup (not root, cgroup v2) is

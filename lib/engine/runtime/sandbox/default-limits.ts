@@ -6,8 +6,12 @@ import type { ResourceLimits } from './resource-limits.js';
 export interface SandboxDefaults {
   /** `pids.max` of a container that sets no PidsLimit (podman's default, 2048); -1 in the body is unlimited, as in Docker. */
   pidsLimit: number;
+  /** Bytes of memory of a container that sets no Memory (1 GiB), with as much swap again, as dockerd gives `--memory` alone. */
+  defaultMemory: number;
   /** Bytes of a `Tmpfs` mount without `size=`, and the most a `size=` may ask for. */
   tmpfsSize: number;
+  /** Bytes all of a container's tmpfs mounts may hold together (a mount without `size=` counts at tmpfsSize). */
+  maxTmpfsBytes: number;
   /** Bytes a `docker load` archive may hold (uncompressed), which is also what its spool may take on disk. */
   maxLoadBytes: number;
   /** Bytes one pulled layer may hold (uncompressed). */
@@ -19,10 +23,18 @@ export interface SandboxDefaults {
 const MIB = 1024 * 1024;
 const GIB = 1024 * MIB;
 
-/** The defaults: podman's pids limit, 64 MiB per tmpfs (Docker's /dev/shm size), 4 GiB per load archive and per layer. */
+/** Tmpfs mounts of the default size a container may have at most (the default maxTmpfsBytes is this many tmpfsSize). */
+const TMPFS_MOUNTS_AT_CAP = 4;
+
+/**
+ * The defaults: podman's pids limit, 1 GiB of memory, 64 MiB per tmpfs (Docker's /dev/shm size) and 256 MiB for
+ * all of them, 4 GiB per load archive and per layer.
+ */
 export const SANDBOX_DEFAULTS: Readonly<SandboxDefaults> = Object.freeze({
   pidsLimit: 2048,
+  defaultMemory: GIB,
   tmpfsSize: 64 * MIB,
+  maxTmpfsBytes: TMPFS_MOUNTS_AT_CAP * 64 * MIB,
   maxLoadBytes: 4 * GIB,
   maxLayerBytes: 4 * GIB,
   maxBuildContextBytes: 4 * GIB,
@@ -37,19 +49,35 @@ export function sandboxDefaults(options: Partial<Record<keyof SandboxDefaults, u
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw new TypeError(`sandboxRuntime option "${key}" must be a positive integer`);
     out[key] = value;
   }
+  // Follows a larger tmpfsSize unless set: a container keeps room for a few mounts of the cap.
+  if (options.maxTmpfsBytes === undefined) out.maxTmpfsBytes = TMPFS_MOUNTS_AT_CAP * out.tmpfsSize;
+  else if (out.maxTmpfsBytes < out.tmpfsSize) throw new TypeError('sandboxRuntime option "maxTmpfsBytes" must be at least "tmpfsSize" (one mount of the default size)');
   if (options.pidsLimit !== undefined && !cgroups?.controllers.includes('pids')) {
     throw new TypeError('sandboxRuntime option "pidsLimit" needs the cgroup v1 pids controller, which this server cannot manage (or option "cgroups" is false)');
+  }
+  // dockerd's floor for a memory limit (linuxMinMemory).
+  if (out.defaultMemory < 6 * MIB) throw new TypeError('sandboxRuntime option "defaultMemory" must be at least 6 MiB (dockerd\'s smallest memory limit)');
+  if (options.defaultMemory !== undefined && !cgroups?.controllers.includes('memory')) {
+    throw new TypeError('sandboxRuntime option "defaultMemory" needs the cgroup v1 memory controller, which this server cannot manage (or option "cgroups" is false)');
   }
   return out;
 }
 
 /**
- * A container's limits with the default pids limit added when its body sets none (PidsLimit
- * unset or 0; -1 asks for no limit, as in Docker). Where this server cannot manage the pids
- * cgroup, the default cannot be applied and is left out (the README says so).
+ * A container's limits with the defaults added where its body sets none: the pids limit
+ * (PidsLimit unset or 0; -1 asks for no limit, as in Docker) and the memory limit (Memory unset
+ * or 0: `defaultMemory`, with as much swap again unless MemorySwap is -1, unlimited swap, as
+ * dockerd treats `--memory` alone). Where this server cannot manage a controller, its default
+ * cannot be applied and is left out rather than refusing every container (the README says so;
+ * `docker info` warns that there is no such limit).
  */
-export function withDefaultPids(limits: ResourceLimits, body: ContainerCreateBody, cgroups: Cgroups | undefined, pidsLimit: number): ResourceLimits {
-  const requested = (body.HostConfig as { PidsLimit?: unknown } | undefined)?.PidsLimit;
-  if (limits.pids !== undefined || requested === -1 || !cgroups?.controllers.includes('pids')) return limits;
-  return { ...limits, pids: pidsLimit };
+export function withDefaults(limits: ResourceLimits, body: ContainerCreateBody, cgroups: Cgroups | undefined, defaults: Pick<SandboxDefaults, 'pidsLimit' | 'defaultMemory'>): ResourceLimits {
+  const host = (body.HostConfig ?? {}) as { PidsLimit?: unknown; MemorySwap?: unknown };
+  const out = { ...limits };
+  if (out.pids === undefined && host.PidsLimit !== -1 && cgroups?.controllers.includes('pids')) out.pids = defaults.pidsLimit;
+  if (out.memory === undefined && cgroups?.controllers.includes('memory')) {
+    out.memory = defaults.defaultMemory;
+    out.memorySwap = host.MemorySwap === -1 ? -1 : 2 * defaults.defaultMemory;
+  }
+  return out;
 }

@@ -8,7 +8,7 @@ import type { Cgroups } from './cgroups.js';
 import { ownsNetwork } from './network/container-network.js';
 import { exposedPortKeys, portRequests } from './network/port-bindings.js';
 import { SANDBOX_DEFAULTS } from './default-limits.js';
-import { tmpfsMount } from './tmpfs-options.js';
+import { tmpfsMounts } from './tmpfs-options.js';
 import { CGROUP_HOST_FIELDS, CONTROLLER_OF, resourceLimits, type ResourceLimits } from './resource-limits.js';
 import { securityOptions } from './seccomp/security-opt.js';
 
@@ -26,7 +26,10 @@ const REFUSED_HOST_FIELDS = UNHONORED_HOST_FIELDS.filter((f) => !HONORED_HERE.in
  * Refuses, with a 400 naming the field, every create field the sandbox cannot honor, and
  * checks the honored ones (binds exist, capabilities are names, User names exist in the image).
  */
-export function refuseUnsupported(body: ContainerCreateBody, image?: LocalImage, cgroups?: Cgroups, cpus = 1, tmpfsSize = SANDBOX_DEFAULTS.tmpfsSize, userNetworks = false): void {
+export function refuseUnsupported(
+  body: ContainerCreateBody, image?: LocalImage, cgroups?: Cgroups, cpus = 1,
+  tmpfs: { size: number; total: number } = { size: SANDBOX_DEFAULTS.tmpfsSize, total: SANDBOX_DEFAULTS.maxTmpfsBytes }, userNetworks = false,
+): void {
   const host = body.HostConfig ?? {};
   refuseHostFields(body, REFUSED_HOST_FIELDS, 'sandbox');
   namespaceModes(body);
@@ -41,10 +44,10 @@ export function refuseUnsupported(body: ContainerCreateBody, image?: LocalImage,
   for (const m of asArray(host.Mounts, 'HostConfig.Mounts')) parseMount(m);
   if (host.Tmpfs !== undefined && host.Tmpfs !== null) {
     if (typeof host.Tmpfs !== 'object' || Array.isArray(host.Tmpfs)) throw EngineError.invalidParameter('HostConfig.Tmpfs must map paths to options');
-    for (const [path, opts] of Object.entries(host.Tmpfs as Record<string, unknown>)) {
+    for (const path of Object.keys(host.Tmpfs)) {
       if (!path.startsWith('/')) throw EngineError.invalidParameter(`HostConfig.Tmpfs path "${path}" must be absolute`);
-      tmpfsMount(path, opts, tmpfsSize);
     }
+    tmpfsMounts(host.Tmpfs as Record<string, unknown>, tmpfs.size, tmpfs.total);
   }
   for (const field of ['CapAdd', 'CapDrop'] as const) {
     for (const cap of asArray(host[field], `HostConfig.${field}`)) {

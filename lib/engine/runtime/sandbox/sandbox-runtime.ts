@@ -23,7 +23,7 @@ import { launchSandbox } from './sandbox-process.js';
 import { sandboxExec } from './sandbox-exec.js';
 import { SharedTmpfs } from './shared-tmpfs.js';
 import { RootfsSpares } from './rootfs-spares.js';
-import { sandboxDefaults, withDefaultPids } from './default-limits.js';
+import { sandboxDefaults, withDefaults } from './default-limits.js';
 import { tmpfsMount } from './tmpfs-options.js';
 import { diffTrees, sizeOfChanges } from '../local/diff-trees.js';
 import { exportRootfs } from './sandbox-export.js';
@@ -73,6 +73,12 @@ export interface SandboxRuntimeOptions {
   maxLogBytes?: number;
   /** Containers kept at once. Defaults to 1000. */
   maxContainers?: number;
+  /**
+   * Bytes a container's log files may hold together, its LogConfig's `max-size` × `max-file`
+   * (`--log-opt max-size=1p --log-opt max-file=999999` would fill the disk); more is a 400 at
+   * create naming HostConfig.LogConfig. Defaults to 1 GiB (the default rotation keeps 3 × 10 MiB).
+   */
+  maxLogFilesBytes?: number;
   /**
    * Honor Memory, MemorySwap, NanoCpus, CpuQuota, CpuPeriod, CpuShares and PidsLimit with cgroup v1
    * groups under the server's own (`…/dockgate/<id>`). Defaults to true; where a controller cannot
@@ -124,8 +130,23 @@ export interface SandboxRuntimeOptions {
    * Defaults to 2048, podman's default.
    */
   pidsLimit?: number;
+  /**
+   * Bytes of memory (`memory.limit_in_bytes`) of every container whose create body sets no
+   * Memory, with as much swap again (MemorySwap -1 in the body: unlimited swap), as dockerd gives
+   * `--memory` alone; a body's own Memory replaces it (tenancyPolicy's `maxMemory` caps what a
+   * tenant may ask). Applies to a build's RUN containers too. Needs the memory cgroup; where it
+   * cannot be managed the default is not applied (setting this option is then an error).
+   * Defaults to 1 GiB.
+   */
+  defaultMemory?: number;
   /** Bytes of each `Tmpfs` mount without `size=`, and the most a `size=` may ask for (more is refused, naming this cap). Defaults to 64 MiB. */
   tmpfsSize?: number;
+  /**
+   * Bytes all of a container's tmpfs mounts (`Tmpfs`, and `Mounts` of type tmpfs) may hold
+   * together, a mount without `size=` counting at `tmpfsSize`; more is refused at create, naming
+   * it. At least `tmpfsSize`. Defaults to four times `tmpfsSize` (256 MiB).
+   */
+  maxTmpfsBytes?: number;
   /** Bytes a `docker load` archive may hold, uncompressed (its spool on disk is bounded by it); more is refused, naming the cap. Defaults to 4 GiB. */
   maxLoadBytes?: number;
   /** Bytes one pulled layer may hold, uncompressed; more fails the pull, naming the cap. Defaults to 4 GiB. */
@@ -195,7 +216,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   if (options.cgroups !== undefined && typeof options.cgroups !== 'boolean') throw new TypeError('sandboxRuntime option "cgroups" must be a boolean');
   const cgroups = options.cgroups === false ? undefined : Cgroups.detect();
   const defaults = sandboxDefaults(options, cgroups);
-  const limitsOf = (body: ContainerCreateBody) => withDefaultPids(checkLimits(body, cgroups, cpus), body, cgroups, defaults.pidsLimit);
+  const limitsOf = (body: ContainerCreateBody) => withDefaults(checkLimits(body, cgroups, cpus), body, cgroups, defaults);
   const cpus = availableParallelism();
   if (options.tmpfsDir !== undefined && (typeof options.tmpfsDir !== 'string' || !isAbsolute(options.tmpfsDir))) {
     throw new TypeError('sandboxRuntime option "tmpfsDir" must be an absolute path');
@@ -305,7 +326,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       return diffTrees(await opened.imageRootfs(c.image.id, userns?.map), rootfs);
     },
     validate: (body, image) => {
-      refuseUnsupported(body, image, cgroups, cpus, defaults.tmpfsSize, userNets !== undefined);
+      refuseUnsupported(body, image, cgroups, cpus, { size: defaults.tmpfsSize, total: defaults.maxTmpfsBytes }, userNets !== undefined);
       userNets?.validate(body);
       const user = typeof body.User === 'string' ? body.User : '';
       if (userns && user !== '' && image?.rootfs) userns.checkUser(resolveUserIn(image.rootfs, user), user);

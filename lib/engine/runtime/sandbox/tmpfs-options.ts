@@ -49,3 +49,21 @@ export function tmpfsMount(path: string, options: unknown, cap: number): TmpfsMo
   }
   return mount;
 }
+
+/**
+ * Every `HostConfig.Tmpfs` entry of a create checked ({@link tmpfsMount}), and their sizes
+ * summed: each mount is capped, and so is what they hold together, or forty mounts of the cap
+ * each would take forty times its memory. A mount without `size=` counts at the cap (its size).
+ * `Mounts` of type tmpfs arrive here as Tmpfs entries (container-mounts.ts executionBody).
+ *
+ * @param total Bytes all of them may hold (sandboxRuntime option "maxTmpfsBytes").
+ * @throws {EngineError} InvalidParameter naming HostConfig.Tmpfs and the option.
+ */
+export function tmpfsMounts(tmpfs: Readonly<Record<string, unknown>>, cap: number, total: number): TmpfsMount[] {
+  const mounts = Object.entries(tmpfs).map(([path, options]) => tmpfsMount(path, options, cap));
+  const sum = mounts.reduce((bytes, m) => bytes + m.size, 0);
+  if (sum > total) {
+    throw EngineError.invalidParameter(`HostConfig.Tmpfs (and Mounts of type tmpfs): ${mounts.length} tmpfs mounts of ${sum} bytes together are more than this server allows per container (${total} bytes, sandboxRuntime option "maxTmpfsBytes"; a mount without size= counts at the tmpfsSize cap of ${cap})`);
+  }
+  return mounts;
+}

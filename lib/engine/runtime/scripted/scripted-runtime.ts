@@ -46,6 +46,12 @@ export interface ScriptedRuntimeOptions {
   maxLogBytes?: number;
   /** Containers kept at once; a create beyond it is 409 until some are removed. Defaults to 1000. */
   maxContainers?: number;
+  /**
+   * Bytes a container's log files may hold together, its LogConfig's `max-size` × `max-file`
+   * (`--log-opt max-size=1p --log-opt max-file=999999` would fill the disk); more is a 400 at
+   * create naming HostConfig.LogConfig. Defaults to 1 GiB (the default rotation keeps 3 × 10 MiB).
+   */
+  maxLogFilesBytes?: number;
 }
 
 /**
