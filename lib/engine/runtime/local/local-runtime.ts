@@ -203,7 +203,7 @@ export class LocalRuntime implements ContainerRuntime {
     // run it (every one a bind of its directory). Anonymous volumes made for a refused body go.
     const mounts = this.mountsFor(body);
     try {
-      this.executor.validate?.(mounts ? executionBody(body, mounts) : body, image);
+      await this.executor.validate?.(mounts ? executionBody(body, mounts) : body, image);
     } catch (error) {
       this.removeAnonymous(mounts ?? []);
       throw error;

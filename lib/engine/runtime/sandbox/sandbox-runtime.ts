@@ -288,7 +288,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       if (!opened.storeLayer) throw EngineError.unsupported('making layers', 'sandbox');
       return opened.storeLayer(changesLayer(join(containersDir, c.id, 'rootfs'), changes, userns?.map));
     },
-    resolveUser: (rootfs, spec) => {
+    resolveUser: async (rootfs, spec) => {
       if (rootfs) return resolveUserIn(rootfs, spec);
       const [user = '', group] = spec.split(':');
       if (!/^\d+$/.test(user) || (group !== undefined && !/^\d+$/.test(group))) throw EngineError.invalidParameter(`unable to find user ${user}: no /etc/passwd in a scratch image (use numeric ids)`);
@@ -303,11 +303,11 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       if (!existsSync(rootfs) || !opened?.imageRootfs) return [];
       return diffTrees(await opened.imageRootfs(c.image.id, userns?.map), rootfs);
     },
-    validate: (body, image) => {
-      refuseUnsupported(body, image, cgroups, cpus, defaults.tmpfsSize, userNets !== undefined);
+    validate: async (body, image) => {
+      await refuseUnsupported(body, image, cgroups, cpus, defaults.tmpfsSize, userNets !== undefined);
       userNets?.validate(body);
       const user = typeof body.User === 'string' ? body.User : '';
-      if (userns && user !== '' && image?.rootfs) userns.checkUser(resolveUserIn(image.rootfs, user), user);
+      if (userns && user !== '' && image?.rootfs) userns.checkUser(await resolveUserIn(image.rootfs, user), user);
     },
     sizeOfChanges: (c, changes) => sizeOfChanges(join(containersDir, c.id, 'rootfs'), changes),
     // `docker info`: what this server can limit, from the cgroup controllers it found (cgroup-info.ts).
@@ -347,7 +347,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         ? userNets.joinTarget(mode.slice('container:'.length), (ref) => readdirSync(containersDir).find((d) => d === ref || (/^[0-9a-f]+$/.test(ref) && d.startsWith(ref))))
         : undefined;
       const rootfs = await ensureRootfs(id, image.id);
-      const user = resolveUserIn(rootfs, typeof body.User === 'string' ? body.User : '');
+      const user = await resolveUserIn(rootfs, typeof body.User === 'string' ? body.User : '');
       // runc sets HOME from the passwd entry when the environment has none.
       const fullEnv = [...env];
       if (!fullEnv.some((e) => e.startsWith('HOME='))) fullEnv.push(`HOME=${user.home}`);
