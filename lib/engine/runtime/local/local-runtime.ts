@@ -404,6 +404,8 @@ export class LocalRuntime implements ContainerRuntime {
       // dockerd removes an AutoRemove container whose start failed: `docker run --rm` waits for that.
       if (c.autoRemove) this.destroy(c, true);
       if (missing) throw error;
+      // A refusal of what the container itself holds (a link at its /etc) is the caller's to fix: a 400.
+      if (error instanceof EngineError && error.kind === 'InvalidParameter') throw EngineError.invalidParameter(`failed to start container ${c.id}: ${error.message}`);
       throw EngineError.system(`failed to start container ${c.id}: ${(error as Error).message}`, error);
     }
     if (c.startup === startup) c.startup = undefined;

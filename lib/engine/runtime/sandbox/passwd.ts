@@ -82,7 +82,10 @@ async function accountFile(root: Beneath, path: string, spec: string): Promise<s
     return (await root.readFile(path, MAX_ACCOUNT_FILE_BYTES))?.toString('utf8') ?? '';
   } catch (error) {
     if ((error instanceof BeneathError && error.code === 'ENOTDIR') || (error as NodeJS.ErrnoException).code === 'ENOENT') return '';
-    if (error instanceof BeneathError) throw EngineError.invalidParameter(`User "${spec}": ${error.message} (read without following links or waiting on special files)`);
+    if (error instanceof BeneathError) {
+      const why = error.code === 'ELOOP' ? 'it or /etc is a symbolic link, not followed' : error.code === 'ENOTREG' ? 'it is not a regular file' : error.code === 'EFBIG' ? `it is larger than ${MAX_ACCOUNT_FILE_BYTES} bytes` : error.message;
+      throw EngineError.invalidParameter(`User "${spec}": cannot read the container's ${path}: ${why}`);
+    }
     throw error;
   }
 }

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { isIPv4 } from 'node:net';
 import { rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -33,7 +33,7 @@ import { runOnRootfs } from './sandbox-offline.js';
 import { prepareSeccomp, seccompSupported } from './seccomp/container-seccomp.js';
 import { SandboxUserns } from './userns/sandbox-userns.js';
 import type { IdMap } from './userns/id-map.js';
-import { ContainerNetwork, mountPoint, ownsNetwork, type NetworkHost, type UserNetworkPlan } from './network/container-network.js';
+import { ContainerNetwork, ensureEtc, mountPoint, ownsNetwork, type NetworkHost, type UserNetworkPlan } from './network/container-network.js';
 import { SandboxNetworks } from './network/sandbox-networks.js';
 
 /** Options of {@link sandboxRuntime}. */
@@ -347,6 +347,12 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         ? userNets.joinTarget(mode.slice('container:'.length), (ref) => readdirSync(containersDir).find((d) => d === ref || (/^[0-9a-f]+$/.test(ref) && d.startsWith(ref))))
         : undefined;
       const rootfs = await ensureRootfs(id, image.id);
+      // Its /etc/hosts and /etc/resolv.conf are bound over the root (below): an image without /etc
+      // gets one of container root's own, or bwrap would make it as host root, read-only to the
+      // container. A link at /etc is refused here, before anything is prepared to undo.
+      if (ownsNetwork(body) || joined) await ensureEtc(rootfs, userns ? { uid: userns.map.uid, gid: userns.map.gid } : {});
+      // `--network container:REF`: the container reads the same /etc/resolv.conf and /etc/hosts as the one it joins, as with dockerd.
+      const joinedFiles = joined ? await sharedNetworkFiles(join(containersDir, joined.id), rootfs) : undefined;
       const user = await resolveUserIn(rootfs, typeof body.User === 'string' ? body.User : '');
       // runc sets HOME from the passwd entry when the environment has none.
       const fullEnv = [...env];
@@ -363,14 +369,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       const enter = userns ? await userns.enter(user) : undefined;
       const seccompFile = seccomp ? prepareSeccomp(body, join(containersDir, id, 'seccomp.bpf')) : undefined;
       // Its own network namespace (bridge mode): the command waits at bwrap's gate until the stack is up.
-      // Its /etc/hosts and /etc/resolv.conf are bound over the root: an image without /etc gets one
-      // of container root's own, or bwrap would make it as host root, read-only to the container.
-      // `--network container:REF` (joined above): the launch enters that running container's network
-      // namespace, and the container reads the same /etc/resolv.conf and /etc/hosts, as with dockerd.
-      if ((ownsNetwork(body) || joined) && !existsSync(join(rootfs, 'etc'))) {
-        mkdirSync(join(rootfs, 'etc'), { mode: 0o755 });
-        if (userns) chownSync(join(rootfs, 'etc'), userns.map.uid, userns.map.gid);
-      }
+      // `--network container:REF` (joined above): the launch enters that running container's network namespace.
       const userNetPlan: UserNetworkPlan | undefined = userPlan && userNets ? {
         ...userPlan,
         attach: (pid) => userNets.attachAll(id, name ?? id.slice(0, 12), pid, !userPlan.internalOnly),
@@ -391,7 +390,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       // The groups exist before the plan: the container sees them at /sys/fs/cgroup (cgroup-view.ts).
       const plan: BwrapPlan = {
         rootfs, user, tty: tty === true, tmpfs, ...(seccompFile ? { seccompFile } : {}), ...(group ? { cgroupDirs: group.dirs } : {}),
-        ...(userns ? { userns: true } : {}), ...(net ? { files: net.files } : {}), ...(joined ? { files: sharedNetworkFiles(join(containersDir, joined.id), rootfs) } : {}),
+        ...(userns ? { userns: true } : {}), ...(net ? { files: net.files } : {}), ...(joinedFiles ? { files: joinedFiles } : {}),
       };
       let args: string[];
       try {
@@ -501,11 +500,11 @@ function consoleSize(value: unknown): { rows: number; cols: number } {
 }
 
 /** The network files of the container whose namespace another joins (`container:ID`), to bind in its root too. */
-function sharedNetworkFiles(targetDir: string, rootfs: string): Record<string, string> {
+async function sharedNetworkFiles(targetDir: string, rootfs: string): Promise<Record<string, string>> {
   const files: Record<string, string> = {};
   for (const name of ['resolv.conf', 'hosts']) {
     const file = join(targetDir, name);
-    if (existsSync(file) && mountPoint(rootfs, `/etc/${name}`)) files[`/etc/${name}`] = file;
+    if (existsSync(file) && await mountPoint(rootfs, `/etc/${name}`)) files[`/etc/${name}`] = file;
   }
   return files;
 }
