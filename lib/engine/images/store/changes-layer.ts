@@ -32,7 +32,11 @@ const CHUNK = 1 << 16;
  */
 export async function* changesLayer(rootfs: string, changes: readonly ContainerChange[], shift?: IdShift): AsyncGenerator<LayerEntry> {
   const inodes = new Map<string, string>();
-  const root = await Beneath.open(rootfs);
+  // A container never started has no root filesystem copy yet, and no changes.
+  const root = await Beneath.open(rootfs).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
+  });
   try {
     for (const change of changes) {
       const rel = change.Path.replace(/^\/+/, '');
@@ -41,7 +45,7 @@ export async function* changesLayer(rootfs: string, changes: readonly ContainerC
         yield { header: { name, type: 'file', size: 0, mode: 0o644, uid: 0, gid: 0, mtime: new Date() } };
         continue;
       }
-      const found = await entryAt(root, rel);
+      const found = root ? await entryAt(root, rel) : undefined;
       if (!found) continue;
       const { info, linkname, file } = found;
       try {
@@ -70,7 +74,7 @@ export async function* changesLayer(rootfs: string, changes: readonly ContainerC
       }
     }
   } finally {
-    await root.close();
+    await root?.close();
   }
 }
 

@@ -61,11 +61,15 @@ export async function diffTrees(image: string, container: string): Promise<Conta
       if ((await here.lstatChild(name))?.isDirectory()) await within(here, name, path, (child) => addAll(path, child));
     }
   }
-  const root = await Beneath.open(container);
+  // A root that is gone (the container removed meanwhile) lists as empty, as a missing directory did.
+  const root = await Beneath.open(container).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
+  });
   try {
     await walk('', root);
   } finally {
-    await root.close();
+    await root?.close();
   }
   return out;
 }
