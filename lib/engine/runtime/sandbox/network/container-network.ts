@@ -161,7 +161,7 @@ export async function mountPoint(rootfs: string, path: string): Promise<boolean>
   try {
     const { dir, name } = await root.parentOf(path, { mode: 0o755 });
     try {
-      const stat = await dir.lstat(name);
+      const stat = await dir.lstatChild(name);
       if (stat?.isFile()) return true;
       if (stat?.isDirectory()) return false;
       await dir.writeFile(name, '', { mode: 0o644 });
