@@ -17,7 +17,7 @@ describe('a container\'s /etc/passwd is never read with blocking I/O: a FIFO the
     for (let i = 0; i < 100 && lstatSync(fifo, { throwIfNoEntry: false })?.isFIFO() !== true; i++) await new Promise((r) => setTimeout(r, 100));
     // Before the fix the server's only thread sits in open(2) of the FIFO, and this spec with it:
     // a host process writes to the FIFO after 8 s, so that such a run ends (slowly) instead of hanging.
-    const rescuer = spawn('sh', ['-c', `sleep 8; printf 'nobody:x:65534:65534::/:/bin/sh\\n' > '${fifo}'`], { stdio: 'ignore' });
+    const rescuer = spawn('sh', ['-c', `sleep 8; printf 'nobody:x:65534:65534::/:/bin/sh\\n' > '${fifo}'`], { stdio: 'ignore', detached: true });
     try {
       const exec = await call('bob', 'POST', `/containers/${id}/exec`, { Cmd: ['true'], User: 'nobody', AttachStdout: true, AttachStderr: true });
       expect(exec.status).toBe(201);
@@ -38,7 +38,8 @@ describe('a container\'s /etc/passwd is never read with blocking I/O: a FIFO the
       expect(answer.status).toBeLessThan(500);
       expect(answer.json.message).toContain('/etc/passwd');
     } finally {
-      rescuer.kill('SIGKILL');
+      // The rescuer's whole group (its sleep too).
+      if (rescuer.pid !== undefined) process.kill(-rescuer.pid, 'SIGKILL');
       await call('bob', 'DELETE', `/containers/${id}?force=1`);
     }
   }, 60_000);
