@@ -24,7 +24,7 @@ export interface BuildBackend {
   /** The layer of a stopped container's changes against its image; undefined when it changed nothing. */
   containerLayer(containerId: string): Promise<StoredLayer | undefined>;
   /** `user[:group]` (names or numbers) as ids, from the passwd and group files under `rootfs` (undefined for scratch: numbers only). */
-  resolveUser(rootfs: string | undefined, spec: string): { uid: number; gid: number };
+  resolveUser(rootfs: string | undefined, spec: string): Promise<{ uid: number; gid: number }>;
   /** A private directory for build contexts (spooled there, removed after each build). */
   tempDir: string;
   cache: () => Promise<BuildCache>;

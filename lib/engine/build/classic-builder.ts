@@ -388,7 +388,7 @@ class Build {
     }
     const chownSpec = flags.get('chown');
     const chownUser = chownSpec === undefined ? undefined : processWord(chownSpec, vars, this.escape);
-    const chown = chownUser === undefined ? undefined : this.backend.resolveUser(/^\d+(:\d+)?$/.test(chownUser) ? undefined : await parentRoot(), chownUser);
+    const chown = chownUser === undefined ? undefined : await this.backend.resolveUser(/^\d+(:\d+)?$/.test(chownUser) ? undefined : await parentRoot(), chownUser);
     const scratch = await mkdtemp(join(this.backend.tempDir, 'add-'));
     try {
       let archives = 0;

@@ -58,6 +58,8 @@ export interface LayerEntry {
   source?: string;
   /** In-memory content (small files the builder makes). */
   body?: Buffer;
+  /** Content read as the entry is written, exactly `header.size` bytes (a file read from a descriptor already open). */
+  content?: AsyncIterable<Buffer>;
 }
 
 /** What the store knows about one image. */

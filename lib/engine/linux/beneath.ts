@@ -212,6 +212,14 @@ export class Beneath {
     }
   }
 
+  /** lstat of the entry `name` in this directory (not followed), or undefined when there is none. */
+  async lstatChild(name: string): Promise<Stats | undefined> {
+    return lstat(this.at(name)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw error;
+    });
+  }
+
   /** The names in the directory `path` (this one for ''). */
   async list(path = ''): Promise<string[]> {
     const dir = await this.dir(path);

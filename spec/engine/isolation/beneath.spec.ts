@@ -70,6 +70,15 @@ describe('no link is followed, at the last component or on the way', () => {
     expect(readFileSync(join(tree, 'old', 'hosts'), 'utf8')).toBe('x');
     expect(() => statSync(join(outside, 'hosts'))).toThrow();
   });
+  test('lstatChild describes a link as a link (its target unread), and a missing name as undefined', async () => {
+    const { tree, outside } = fixture();
+    symlinkSync(outside, join(tree, 'd'));
+    const root = await Beneath.open(tree);
+    expect((await root.lstatChild('d'))?.isSymbolicLink()).toBe(true);
+    await expect(root.lstatChild('missing')).resolves.toBeUndefined();
+    expect(() => root.at('d/secret')).toThrow('is not a single path component');
+    await root.close();
+  });
 });
 
 describe('a FIFO, a device or an oversized file is refused without blocking', () => {

@@ -23,7 +23,10 @@ export async function writeLayer(files: LayerFiles, entries: AsyncIterable<Layer
       await new Promise<void>((resolve, reject) => {
         const done = (err?: Error | null) => (err ? reject(err) : resolve());
         if (entry.body) archive.entry(header, entry.body, done);
-        else if (entry.source !== undefined) {
+        else if (entry.content) {
+          const sink = archive.entry(header, done);
+          pipeline(Readable.from(entry.content), sink).catch(reject);
+        } else if (entry.source !== undefined) {
           const sink = archive.entry(header, done);
           pipeline(createReadStream(entry.source), sink).catch(reject);
         } else if (header.type === 'file') archive.entry(header, Buffer.alloc(0), done);

@@ -89,7 +89,7 @@ export function localBuildOperations(host: LocalBuildHost, executor: LocalExecut
         config: async (id) => (store.config ? store.config(id) : ((await store.resolve(id))?.config as ImageConfigBlob)),
       },
       containerLayer: async (id) => layerOf(host.resolve(id)),
-      resolveUser: (rootfs, spec) => {
+      resolveUser: async (rootfs, spec) => {
         if (!executor.resolveUser) throw EngineError.unsupported('--chown', host.runtime.name);
         return executor.resolveUser(rootfs, spec);
       },

@@ -138,7 +138,7 @@ export interface LocalExecutor {
    * Refuses (throws a 400 EngineError naming the field) a create body the executor cannot honor.
    * `image` is the image the body will run, with the image config already applied to the body. Optional.
    */
-  validate?(body: ContainerCreateBody, image: LocalImage): void;
+  validate?(body: ContainerCreateBody, image: LocalImage): void | Promise<void>;
   /**
    * A content-addressed image store behind every image operation (pull, load, save, tag, rmi,
    * prune, list, inspect, history) instead of {@link image}/{@link images}. Called once with the
@@ -209,7 +209,7 @@ export interface LocalExecutor {
    */
   commitLayer?(container: LocalContainer, changes: ContainerChange[], store: ImageStoreApi): Promise<StoredLayer>;
   /** `user[:group]` as ids from the passwd and group files under `rootfs` (numbers only without one): a build's `--chown`. Optional. */
-  resolveUser?(rootfs: string | undefined, spec: string): { uid: number; gid: number };
+  resolveUser?(rootfs: string | undefined, spec: string): Promise<{ uid: number; gid: number }>;
   /** Directory where builds spool their contexts and keep their layer cache. Optional: without it there is no build. */
   buildDir?: string;
   /** Bytes a build context may hold, uncompressed (its spool on disk is bounded by it). Defaults to 4 GiB. */

@@ -207,7 +207,7 @@ export class LocalRuntime implements ContainerRuntime {
     // run it (every one a bind of its directory). Anonymous volumes made for a refused body go.
     const mounts = this.mountsFor(body);
     try {
-      this.executor.validate?.(mounts ? executionBody(body, mounts) : body, image);
+      await this.executor.validate?.(mounts ? executionBody(body, mounts) : body, image);
     } catch (error) {
       this.removeAnonymous(mounts ?? []);
       throw error;
@@ -422,6 +422,8 @@ export class LocalRuntime implements ContainerRuntime {
       // dockerd removes an AutoRemove container whose start failed: `docker run --rm` waits for that.
       if (c.autoRemove) this.destroy(c, true);
       if (missing) throw error;
+      // A refusal of what the container itself holds (a link at its /etc) is the caller's to fix: a 400.
+      if (error instanceof EngineError && error.kind === 'InvalidParameter') throw EngineError.invalidParameter(`failed to start container ${c.id}: ${error.message}`);
       throw EngineError.system(`failed to start container ${c.id}: ${(error as Error).message}`, error);
     }
     if (c.startup === startup) c.startup = undefined;

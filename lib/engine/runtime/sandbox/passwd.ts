@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { EngineError } from '../../../engine-api/engine-error.js';
+import { Beneath, BeneathError } from '../../linux/beneath.js';
 
 /** Who a container's process runs as, resolved against its image's /etc/passwd and /etc/group. */
 export interface ResolvedUser {
@@ -49,16 +48,45 @@ export function resolveUser(spec: string, passwd: string, group: string): Resolv
   return { uid, gid, home: entry?.home || '/' };
 }
 
-/** {@link resolveUser} against a root filesystem's /etc/passwd and /etc/group (missing files are empty). */
-export function resolveUserIn(rootfs: string, spec: string): ResolvedUser {
-  return resolveUser(spec, readOrEmpty(join(rootfs, 'etc', 'passwd')), readOrEmpty(join(rootfs, 'etc', 'group')));
+/** Bytes of /etc/passwd or /etc/group read at most; a larger file is refused. */
+export const MAX_ACCOUNT_FILE_BYTES = 1 << 20;
+
+/**
+ * {@link resolveUser} against a root filesystem's /etc/passwd and /etc/group, read through
+ * {@link Beneath}: a container controls them, so nothing is followed and nothing waits. A missing
+ * file (or a missing /etc, or one that is not a directory) is empty, as runc has it; a link on
+ * the way (an /etc that is a link included), a FIFO, a device or a file over 1 MiB is refused
+ * with a 400 naming the file, never followed or waited on. The empty `User` is root and reads
+ * nothing; the group file is read only when a group is named.
+ */
+export async function resolveUserIn(rootfs: string, spec: string): Promise<ResolvedUser> {
+  if (spec === '') return resolveUser(spec, '', '');
+  let root: Beneath;
+  try {
+    root = await Beneath.open(rootfs);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return resolveUser(spec, '', '');
+    throw error;
+  }
+  try {
+    const passwd = await accountFile(root, '/etc/passwd', spec);
+    const group = (spec.split(':', 2)[1] ?? '') !== '' ? await accountFile(root, '/etc/group', spec) : '';
+    return resolveUser(spec, passwd, group);
+  } finally {
+    await root.close();
+  }
 }
 
-function readOrEmpty(path: string): string {
+async function accountFile(root: Beneath, path: string, spec: string): Promise<string> {
   try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return '';
+    return (await root.readFile(path, MAX_ACCOUNT_FILE_BYTES))?.toString('utf8') ?? '';
+  } catch (error) {
+    if ((error instanceof BeneathError && error.code === 'ENOTDIR') || (error as NodeJS.ErrnoException).code === 'ENOENT') return '';
+    if (error instanceof BeneathError) {
+      const why = error.code === 'ELOOP' ? 'it or /etc is a symbolic link, not followed' : error.code === 'ENOTREG' ? 'it is not a regular file' : error.code === 'EFBIG' ? `it is larger than ${MAX_ACCOUNT_FILE_BYTES} bytes` : error.message;
+      throw EngineError.invalidParameter(`User "${spec}": cannot read the container's ${path}: ${why}`);
+    }
+    throw error;
   }
 }
 

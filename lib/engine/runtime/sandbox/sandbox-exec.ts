@@ -26,7 +26,7 @@ export interface SandboxExecContext {
   /** The container's `cgroup.procs` files (resource limits); none when it has no groups. */
   cgroupProcs: readonly string[];
   /** Resolves a `User` value against the container's /etc/passwd and /etc/group. */
-  resolveUser(spec: string): ResolvedUser;
+  resolveUser(spec: string): Promise<ResolvedUser>;
   /** Runs `bwrap args -- argv` as a user of the runtime's user namespace (userns/enter.ts); none: no such namespace. */
   enter?: (bwrap: string, args: string[], argv: string[], user: { uid: number; gid: number }) => [string, string[]];
 }
@@ -66,7 +66,7 @@ export async function sandboxExec(run: LocalExecRun, ctx: SandboxExecContext): P
   if (run.privileged) throw EngineError.invalidParameter('Privileged is not supported by the sandbox runtime');
   const spec = run.user !== '' ? run.user : typeof run.container.body.User === 'string' ? run.container.body.User : '';
   // Names resolve against the container's /etc/passwd and /etc/group, as runc does for dockerd's exec.
-  const { uid, gid, home } = ctx.resolveUser(spec === '' ? '0' : spec);
+  const { uid, gid, home } = await ctx.resolveUser(spec === '' ? '0' : spec);
   const owner = ctx.plan.user;
   if (!ctx.enter && hasUserNamespace(owner) && (uid !== owner.uid || gid !== owner.gid)) {
     throw EngineError.invalidParameter(`User "${spec}": the container runs in a user namespace that maps only uid ${owner.uid} and gid ${owner.gid} (its User); the sandbox runtime runs its execs as that user only`);

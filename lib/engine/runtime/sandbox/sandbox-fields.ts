@@ -26,14 +26,14 @@ const REFUSED_HOST_FIELDS = UNHONORED_HOST_FIELDS.filter((f) => !HONORED_HERE.in
  * Refuses, with a 400 naming the field, every create field the sandbox cannot honor, and
  * checks the honored ones (binds exist, capabilities are names, User names exist in the image).
  */
-export function refuseUnsupported(
+export async function refuseUnsupported(
   body: ContainerCreateBody, image?: LocalImage, cgroups?: Cgroups, cpus = 1,
   tmpfs: { size: number; total: number } = { size: SANDBOX_DEFAULTS.tmpfsSize, total: SANDBOX_DEFAULTS.maxTmpfsBytes }, userNetworks = false,
-): void {
+): Promise<void> {
   const host = body.HostConfig ?? {};
   refuseHostFields(body, REFUSED_HOST_FIELDS, 'sandbox');
   namespaceModes(body);
-  groupsAndDevices(body, image);
+  await groupsAndDevices(body, image);
   if (typeof body.MacAddress === 'string' && body.MacAddress !== '') {
     throw EngineError.invalidParameter('MacAddress is not supported by the sandbox runtime (its network stack gives each container its own address)');
   }
@@ -72,7 +72,7 @@ export function refuseUnsupported(
   if (user !== undefined && user !== null && typeof user !== 'string') throw EngineError.invalidParameter('User must be a string');
   if (typeof user === 'string' && user !== '') {
     if (!/^[^:\s]+(:[^:\s]+)?$/.test(user)) throw EngineError.invalidParameter(`User "${user}" must be user[:group]`);
-    if (image?.rootfs) resolveUserIn(image.rootfs, user);
+    if (image?.rootfs) await resolveUserIn(image.rootfs, user);
     else if (!/^\d+(:\d+)?$/.test(user)) throw EngineError.invalidParameter(`User "${user}": the image has no /etc/passwd to look the name up in`);
   }
   if (body.WorkingDir !== undefined && body.WorkingDir !== '' && (typeof body.WorkingDir !== 'string' || !body.WorkingDir.startsWith('/'))) {
@@ -116,7 +116,7 @@ function namespaceModes(body: ContainerCreateBody): void {
  * then the field is refused, since bubblewrap sets no supplementary groups. DeviceCgroupRules:
  * refused, since the sandbox never gives a container a device a rule could allow.
  */
-function groupsAndDevices(body: ContainerCreateBody, image?: LocalImage): void {
+async function groupsAndDevices(body: ContainerCreateBody, image?: LocalImage): Promise<void> {
   const host = body.HostConfig ?? {};
   const groups = asArray(host.GroupAdd, 'HostConfig.GroupAdd');
   if (groups.length > 0) {
@@ -124,7 +124,7 @@ function groupsAndDevices(body: ContainerCreateBody, image?: LocalImage): void {
       if (typeof g !== 'string' || g === '') throw EngineError.invalidParameter('HostConfig.GroupAdd entries must be group names or ids');
       if (!/^\d+$/.test(g) && image?.rootfs) {
         try {
-          resolveUserIn(image.rootfs, `0:${g}`);
+          await resolveUserIn(image.rootfs, `0:${g}`);
         } catch {
           throw EngineError.invalidParameter(`Unable to find group ${g}: no matching entries in group file`);
         }

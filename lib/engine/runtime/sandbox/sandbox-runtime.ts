@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { isIPv4 } from 'node:net';
 import { rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -33,7 +33,7 @@ import { runOnRootfs } from './sandbox-offline.js';
 import { prepareSeccomp, seccompSupported } from './seccomp/container-seccomp.js';
 import { SandboxUserns } from './userns/sandbox-userns.js';
 import type { IdMap } from './userns/id-map.js';
-import { ContainerNetwork, mountPoint, ownsNetwork, type NetworkHost, type UserNetworkPlan } from './network/container-network.js';
+import { ContainerNetwork, ensureEtc, mountPoint, ownsNetwork, type NetworkHost, type UserNetworkPlan } from './network/container-network.js';
 import { SandboxNetworks } from './network/sandbox-networks.js';
 import { joinedContainerId } from '../local/joined-container.js';
 
@@ -310,7 +310,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       if (!opened.storeLayer) throw EngineError.unsupported('making layers', 'sandbox');
       return opened.storeLayer(changesLayer(join(containersDir, c.id, 'rootfs'), changes, userns?.map));
     },
-    resolveUser: (rootfs, spec) => {
+    resolveUser: async (rootfs, spec) => {
       if (rootfs) return resolveUserIn(rootfs, spec);
       const [user = '', group] = spec.split(':');
       if (!/^\d+$/.test(user) || (group !== undefined && !/^\d+$/.test(group))) throw EngineError.invalidParameter(`unable to find user ${user}: no /etc/passwd in a scratch image (use numeric ids)`);
@@ -325,11 +325,11 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       if (!existsSync(rootfs) || !opened?.imageRootfs) return [];
       return diffTrees(await opened.imageRootfs(c.image.id, userns?.map), rootfs);
     },
-    validate: (body, image) => {
-      refuseUnsupported(body, image, cgroups, cpus, { size: defaults.tmpfsSize, total: defaults.maxTmpfsBytes }, userNets !== undefined);
+    validate: async (body, image) => {
+      await refuseUnsupported(body, image, cgroups, cpus, { size: defaults.tmpfsSize, total: defaults.maxTmpfsBytes }, userNets !== undefined);
       userNets?.validate(body);
       const user = typeof body.User === 'string' ? body.User : '';
-      if (userns && user !== '' && image?.rootfs) userns.checkUser(resolveUserIn(image.rootfs, user), user);
+      if (userns && user !== '' && image?.rootfs) userns.checkUser(await resolveUserIn(image.rootfs, user), user);
     },
     sizeOfChanges: (c, changes) => sizeOfChanges(join(containersDir, c.id, 'rootfs'), changes),
     // `docker info`: what this server can limit, from the cgroup controllers it found (cgroup-info.ts).
@@ -367,7 +367,13 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       const joinedId = joinedContainerId(body);
       const joined = joinedId !== undefined && userNets ? userNets.joinTarget(joinedId) : undefined;
       const rootfs = await ensureRootfs(id, image.id);
-      const user = resolveUserIn(rootfs, typeof body.User === 'string' ? body.User : '');
+      // Its /etc/hosts and /etc/resolv.conf are bound over the root (below): an image without /etc
+      // gets one of container root's own, or bwrap would make it as host root, read-only to the
+      // container. A link at /etc is refused here, before anything is prepared to undo.
+      if (ownsNetwork(body) || joined) await ensureEtc(rootfs, userns ? { uid: userns.map.uid, gid: userns.map.gid } : {});
+      // `--network container:REF`: the container reads the same /etc/resolv.conf and /etc/hosts as the one it joins, as with dockerd.
+      const joinedFiles = joined ? await sharedNetworkFiles(join(containersDir, joined.id), rootfs) : undefined;
+      const user = await resolveUserIn(rootfs, typeof body.User === 'string' ? body.User : '');
       // runc sets HOME from the passwd entry when the environment has none.
       const fullEnv = [...env];
       if (!fullEnv.some((e) => e.startsWith('HOME='))) fullEnv.push(`HOME=${user.home}`);
@@ -383,14 +389,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       const enter = userns ? await userns.enter(user) : undefined;
       const seccompFile = seccomp ? prepareSeccomp(body, join(containersDir, id, 'seccomp.bpf')) : undefined;
       // Its own network namespace (bridge mode): the command waits at bwrap's gate until the stack is up.
-      // Its /etc/hosts and /etc/resolv.conf are bound over the root: an image without /etc gets one
-      // of container root's own, or bwrap would make it as host root, read-only to the container.
-      // `--network container:REF` (joined above): the launch enters that running container's network
-      // namespace, and the container reads the same /etc/resolv.conf and /etc/hosts, as with dockerd.
-      if ((ownsNetwork(body) || joined) && !existsSync(join(rootfs, 'etc'))) {
-        mkdirSync(join(rootfs, 'etc'), { mode: 0o755 });
-        if (userns) chownSync(join(rootfs, 'etc'), userns.map.uid, userns.map.gid);
-      }
+      // `--network container:REF` (joined above): the launch enters that running container's network namespace.
       const userNetPlan: UserNetworkPlan | undefined = userPlan && userNets ? {
         ...userPlan,
         attach: (pid) => userNets.attachAll(id, name ?? id.slice(0, 12), pid, !userPlan.internalOnly),
@@ -411,7 +410,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       // The groups exist before the plan: the container sees them at /sys/fs/cgroup (cgroup-view.ts).
       const plan: BwrapPlan = {
         rootfs, user, tty: tty === true, tmpfs, ...(seccompFile ? { seccompFile } : {}), ...(group ? { cgroupDirs: group.dirs } : {}),
-        ...(userns ? { userns: true } : {}), ...(net ? { files: net.files } : {}), ...(joined ? { files: sharedNetworkFiles(join(containersDir, joined.id), rootfs) } : {}),
+        ...(userns ? { userns: true } : {}), ...(net ? { files: net.files } : {}), ...(joinedFiles ? { files: joinedFiles } : {}),
       };
       let args: string[];
       try {
@@ -521,11 +520,11 @@ function consoleSize(value: unknown): { rows: number; cols: number } {
 }
 
 /** The network files of the container whose namespace another joins (`container:ID`), to bind in its root too. */
-function sharedNetworkFiles(targetDir: string, rootfs: string): Record<string, string> {
+async function sharedNetworkFiles(targetDir: string, rootfs: string): Promise<Record<string, string>> {
   const files: Record<string, string> = {};
   for (const name of ['resolv.conf', 'hosts']) {
     const file = join(targetDir, name);
-    if (existsSync(file) && mountPoint(rootfs, `/etc/${name}`)) files[`/etc/${name}`] = file;
+    if (existsSync(file) && await mountPoint(rootfs, `/etc/${name}`)) files[`/etc/${name}`] = file;
   }
   return files;
 }

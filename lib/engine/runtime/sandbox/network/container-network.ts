@@ -1,8 +1,10 @@
 import { createSocket } from 'node:dgram';
-import { lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { EngineError } from '../../../../engine-api/engine-error.js';
 import type { ContainerCreateBody } from '../../../../engine-api/runtime-types.js';
+import { Beneath, BeneathError, type Ownership } from '../../../linux/beneath.js';
 import type { LocalNetworkSettings } from '../../local/local-container.js';
 import { LaunchGate } from './launch-gate.js';
 import { exposedPortKeys, portRequests, type PortMap, type PortProto, type PortRequest } from './port-bindings.js';
@@ -80,7 +82,7 @@ export class ContainerNetwork {
     const hostname = typeof body.Hostname === 'string' && body.Hostname !== '' ? body.Hostname : id.slice(0, 12);
     const files: Record<string, string> = {};
     for (const [path, text] of [['/etc/resolv.conf', resolvConf(user?.nameservers ?? [], user?.internalOnly !== true)], ['/etc/hosts', hostsFile(hostname)]] as const) {
-      if (!mountPoint(rootfs, path)) continue;
+      if (!(await mountPoint(rootfs, path))) continue;
       const file = join(dir, path.slice('/etc/'.length));
       writeFileSync(file, text, { mode: 0o644 });
       files[path] = file;
@@ -147,24 +149,51 @@ export class ContainerNetwork {
 }
 
 /**
- * An empty regular file at `path` in the root filesystem copy, to bind the generated file over.
- * A symlink there is replaced (it would be resolved outside the container's root while bwrap
- * builds it); a directory there is left alone and not bound over (false).
+ * An empty regular file at `path` (under /etc) in the root filesystem copy, to bind the generated
+ * file over, made through {@link Beneath}: the container controls its root. A link, a FIFO or
+ * another file that is not regular there is replaced (bwrap would resolve a link while it builds
+ * the root); a directory there is left alone and not bound over (false). A link at /etc itself is
+ * refused with a 400, never followed: dockerd would resolve it inside the container's root, and
+ * this server resolves nothing a container controls.
  */
-export function mountPoint(rootfs: string, path: string): boolean {
-  const target = join(rootfs, path);
-  let stat;
+export async function mountPoint(rootfs: string, path: string): Promise<boolean> {
+  const root = await Beneath.open(rootfs);
   try {
-    stat = lstatSync(target);
-  } catch {
-    stat = undefined;
+    const { dir, name } = await root.parentOf(path, { mode: 0o755 });
+    try {
+      const stat = await dir.lstatChild(name);
+      if (stat?.isFile()) return true;
+      if (stat?.isDirectory()) return false;
+      await dir.writeFile(name, '', { mode: 0o644 });
+      return true;
+    } finally {
+      await dir.close();
+    }
+  } catch (error) {
+    throw startRefusal(error);
+  } finally {
+    await root.close();
   }
-  if (stat?.isFile()) return true;
-  if (stat?.isDirectory()) return false;
-  if (stat) rmSync(target, { force: true });
-  mkdirSync(join(rootfs, '/etc'), { recursive: true });
-  writeFileSync(target, '');
-  return true;
+}
+
+/** Makes the root filesystem copy's /etc, owned by `owner`, when it has none; a link there is refused (a 400), never followed. */
+export async function ensureEtc(rootfs: string, owner: Ownership): Promise<void> {
+  const root = await Beneath.open(rootfs);
+  try {
+    await (await root.dir('etc', { mode: 0o755, ...owner })).close();
+  } catch (error) {
+    throw startRefusal(error);
+  } finally {
+    await root.close();
+  }
+}
+
+/** A refusal of Beneath's as a 400 naming the container path (`/etc is a symbolic link…`). */
+function startRefusal(error: unknown): unknown {
+  if (!(error instanceof BeneathError)) return error;
+  const path = `/${error.path.replace(/^\/+/, '')}`;
+  const what = error.code === 'ELOOP' ? `${path} is a symbolic link` : error.code === 'ENOTDIR' ? `${path} is not a directory` : error.message;
+  return EngineError.invalidParameter(`the container's ${what} in its root filesystem: the server follows no link a container made there (dockerd would resolve it inside the container)`);
 }
 
 /**
