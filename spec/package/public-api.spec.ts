@@ -36,7 +36,7 @@ const PUBLIC_API: Record<string, readonly string[]> = {
     'ENGINE_ACTIONS', 'ENGINE_ACTION_NAMES', 'isCollectionAction', 'allow', 'allowWithout', 'refuse', 'hide', 'callerFromBearer', 'ANONYMOUS_CALLER',
     'composePolicies', 'ownershipPolicy', 'tenantPolicy', 'imageNamePolicy', 'ownerCapsPolicy', 'tenancyPolicy', 'adminPredicate',
     'defaultAdmin', 'DEFAULT_ADMIN_ACCESS', 'OWNER_LABEL', 'DEFAULT_CAPABILITIES', 'DEFAULT_MAX_CONTAINERS_PER_OWNER',
-    'DEFAULT_MAX_IMAGE_BYTES_PER_OWNER', 'TENANT_DROPPED_CAPABILITIES',
+    'DEFAULT_MAX_IMAGE_BYTES_PER_OWNER', 'DEFAULT_MAX_TENANT_MEMORY', 'tenantLimitsPolicy', 'TENANT_DROPPED_CAPABILITIES',
   ],
   'dockgate/engine/sandbox': ['sandboxRuntime'],
   'dockgate/engine/process': ['processRuntime'],

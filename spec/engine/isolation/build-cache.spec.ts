@@ -1,24 +1,11 @@
 import { expect, test } from '@jest/globals';
-import { pack } from 'tar-stream';
 import { describeWithPeers } from '../../support/peers.js';
 import { bwrap } from '../sandbox-socket.js';
-import { tenantSandbox } from './support.js';
+import { tenantSandbox, contextOf } from './support.js';
 
 const d = (title: string, body: () => void) => describeWithPeers(title, [bwrap], body);
 const { call, run } = tenantSandbox('dockgate-iso-cache');
 
-/** A build context holding only a Dockerfile. */
-async function contextOf(dockerfile: string): Promise<Buffer> {
-  const archive = pack();
-  const chunks: Buffer[] = [];
-  const ended = (async () => {
-    for await (const c of archive as unknown as AsyncIterable<Buffer>) chunks.push(c);
-  })();
-  archive.entry({ name: 'Dockerfile' }, dockerfile);
-  archive.finalize();
-  await ended;
-  return Buffer.concat(chunks);
-}
 
 const DOCKERFILE = 'FROM busybox\nRUN echo "$http_proxy" > /p\n';
 

@@ -3,29 +3,9 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writ
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { pack } from 'tar-stream';
 import { describeWithPeers } from '../../support/peers.js';
 import { bwrap } from '../sandbox-socket.js';
-import { tenantSandbox } from './support.js';
-
-type Entry = { name: string; type?: 'file' | 'directory' | 'symlink' | 'link'; mode?: number; body?: string; linkname?: string };
-
-/** A context tar as a tenant would hand-craft it (`docker build - < ctx.tar`). */
-async function tarOf(entries: Entry[]): Promise<Buffer> {
-  const p = pack();
-  const chunks: Buffer[] = [];
-  p.on('data', (c: unknown) => { chunks.push(c as Buffer); });
-  for (const e of entries) {
-    await new Promise<void>((resolve, reject) => {
-      const header = { name: e.name, type: e.type ?? 'file', mode: e.mode ?? 0o644, ...(e.linkname ? { linkname: e.linkname } : {}) };
-      if ((e.type ?? 'file') === 'file') p.entry(header, Buffer.from(e.body ?? ''), (err) => (err ? reject(err) : resolve()));
-      else p.entry(header, (err) => (err ? reject(err) : resolve()));
-    });
-  }
-  p.finalize();
-  await new Promise<void>((resolve) => { p.on('end', () => resolve()); });
-  return Buffer.concat(chunks);
-}
+import { tarOf, tenantSandbox } from './support.js';
 
 const engine = tenantSandbox('dockgate-iso-build');
 const host = mkdtempSync(join(tmpdir(), 'dockgate-host-'));

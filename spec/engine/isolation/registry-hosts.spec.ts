@@ -1,45 +1,28 @@
-import { afterAll, describe, expect, test } from '@jest/globals';
-import { createServer } from 'node:http';
-import { pack } from 'tar-stream';
+import { describe, expect, test } from '@jest/globals';
 import { imageNamePolicy } from '../../../lib/engine/index.js';
 import { registryHostRefusal } from '../../../lib/engine/policy/registry-hosts.js';
 import { describeWithPeers } from '../../support/peers.js';
 import { bwrap } from '../sandbox-socket.js';
-import { tenantSandbox } from './support.js';
+import { tenantSandbox, contextOf, countingServer } from './support.js';
 
 const d = (title: string, body: () => void) => describeWithPeers(title, [bwrap], body);
 const { call } = tenantSandbox('dockgate-iso-hosts');
 
 /** A service on the host's loopback (what a tenant must not reach through a pull) that counts connections. */
-const service = createServer((req, res) => res.writeHead(404).end());
-let reached = 0;
-service.on('connection', () => reached++);
-const port = new Promise<number>((resolve) => service.listen(0, '127.0.0.1', () => resolve((service.address() as { port: number }).port)));
-afterAll(() => new Promise((resolve) => service.close(resolve)));
+const service = countingServer((req, res) => res.writeHead(404).end());
 
-async function contextOf(dockerfile: string): Promise<Buffer> {
-  const archive = pack();
-  const chunks: Buffer[] = [];
-  const ended = (async () => {
-    for await (const c of archive as unknown as AsyncIterable<Buffer>) chunks.push(c);
-  })();
-  archive.entry({ name: 'Dockerfile' }, dockerfile);
-  archive.finalize();
-  await ended;
-  return Buffer.concat(chunks);
-}
 
 const refusal = (ref: string, domain: string) => `${ref}: registry ${domain} is a loopback or link-local host, which tenants may not pull from or push to (list the hosts they may name in registryHosts)`;
 
 d('a tenant\'s pulls and pushes reach no loopback or link-local registry host', () => {
   test('docker pull of HOST/bob/app from loopback (in every spelling) is a 403 naming the reference; nothing connects', async () => {
-    const p = await port;
-    const before = reached;
+    const p = await service.port;
+    const before = service.reached;
     for (const domain of [`127.0.0.1:${p}`, `localhost:${p}`, `127.1:${p}`, `2130706433:${p}`, `[::1]:${p}`, `[::ffff:7f00:1]:${p}`, `0.0.0.0:${p}`]) {
       const res = await call('bob', 'POST', `/images/create?fromImage=${encodeURIComponent(`${domain}/bob/app`)}&tag=1`);
       expect({ domain, status: res.status, body: res.json }).toEqual({ domain, status: 403, body: { message: refusal(`${domain}/bob/app:1`, domain) } });
     }
-    expect(reached).toBe(before);
+    expect(service.reached).toBe(before);
   });
 
   test('cloud metadata (169.254.169.254) and link-local IPv6 are refused the same way', async () => {
@@ -50,34 +33,34 @@ d('a tenant\'s pulls and pushes reach no loopback or link-local registry host', 
   });
 
   test('a build\'s FROM of a loopback registry fails naming the reference; nothing connects', async () => {
-    const domain = `127.0.0.1:${await port}`;
-    const before = reached;
+    const domain = `127.0.0.1:${await service.port}`;
+    const before = service.reached;
     const res = await call('bob', 'POST', '/build', await contextOf(`FROM ${domain}/bob/base\n`));
     const error = res.body.toString().split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as { error?: string }).find((l) => l.error)?.error;
     expect(error).toBe(refusal(`${domain}/bob/base:latest`, domain));
-    expect(reached).toBe(before);
+    expect(service.reached).toBe(before);
   });
 
   test('docker push to a loopback registry is a 403 naming the reference; nothing connects', async () => {
-    const domain = `127.0.0.1:${await port}`;
+    const domain = `127.0.0.1:${await service.port}`;
     expect((await call('bob', 'POST', `/images/busybox/tag?repo=${domain}/bob/app&tag=1`)).status).toBe(201);
-    const before = reached;
+    const before = service.reached;
     const res = await call('bob', 'POST', `/images/${domain}/bob/app/push?tag=1`, undefined);
     expect({ status: res.status, body: res.json }).toEqual({ status: 403, body: { message: refusal(`${domain}/bob/app:1`, domain) } });
-    expect(reached).toBe(before);
+    expect(service.reached).toBe(before);
   });
 
-  test('the administrator pulls from any host (the loopback service is reached)', async () => {
-    const domain = `127.0.0.1:${await port}`;
-    const before = reached;
+  test('the administrator pulls from any host (the loopback service is service.reached)', async () => {
+    const domain = `127.0.0.1:${await service.port}`;
+    const before = service.reached;
     const res = await call('alice', 'POST', `/images/create?fromImage=${domain}/library/app&tag=1`);
     expect(res.status).not.toBe(403);
-    expect(reached).toBeGreaterThan(before);
+    expect(service.reached).toBeGreaterThan(before);
   });
 });
 
 describe('registryHosts: the registry hosts a tenant may name, checked once', () => {
-  test('with a list, only its hosts (any port without one, that port with one); Docker Hub is docker.io', () => {
+  test('with a list, only its hosts (any service.port without one, that service.port with one); Docker Hub is docker.io', () => {
     const allowed = [{ host: 'registry.example.com' }, { host: '127.0.0.1', port: '5000' }, { host: 'docker.io' }];
     expect(registryHostRefusal('registry.example.com:443/bob/a:1', allowed)).toBeUndefined();
     expect(registryHostRefusal('127.1:5000/bob/a:1', allowed)).toBeUndefined();

@@ -1,7 +1,8 @@
 import { afterAll } from '@jest/globals';
 import express from 'express';
 import type { Request } from 'express';
-import { request as httpRequest, type Server } from 'node:http';
+import { createServer, request as httpRequest, type RequestListener, type Server } from 'node:http';
+import { pack } from 'tar-stream';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -81,4 +82,40 @@ export function tenantSandbox(prefix: string, options: { runtime?: SandboxRuntim
   }
 
   return { stateDir, runtime, call, start, run };
+}
+
+/** A tar entry as a spec hand-crafts it: a file (the default), a directory, a symbolic or a hard link. */
+export type TarEntry = { name: string; type?: 'file' | 'directory' | 'symlink' | 'link'; mode?: number; body?: string | Buffer; linkname?: string };
+
+/** A tar of `entries`, in order, as a tenant would craft it (`docker build - < ctx.tar`, `docker load`). */
+export async function tarOf(entries: readonly TarEntry[]): Promise<Buffer> {
+  const archive = pack();
+  const chunks: Buffer[] = [];
+  const ended = (async () => {
+    for await (const c of archive as unknown as AsyncIterable<Buffer>) chunks.push(c);
+  })();
+  for (const e of entries) {
+    const header = { name: e.name, type: e.type ?? 'file', mode: e.mode ?? 0o644, ...(e.linkname ? { linkname: e.linkname } : {}) };
+    if ((e.type ?? 'file') === 'file') archive.entry(header, e.body ?? '');
+    else archive.entry(header);
+  }
+  archive.finalize();
+  await ended;
+  return Buffer.concat(chunks);
+}
+
+/** A build context holding only a Dockerfile. */
+export const contextOf = (dockerfile: string): Promise<Buffer> => tarOf([{ name: 'Dockerfile', body: dockerfile }]);
+
+/**
+ * An HTTP server on the host's loopback that counts the connections it gets (what a tenant must
+ * not reach), closed after the file's specs.
+ */
+export function countingServer(handler: RequestListener) {
+  const server = createServer(handler);
+  const counter = { reached: 0, port: undefined as unknown as Promise<number> };
+  server.on('connection', () => counter.reached++);
+  counter.port = new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
+  afterAll(() => new Promise((resolve) => server.close(resolve)));
+  return counter;
 }
