@@ -56,6 +56,8 @@ export interface LocalProcess {
   pids?(): number[];
   /** After exit: whether the kernel's OOM killer killed a process of it (a memory limit). Optional: never. */
   oomKilled?(): boolean;
+  /** After exit: why the executor itself ended the container (a disk cap), shown as State.Error. Optional: none. */
+  stopReason?(): string | undefined;
   /** Bytes of memory the container's cgroup uses now, when it has one (stats). Optional. */
   memoryUsage?(): number | undefined;
   /** The network this run was given, when the container has its own (inspect, ps, `docker port`). Optional: none. */

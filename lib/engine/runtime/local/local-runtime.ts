@@ -444,6 +444,8 @@ export class LocalRuntime implements ContainerRuntime {
     c.status = 'exited';
     c.exitCode = code;
     c.oomKilled = c.process?.oomKilled?.() === true;
+    const reason = c.process?.stopReason?.();
+    if (reason) c.error = reason;
     c.finishedAt = new Date();
     c.process = undefined;
     c.log.endRun();

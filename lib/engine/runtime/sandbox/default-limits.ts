@@ -18,6 +18,10 @@ export interface SandboxDefaults {
   maxLayerBytes: number;
   /** Bytes a build context may hold (uncompressed), which is also what its spool may take on disk. */
   maxBuildContextBytes: number;
+  /** Bytes one owner's containers (their writes to their root copies) and volumes may take on disk together. */
+  maxOwnerDiskBytes: number;
+  /** Milliseconds between two walks of the owners' trees for {@link maxOwnerDiskBytes}. */
+  diskCheckIntervalMs: number;
 }
 
 const MIB = 1024 * 1024;
@@ -28,7 +32,7 @@ const TMPFS_MOUNTS_AT_CAP = 4;
 
 /**
  * The defaults: podman's pids limit, 1 GiB of memory, 64 MiB per tmpfs (Docker's /dev/shm size) and 256 MiB for
- * all of them, 4 GiB per load archive and per layer.
+ * all of them, 4 GiB per load archive and per layer, 20 GiB of disk per owner checked every 10 s.
  */
 export const SANDBOX_DEFAULTS: Readonly<SandboxDefaults> = Object.freeze({
   pidsLimit: 2048,
@@ -38,6 +42,8 @@ export const SANDBOX_DEFAULTS: Readonly<SandboxDefaults> = Object.freeze({
   maxLoadBytes: 4 * GIB,
   maxLayerBytes: 4 * GIB,
   maxBuildContextBytes: 4 * GIB,
+  maxOwnerDiskBytes: 20 * GIB,
+  diskCheckIntervalMs: 10_000,
 });
 
 /** Defaults and validates the limit options of sandboxRuntime once, at construction; a bad one throws a TypeError naming it. */
@@ -55,6 +61,8 @@ export function sandboxDefaults(options: Partial<Record<keyof SandboxDefaults, u
   if (options.pidsLimit !== undefined && !cgroups?.controllers.includes('pids')) {
     throw new TypeError('sandboxRuntime option "pidsLimit" needs the cgroup v1 pids controller, which this server cannot manage (or option "cgroups" is false)');
   }
+  // A longer delay would fire at once (setTimeout's 32-bit bound): walks back to back.
+  if (out.diskCheckIntervalMs > 2 ** 31 - 1) throw new TypeError('sandboxRuntime option "diskCheckIntervalMs" must be at most 2147483647 (about 24 days)');
   // dockerd's floor for a memory limit (linuxMinMemory).
   if (out.defaultMemory < 6 * MIB) throw new TypeError('sandboxRuntime option "defaultMemory" must be at least 6 MiB (dockerd\'s smallest memory limit)');
   if (options.defaultMemory !== undefined && !cgroups?.controllers.includes('memory')) {

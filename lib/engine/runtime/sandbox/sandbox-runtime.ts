@@ -36,6 +36,7 @@ import type { IdMap } from './userns/id-map.js';
 import { ContainerNetwork, ensureEtc, mountPoint, ownsNetwork, type NetworkHost, type UserNetworkPlan } from './network/container-network.js';
 import { SandboxNetworks } from './network/sandbox-networks.js';
 import { joinedContainerId } from '../local/joined-container.js';
+import { guardOwnerDisk } from './owner-disk-guard.js';
 
 /** Options of {@link sandboxRuntime}. */
 export interface SandboxRuntimeOptions {
@@ -153,6 +154,19 @@ export interface SandboxRuntimeOptions {
   maxLayerBytes?: number;
   /** Bytes a `docker build` context may hold, uncompressed (its spool under `stateDir/build` is bounded by it); more fails the build, naming the cap. Defaults to 4 GiB. */
   maxBuildContextBytes?: number;
+  /**
+   * Bytes one owner's containers and volumes may take on the server's disk together (owner: their
+   * `dockgate.owner` label; those without one are not capped): what each container's writes add
+   * to its root filesystem copy, beyond the image it started as, plus the volumes labelled with
+   * the owner and the unlabelled (anonymous) ones its containers mount, in allocated blocks.
+   * Checked every `diskCheckIntervalMs` and before each create, start, volume create, `docker cp`
+   * into a container, commit and build: an owner over it has its running containers killed
+   * (State.Error names this option) and those operations refused with a 403 naming it, until it
+   * removes enough. Defaults to 20 GiB.
+   */
+  maxOwnerDiskBytes?: number;
+  /** Milliseconds from the end of one walk of the owners' trees (for `maxOwnerDiskBytes`) to the next. Defaults to 10000. */
+  diskCheckIntervalMs?: number;
 }
 
 /** Terminal size of a Tty container until the client's first resize (dockerd's default for a console). */
@@ -249,6 +263,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   const running = new Map<string, { plan: BwrapPlan; cgroupProcs: readonly string[]; body: ContainerCreateBody }>();
   /** Each running container's cgroups (after `docker update`, the current ones). */
   const groups = new Map<string, ContainerCgroup>();
+  /** Containers the disk cap killed, with why (their exit's State.Error; owner-disk-guard.ts). */
+  const stopReasons = new Map<string, string>();
   const hostTool = (name: string): string => (existsSync(`/usr/bin/${name}`) ? `/usr/bin/${name}` : name);
   const userns = SandboxUserns.fromOption(options.userns, { unshare: hostTool('unshare'), nsenter: hostTool('nsenter'), setpriv: hostTool('setpriv') });
 
@@ -339,6 +355,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     // The writable root filesystem copy goes with the container (asynchronously: rm -f answers
     // first); the record and output are removed by the runtime's records.
     removed: (id) => {
+      stopReasons.delete(id);
       sharedTmpfs.remove(id);
       userNets?.forget(id);
       void rm(join(containersDir, id, 'rootfs'), { recursive: true, force: true }).catch(() => undefined);
@@ -360,6 +377,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       ...(userns ? { enter: await userns.enter({ uid: 0, gid: 0 }) } : {}),
     }),
     start: async ({ argv, env, openStdin, output, id, name, body, image, tty }) => {
+      stopReasons.delete(id);
       // First: a user network it names may be gone (404 `network x not found`), and nothing is prepared yet to undo.
       const userPlan = ownsNetwork(body) ? userNets?.prepareStart(id, body) : undefined;
       // `--network container:ID` (the id create resolved, checked by the runtime to exist and run):
@@ -470,7 +488,10 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         await last?.remove();
         return code;
       });
-      return { ...proc, exited, oomKilled: () => oomKilled, memoryUsage: () => groups.get(id)?.memoryUsage(), ...(settings ? { network: settings } : {}) };
+      return {
+        ...proc, exited, oomKilled: () => oomKilled, memoryUsage: () => groups.get(id)?.memoryUsage(), stopReason: () => stopReasons.get(id),
+        ...(settings ? { network: settings } : {}),
+      };
     },
     // `docker update`: the limits are checked as at create, written to the running container's
     // groups (made when it had none for a controller, its processes moved in), and kept for its next start.
@@ -496,7 +517,13 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       return update;
     },
   };
-  return new LocalRuntime('sandbox', executor, limits);
+  const runtime = new LocalRuntime('sandbox', executor, limits);
+  guardOwnerDisk(runtime, {
+    maxBytes: defaults.maxOwnerDiskBytes, intervalMs: defaults.diskCheckIntervalMs, stopReasons,
+    rootfs: (id) => join(containersDir, id, 'rootfs'),
+    imageRootfs: async (imageId) => (await store)?.imageRootfs?.(imageId, userns?.map),
+  });
+  return runtime;
 }
 
 /**
