@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
-import { once } from 'node:events';
-import { chmod, lchown, link, lstat, lutimes, mkdir, readdir, readlink, rm, symlink, utimes } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { link, lstat, open, readlink } from 'node:fs/promises';
 import { posix } from 'node:path';
 import type { Readable } from 'node:stream';
 import { extract, type Header as Headers } from 'tar-stream';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type { IdShift } from '../image-store-types.js';
+import { Beneath } from '../../linux/beneath.js';
 
 /** OCI image-spec layer.md: `.wh.<name>` hides `<name>` of lower layers. */
 const WHITEOUT_PREFIX = '.wh.';
@@ -59,56 +59,62 @@ export async function resolveInRoot(root: string, rel: string): Promise<string> 
   return posix.join(root, ...done, ...pending);
 }
 
-async function removeLowerChildren(dir: string, rel: string, written: Set<string>): Promise<void> {
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) {
+/** Removes what lower layers put below the held directory `dir` (`rel` in the layer), keeping what this layer wrote; nothing followed. */
+async function removeLowerChildren(dir: Beneath, rel: string, written: Set<string>): Promise<void> {
+  for (const name of await dir.list()) {
     const childRel = `${rel}/${name}`;
-    if (!written.has(childRel)) await rm(posix.join(dir, name), { recursive: true, force: true });
-    else if ((await lstat(posix.join(dir, name))).isDirectory()) await removeLowerChildren(posix.join(dir, name), childRel, written);
+    if (!written.has(childRel)) await dir.remove(name);
+    else if ((await dir.lstatChild(name))?.isDirectory()) {
+      const child = await dir.dir(name);
+      try {
+        await removeLowerChildren(child, childRel, written);
+      } finally {
+        await child.close();
+      }
+    }
   }
 }
 
-/** Copies an entry's body into a new file, waiting for the disk when it is slower (back-pressure). */
-async function writeBody(body: AsyncIterable<Buffer>, path: string): Promise<void> {
-  const out = createWriteStream(path, { mode: 0o600 });
-  try {
-    for await (const chunk of body) if (!out.write(chunk)) await once(out, 'drain');
-    out.end();
-    await once(out, 'finish');
-  } catch (err) {
-    out.destroy();
-    throw err;
-  }
-}
-
-function mkfifo(path: string, header: Headers): Promise<void> {
+/** mknod(2) has no Node binding: `mkfifo` makes it, named through this process's descriptor of the held directory (not followed). */
+function mkfifo(dir: Beneath, name: string, header: Headers): Promise<void> {
+  const path = dir.at(name).replace(/^\/proc\/self\//, `/proc/${process.pid}/`);
   return new Promise((resolve, reject) => {
-    const child = spawn('mkfifo', ['-m', ((header.mode ?? 0o644) & 0o777).toString(8), path], { stdio: 'ignore' });
+    const child = spawn('mkfifo', ['-m', '600', '--', path], { stdio: 'ignore' });
     child.on('error', reject);
     child.on('exit', (code) => (code === 0 ? resolve() : reject(badLayer(`cannot create FIFO ${header.name}`))));
   });
 }
 
-async function setMetadata(path: string, header: Headers, shift?: IdShift): Promise<void> {
-  // Ownership as recorded: the store runs as root, and the sandbox maps these IDs as they are
-  // (moved into a user namespace's range when the root is prepared for one).
+/** The owner an entry gets: as recorded (the store runs as root), moved into a user namespace's range when the root is prepared for one. */
+function ownerOf(header: Headers, shift?: IdShift): { uid: number; gid: number } {
   const uid = header.uid ?? 0;
   const gid = header.gid ?? 0;
   if (shift && (uid >= shift.size || gid >= shift.size)) throw EngineError.system(`the image's /${header.name} is owned by ${uid}:${gid}, outside the user namespace's ids (0-${shift.size - 1})`);
-  await lchown(path, uid + (shift?.uid ?? 0), gid + (shift?.gid ?? 0)).catch(() => undefined);
+  return { uid: uid + (shift?.uid ?? 0), gid: gid + (shift?.gid ?? 0) };
+}
+
+/** Owner, mode (never setuid or setgid: the store is on a host filesystem without nosuid, see applyLayer) and times, set through a descriptor. */
+async function setMetadata(handle: { chown(uid: number, gid: number): Promise<void>; chmod(mode: number): Promise<void>; utimes(a: Date, m: Date): Promise<void> }, header: Headers, shift?: IdShift): Promise<void> {
+  const { uid, gid } = ownerOf(header, shift);
+  await handle.chown(uid, gid).catch(() => undefined);
+  if (header.mode !== undefined) await handle.chmod(header.mode & ~SETID_BITS & 0o7777);
   const mtime = header.mtime ?? new Date(0);
-  if (header.type === 'symlink') {
-    await lutimes(path, mtime, mtime).catch(() => undefined);
-    return;
+  await handle.utimes(mtime, mtime);
+}
+
+/** The same for a held directory. */
+function dirMetadata(dir: Beneath, header: Headers, shift?: IdShift): Promise<void> {
+  return setMetadata({ chown: (uid, gid) => dir.own({ uid, gid }), chmod: (mode) => dir.own({ mode }), utimes: (a, m) => dir.utimes(a, m) }, header, shift);
+}
+
+/** Metadata of the entry `name` of `dir` (a FIFO, say), through a descriptor opened without following or waiting. */
+async function entryMetadata(dir: Beneath, name: string, header: Headers, shift?: IdShift): Promise<void> {
+  const handle = await open(dir.at(name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  try {
+    await setMetadata(handle, header, shift);
+  } finally {
+    await handle.close();
   }
-  // Never setuid or setgid: the store is on a host filesystem without nosuid (see applyLayer).
-  if (header.mode !== undefined) await chmod(path, header.mode & ~SETID_BITS & 0o7777);
-  await utimes(path, mtime, mtime);
 }
 
 /**
@@ -118,22 +124,44 @@ async function setMetadata(path: string, header: Headers, shift?: IdShift): Prom
  * layers put there). The whiteout files themselves are never written. Entries that would leave
  * `root` (`..`, absolute link targets in parents) are refused.
  *
+ * A layer is anyone's bytes (`docker load`, ADD of an archive), so it goes through beneath.ts's
+ * rule: links in an entry's parents resolve inside `root` as a chroot would, then the parent is
+ * walked and held without following anything; nothing at the entry's own name is followed
+ * either (a file is created `O_EXCL` after what was there is removed, owners, modes and times
+ * are set on the descriptor or with lchown/lutimes for links, a whiteout unlinks a link, and an
+ * opaque directory that is a link hides nothing).
+ *
  * The store lives on a host filesystem mounted without nosuid or nodev, so an image must not
  * plant anything a host user could use there: setuid and setgid bits are stripped, and
  * character and block devices are not made (skipped; the sandbox gives containers their devices
  * through bwrap's `--dev`, which also hides an image's /dev). Inside a sandbox nothing is lost:
  * bwrap sets no_new_privs, under which setuid bits never took effect.
  */
-export async function applyLayer(root: string, tar: Readable, shift?: IdShift): Promise<void> {
+export async function applyLayer(rootPath: string, tar: Readable, shift?: IdShift): Promise<void> {
   const written = new Set<string>();
   const opaque: string[] = [];
+  const root = await Beneath.open(rootPath);
   const ex = extract();
   tar.on('error', (err) => ex.destroy(err));
   tar.pipe(ex as unknown as NodeJS.WritableStream);
+  /**
+   * The directory `rel` of the layer, its links resolved inside the root as a chroot would
+   * (dockerd applies layers in a chroot), then walked without following anything: the walk
+   * refuses a link, so a tree changed between the two is a refusal, never a followed link.
+   * Missing directories are made (root's, 0755) when `create`; undefined when missing otherwise.
+   */
+  const dirOf = async (rel: string, create: boolean): Promise<Beneath | undefined> => {
+    if (rel === '') return root.dir('');
+    const resolved = await root.resolve(rel);
+    return root.dir(resolved, create ? { mode: 0o755 } : undefined).catch((error: unknown) => {
+      if (!create && (error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    });
+  };
   async function handle(header: Headers, body: AsyncIterable<Buffer> & { resume(): unknown }): Promise<void> {
     const rel = layerPath(header.name);
     if (rel === undefined) {
-      if (header.type === 'directory') await setMetadata(root, header, shift);
+      if (header.type === 'directory') await dirMetadata(root, header, shift);
       body.resume();
       return;
     }
@@ -145,68 +173,105 @@ export async function applyLayer(root: string, tar: Readable, shift?: IdShift): 
       return;
     }
     if (base.startsWith(WHITEOUT_PREFIX)) {
-      const hidden = posix.join(parentRel, base.slice(WHITEOUT_PREFIX.length));
-      await rm(await resolveInRoot(root, hidden), { recursive: true, force: true });
+      const dir = await dirOf(parentRel, false);
+      // The hidden entry itself goes (a link is unlinked, never followed); a missing parent hides nothing.
+      if (dir) await dir.remove(base.slice(WHITEOUT_PREFIX.length)).finally(() => dir.close());
       body.resume();
       return;
     }
-    const path = await resolveInRoot(root, rel);
-    await mkdir(posix.dirname(path), { recursive: true });
-    // Parents count as written too: an opaque marker must not remove what this layer put below them.
-    for (let at = rel; at !== '.'; at = posix.dirname(at)) written.add(`/${at}`);
-    const existing = await lstat(path).catch(() => undefined);
-    // A directory over a directory merges; anything else replaces what the lower layer had.
-    if (existing && !(existing.isDirectory() && header.type === 'directory')) await rm(path, { recursive: true, force: true });
-    switch (header.type) {
-      case 'file':
-      case 'contiguous-file':
-        await writeBody(body, path);
-        break;
-      case 'directory':
-        await mkdir(path, { recursive: true });
-        break;
-      case 'symlink':
-        await symlink(header.linkname ?? '', path);
-        break;
-      case 'link': {
-        const target = layerPath(header.linkname ?? '');
-        if (target === undefined) throw badLayer(`hard link ${header.name} has no target`);
-        try {
-          await link(await resolveInRoot(root, target), path);
-        } catch (err) {
-          // A hard link names a file of this image (one an earlier entry or layer made): a target
-          // that is not there (`/etc/shadow` of the host, say) is the layer's fault, not ours.
-          throw badLayer(`hard link ${header.name} points to ${header.linkname ?? ''}, which is not a file of the image (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    const dir = (await dirOf(parentRel, true)) as Beneath;
+    try {
+      // Parents count as written too: an opaque marker must not remove what this layer put below them.
+      for (let at = rel; at !== '.'; at = posix.dirname(at)) written.add(`/${at}`);
+      const existing = await dir.lstatChild(base);
+      // A directory over a directory merges; anything else replaces what the lower layer had (a link is removed, not followed).
+      if (existing && !(existing.isDirectory() && header.type === 'directory')) await dir.remove(base);
+      switch (header.type) {
+        case 'file':
+        case 'contiguous-file': {
+          // O_EXCL: the name is new (what was there is gone), so nothing at it is followed.
+          const file = await dir.create(base, 0o600);
+          try {
+            for await (const chunk of body) await file.write(chunk);
+            await setMetadata(file, header, shift);
+          } finally {
+            await file.close();
+          }
+          break;
         }
-        break;
+        case 'directory': {
+          const made = await dir.mkdir(base);
+          try {
+            await dirMetadata(made, header, shift);
+          } finally {
+            await made.close();
+          }
+          break;
+        }
+        case 'symlink': {
+          await dir.symlink(header.linkname ?? '', base);
+          const { uid, gid } = ownerOf(header, shift);
+          await dir.lchown(base, uid, gid).catch(() => undefined);
+          const mtime = header.mtime ?? new Date(0);
+          await dir.lutimes(base, mtime, mtime).catch(() => undefined);
+          break;
+        }
+        case 'link': {
+          const target = layerPath(header.linkname ?? '');
+          if (target === undefined) throw badLayer(`hard link ${header.name} has no target`);
+          const from = await dirOf(posix.dirname(target) === '.' ? '' : posix.dirname(target), false).catch(() => undefined);
+          try {
+            // link(2) follows neither name: the target is the entry itself (a link is linked as a link), in a directory held open.
+            if (!from) throw Object.assign(new Error('no such directory'), { code: 'ENOENT' });
+            await link(from.at(posix.basename(target)), dir.at(base));
+          } catch (err) {
+            // A hard link names a file of this image (one an earlier entry or layer made): a target
+            // that is not there (`/etc/shadow` of the host, say) is the layer's fault, not ours.
+            throw badLayer(`hard link ${header.name} points to ${header.linkname ?? ''}, which is not a file of the image (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+          } finally {
+            await from?.close();
+          }
+          break;
+        }
+        case 'character-device':
+        case 'block-device':
+          // Never made on the host (see applyLayer); a container's devices come from bwrap's /dev.
+          break;
+        case 'fifo':
+          await mkfifo(dir, base, header);
+          await entryMetadata(dir, base, header, shift);
+          break;
+        default:
+          throw badLayer(`entry ${header.name} has unsupported type ${header.type ?? 'unknown'}`);
       }
-      case 'character-device':
-      case 'block-device':
-        // Never made on the host (see applyLayer); a container's devices come from bwrap's /dev.
-        body.resume();
-        return;
-      case 'fifo':
-        await mkfifo(path, header);
-        break;
-      default:
-        throw badLayer(`entry ${header.name} has unsupported type ${header.type ?? 'unknown'}`);
+    } finally {
+      await dir.close();
     }
     body.resume();
-    if (header.type !== 'link') await setMetadata(path, header, shift);
   }
-  for await (const entry of ex) {
-    try {
-      await handle(entry.header, entry as unknown as AsyncIterable<Buffer> & { resume(): unknown });
-    } catch (err) {
-      // What an entry asks for and the filesystem refuses (a file where its parent should be a
-      // directory, say) is a bad layer, answered 400 naming the entry; the system's own message
-      // is left out, as it names host paths.
-      if (err instanceof EngineError || SERVER_TROUBLE.has((err as NodeJS.ErrnoException).code ?? '')) throw err;
-      throw badLayer(`entry ${entry.header.name} cannot be applied (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  try {
+    for await (const entry of ex) {
+      try {
+        await handle(entry.header, entry as unknown as AsyncIterable<Buffer> & { resume(): unknown });
+      } catch (err) {
+        // What an entry asks for and the filesystem refuses (a file where its parent should be a
+        // directory, say) is a bad layer, answered 400 naming the entry; the system's own message
+        // is left out, as it names host paths.
+        if (err instanceof EngineError || SERVER_TROUBLE.has((err as NodeJS.ErrnoException).code ?? '')) throw err;
+        throw badLayer(`entry ${entry.header.name} cannot be applied (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+      }
     }
-  }
-  for (const dirRel of opaque) {
-    const dir = dirRel === '' ? root : await resolveInRoot(root, dirRel);
-    await removeLowerChildren(dir, dirRel === '' ? '' : `/${dirRel}`, written);
+    for (const dirRel of opaque) {
+      // An opaque directory that is a link (or gone) hides nothing: the link is never followed (dockerd's walk in its chroot does the same).
+      const dir = dirRel === '' ? await root.dir('') : await root.dir(dirRel).catch(() => undefined);
+      if (!dir) continue;
+      try {
+        await removeLowerChildren(dir, dirRel === '' ? '' : `/${dirRel}`, written);
+      } finally {
+        await dir.close();
+      }
+    }
+  } finally {
+    await root.close();
   }
 }

@@ -64,7 +64,8 @@ export class LocalArchive {
     // noOverwriteDirNonDir (sent by every `docker cp`) asks; without it such a replacement fails too,
     // as a 400 naming tar's complaint, never silently. `-o` gives files to the extracting user
     // (the container's root), as dockerd does unless copyUIDGID asks to keep the archive's owners.
-    const proc = await this.run(c, ['tar', '-x', ...(copyUIDGID ? [] : ['-o']), '-f', '-', '-C', absolute(path)], true, (stream, data) => {
+    // With copyUIDGID the archive's ids are kept as numbers (dockerd's archive carries no names to look up).
+    const proc = await this.run(c, ['tar', '-x', ...(copyUIDGID ? ['--numeric-owner'] : ['-o']), '-f', '-', '-C', absolute(path)], true, (stream, data) => {
       if (stream === 2) stderr += data.toString();
     });
     signal.addEventListener('abort', () => proc.kill('SIGKILL'));
@@ -89,7 +90,10 @@ export class LocalArchive {
       if (this.executor.copyOffline) return this.executor.copyOffline(c, argv, stdin, output);
       throw EngineError.conflict(`Container ${c.id} is not running: the ${this.runtimeName} runtime copies files with tar inside the running container`);
     }
-    return this.executor.exec({ container: c, argv, env: c.env, user: '0', workingDir: '/', tty: false, stdin, privileged: false, output });
+    // As uid 0 and gid 0 with a HOME of its own: the container's /etc/passwd is not read for a copy
+    // (it may be a FIFO the container made; dockerd's copy never reads it either).
+    const env = c.env.some((e) => e.startsWith('HOME=')) ? c.env : [...c.env, 'HOME=/root'];
+    return this.executor.exec({ container: c, argv, env, user: '0:0', workingDir: '/', tty: false, stdin, privileged: false, output });
   }
 }
 

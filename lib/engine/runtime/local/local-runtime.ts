@@ -317,7 +317,7 @@ export class LocalRuntime implements ContainerRuntime {
     if (!copy || !c.mounts?.some((m) => m.copy)) return;
     for (const m of c.mounts) {
       if (!m.copy || m.Type !== 'volume' || !m.Name) continue;
-      if (this.volumes?.isEmpty(m.Name)) await copy.call(this.executor, c, m.Destination, m.Source);
+      if (await this.volumes?.isEmpty(m.Name)) await copy.call(this.executor, c, m.Destination, m.Source);
       m.copy = false;
     }
     void this.records?.save(c);

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { chownSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { opendir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Beneath } from '../../linux/beneath.js';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import { nameFilter } from '../../../engine-api/name-pattern.js';
 import type { EngineFilters } from '../../../engine-api/filters.js';
@@ -17,11 +19,19 @@ interface VolumeMeta {
   Labels: Record<string, string> | null;
 }
 
+/** Where a removed volume waits for its content to go (not a valid volume name: never listed). */
+const TRASH_PREFIX = '.removed-';
+
 /**
  * Named volumes of the `local` driver: a directory `<dir>/<name>/_data` per volume (what the
  * container mounts) beside its `volume.json` (labels, creation time), surviving restarts as
  * dockerd's do. A named volume a create mentions is made on the way, as dockerd makes it.
  * Driver options (`-o type=… device=…`) are refused: this driver only makes directories.
+ *
+ * A volume's content is its containers' (beneath.ts's rule): it is never read or removed with
+ * blocking I/O on the event loop, where a tenant's million files would hold the whole server. A
+ * removed volume is renamed aside at once and its content removed in the background, through
+ * beneath.ts, nothing followed.
  */
 export class LocalVolumes {
   constructor(
@@ -33,6 +43,8 @@ export class LocalVolumes {
     private readonly owner?: { uid: number; gid: number },
   ) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
+    // What an earlier server had not finished removing.
+    for (const name of readdirSync(dir)) if (name.startsWith(TRASH_PREFIX)) this.discard(name);
   }
 
   mountpoint(name: string): string {
@@ -98,7 +110,7 @@ export class LocalVolumes {
     }
     const users = this.users().filter((c) => c.names.includes(name)).map((c) => c.id);
     if (users.length > 0) throw EngineError.conflict(`remove ${name}: volume is in use - [${users.join(', ')}]`);
-    rmSync(join(this.dir, name), { recursive: true, force: true });
+    this.trash(name);
   }
 
   prune(filters: EngineFilters): VolumePruneReport {
@@ -110,7 +122,7 @@ export class LocalVolumes {
       if (used.has(name)) continue;
       const volumeLabels = this.meta(name)?.Labels ?? {};
       if (!labels.every((l) => labelMatches(volumeLabels, l)) || notLabels.some((l) => labelMatches(volumeLabels, l))) continue;
-      rmSync(join(this.dir, name), { recursive: true, force: true });
+      this.trash(name);
       deleted.push(name);
     }
     return { VolumesDeleted: deleted.length > 0 ? deleted : null, SpaceReclaimed: 0 };
@@ -128,13 +140,36 @@ export class LocalVolumes {
     return { name, source: this.mountpoint(name) };
   }
 
-  /** True while the volume's directory has no entries (dockerd copies an image's content only into an empty volume). */
-  isEmpty(name: string): boolean {
+  /** True while the volume's directory has no entries (dockerd copies an image's content only into an empty volume); one entry is read, off the event loop. */
+  async isEmpty(name: string): Promise<boolean> {
     try {
-      return readdirSync(this.mountpoint(name)).length === 0;
+      const dir = await opendir(this.mountpoint(name));
+      try {
+        return (await dir.read()) === null;
+      } finally {
+        await dir.close().catch(() => undefined);
+      }
     } catch {
       return false;
     }
+  }
+
+  /** The volume is gone at once (renamed aside, a constant-time step); its content goes in the background. */
+  private trash(name: string): void {
+    const aside = `${TRASH_PREFIX}${randomBytes(8).toString('hex')}`;
+    renameSync(join(this.dir, name), join(this.dir, aside));
+    this.discard(aside);
+  }
+
+  /** Removes a renamed-aside volume through beneath.ts (threadpool I/O, no link followed). */
+  private discard(aside: string): void {
+    void Beneath.open(this.dir).then(async (top) => {
+      try {
+        await top.remove(aside);
+      } finally {
+        await top.close();
+      }
+    }).catch(() => undefined);
   }
 
   private names(): string[] {

@@ -66,7 +66,12 @@ export async function sandboxExec(run: LocalExecRun, ctx: SandboxExecContext): P
   if (run.privileged) throw EngineError.invalidParameter('Privileged is not supported by the sandbox runtime');
   const spec = run.user !== '' ? run.user : typeof run.container.body.User === 'string' ? run.container.body.User : '';
   // Names resolve against the container's /etc/passwd and /etc/group, as runc does for dockerd's exec.
-  const { uid, gid, home } = await ctx.resolveUser(spec === '' ? '0' : spec);
+  // A numeric uid:gid with HOME given asks nothing of them (no supplementary groups are set), so
+  // none is read: `docker cp` runs so, whatever the container made of its /etc/passwd.
+  const wanted = spec === '' ? '0' : spec;
+  const numeric = /^(\d{1,10}):(\d{1,10})$/.exec(wanted);
+  const given = numeric && run.env.some((e) => e.startsWith('HOME=')) && Number(numeric[1]) <= 0xfffffffe && Number(numeric[2]) <= 0xfffffffe;
+  const { uid, gid, home } = given ? { uid: Number(numeric[1]), gid: Number(numeric[2]), home: '' } : await ctx.resolveUser(wanted);
   const owner = ctx.plan.user;
   if (!ctx.enter && hasUserNamespace(owner) && (uid !== owner.uid || gid !== owner.gid)) {
     throw EngineError.invalidParameter(`User "${spec}": the container runs in a user namespace that maps only uid ${owner.uid} and gid ${owner.gid} (its User); the sandbox runtime runs its execs as that user only`);

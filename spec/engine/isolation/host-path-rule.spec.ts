@@ -1,0 +1,94 @@
+import { describe, expect, test } from '@jest/globals';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+/**
+ * The guard of beneath.ts's rule (host code never follows a path a container or a caller
+ * controls, and never walks one with blocking I/O): the calls that follow a path or block the
+ * event loop may appear only in the files listed here, each of which touches only paths the
+ * server made (its state directory, its own sockets and FIFOs), the kernel's (/proc, cgroupfs)
+ * or the operator's (configuration, keys). A new file that needs one is added with its reason,
+ * or, when it touches a rootfs, a volume, a build context or a caller's archive, uses beneath.ts
+ * (or runs the work inside a sandbox) instead. A listed file that no longer needs it is removed
+ * from the list (the lists must match exactly).
+ */
+const LIB = join(process.cwd(), 'lib');
+
+/** Blocking calls (`readFileSync`, `statSync`, `spawnSync`…): each holds the server's only thread. */
+const BLOCKING: Record<string, string> = {
+  'cli/htpasswd.ts': 'a command-line tool: the file the operator names',
+  'cli/keygen.ts': 'a command-line tool: the key files the operator names',
+  'cli/registry-config.ts': "the operator's configuration, read once at start-up",
+  'engine/policy/host-reaching-fields.ts': 'realpath of a host bind source against allowedBindDirs at create (host paths the operator allows; a tenant that can write in an allowed directory can swap a checked path before start: see README)',
+  'engine/policy/tenant-policy.ts': "realpath of the operator's allowedBindDirs, once at construction",
+  'engine/router/info-route.ts': "the host's /etc/os-release",
+  'engine/router/system-routes.ts': "stat of the server's own module file",
+  'engine/runtime/local/container-records.ts': "the server's container records in its state directory, at start-up",
+  'engine/runtime/local/local-volumes.ts': "volume.json and the volume directories the server makes; a volume's content is read one entry at a time and removed through beneath.ts, off the loop",
+  'engine/runtime/local/log-files.ts': "the containers' log files in the server's state directory (written by the server, never mounted in a container)",
+  'engine/runtime/local/net-dev.ts': "the kernel's /proc/PID/net/dev and ns links",
+  'engine/runtime/local/proc-stats.ts': "the kernel's /proc",
+  'engine/runtime/process/process-runtime.ts': 'stat of the program the unconfined process runtime runs (administrators only)',
+  'engine/runtime/sandbox/bwrap-args.ts': 'existence of a host bind source (a host path the operator allows; bwrap follows it at start: see README on writable allowed directories)',
+  'engine/runtime/sandbox/cgroups.ts': 'cgroupfs files of the groups the server makes',
+  'engine/runtime/sandbox/launcher-env.ts': "the server's private env-argument files (mkdtemp, 0600, wx) and /proc links",
+  'engine/runtime/sandbox/masked-paths.ts': "the host's /proc and /sys",
+  'engine/runtime/sandbox/network/container-network.ts': "resolv.conf and hosts in the container's state directory (the server's), the host's /etc/resolv.conf",
+  'engine/runtime/sandbox/network/launch-gate.ts': "the FIFOs the server makes in its run directory, the kernel's /proc/PID files",
+  'engine/runtime/sandbox/network/sandbox-networks.ts': "networks.json and the containers' resolv.conf in the server's state directory",
+  'engine/runtime/sandbox/rootfs-spares.ts': 'the spares directory the server makes (a spare renamed into place)',
+  'engine/runtime/sandbox/sandbox-exec.ts': "readlink of the kernel's /proc/PID/exe",
+  'engine/runtime/sandbox/sandbox-export.ts': "the host's /usr and account files bound into the export sandbox",
+  'engine/runtime/sandbox/sandbox-process.ts': "the kernel's /proc",
+  'engine/runtime/sandbox/sandbox-runtime.ts': "the server's state directories, the root copy's own directory (never its content), cgroup.procs",
+  'engine/runtime/sandbox/seccomp/container-seccomp.ts': "the compiled filter in the container's state directory",
+  'engine/runtime/sandbox/shared-tmpfs.ts': 'the tmpfs mount points the server makes (mount, umount, then the emptied directories removed)',
+  'engine/runtime/sandbox/userns/id-map.ts': "the host's /etc/subuid and /etc/subgid",
+  'engine/runtime/sandbox/userns/sandbox-userns.ts': 'the staging directories and marker file the server makes',
+  'engine/runtime/sandbox/userns/user-namespace.ts': "the kernel's /proc/PID uid_map, gid_map and ns links",
+  'keys/generate-signing-key.ts': "the operator's key file",
+  'token/authn/htpasswd-authenticator.ts': "the operator's htpasswd file",
+  'token/authz/acl-authorizer.ts': "the operator's ACL file",
+};
+
+/** Tools run on paths (`cp`, `tar`, `chmod`…), which open every name they are given, as root. */
+const PATH_TOOLS: Record<string, string> = {
+  'engine/images/store/apply-layer.ts': "mkfifo of a new name in a directory the server holds open (/proc/PID/fd/N/name), nothing followed",
+  'engine/images/store/copy-tree.ts': 'cp -a between image roots the store unpacked (no container runs there) into a new directory',
+  'engine/images/store/shifted-rootfs.ts': 'cp -a of an image root the store unpacked into a new directory',
+  'engine/images/image-store.ts': 'cp -a of an image root the store unpacked into a new container root, before any of its processes runs',
+};
+
+/** Path-following metadata writes from fs/promises (`chmod`, `chown`, `utimes`, `cp`). */
+const FOLLOWING_METADATA: Record<string, string> = {
+  'engine/listen/listen-engine.ts': "chmod of the server's own socket",
+  'engine/images/store/shifted-rootfs.ts': 'chmod of entries (never links) of its own fresh copy of an unpacked image root',
+  'engine/images/store/layer-files.ts': 'chmod of the temporary directory it made',
+  'engine/images/image-store.ts': "chmod of the store's own directories",
+};
+
+const RULES: [string, RegExp, Record<string, string>][] = [
+  ['blocking calls', /\b[a-z][A-Za-z]*Sync\s*\(/, BLOCKING],
+  ['path tools', /\b(?:spawn|spawnSync|execFile|execFileSync|exec|execSync)\s*\(\s*['"`](?:cp|tar|chmod|chown|chgrp|rm|mv|ln|mkfifo|mknod|rsync|install|touch|dd)['"`]/, PATH_TOOLS],
+  ['path-following metadata writes', /import\s*\{[^}]*\b(?:chmod|chown|utimes|cp)\b[^}]*\}\s*from\s*'node:fs\/promises'/, FOLLOWING_METADATA],
+];
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+}
+
+/** The source without comments, so a comment that names a call is not one. */
+function code(file: string): string {
+  return readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+}
+
+describe('the host never follows a path a container or a caller controls: calls that follow or block appear only in files that touch server-made paths', () => {
+  const files = sources(LIB).map((f) => [relative(LIB, f), code(f)] as const);
+  for (const [name, pattern, allowed] of RULES) {
+    test(`${name} appear only in the allow-listed files, each with its reason, and every listed file still has one`, () => {
+      const found = files.filter(([, text]) => pattern.test(text)).map(([f]) => f).sort();
+      expect(found).toEqual(Object.keys(allowed).sort());
+      for (const reason of Object.values(allowed)) expect(reason.length).toBeGreaterThan(10);
+    });
+  }
+});
