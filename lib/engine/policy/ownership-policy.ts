@@ -76,7 +76,8 @@ export function ownershipPolicy(options: OwnershipPolicyOptions = {}): EnginePol
     }
     if (target?.kind === 'volume') {
       if (!target.exists) return allow();
-      return subject !== undefined && target.owner === subject ? allow() : hide();
+      // Narrowed: a volume another owner's container mounts is "in use", without its id.
+      return subject !== undefined && target.owner === subject ? allow(action === 'volume.delete' ? subject : undefined) : hide();
     }
     if (target?.kind === 'exec') return target.containerId !== undefined && subject !== undefined && target.owner === subject ? allow() : hide();
     if (action === 'container.create') return checkCreate(request, subject);
@@ -84,6 +85,8 @@ export function ownershipPolicy(options: OwnershipPolicyOptions = {}): EnginePol
     if (action === 'image.build' && subject === undefined) return refuse('building an image needs a signed-in caller: its RUN containers belong to the subject that builds');
     if (target?.kind === 'network') return checkNetworkTarget(request, subject, target);
     if (action === 'volume.create') return checkVolumeCreate(request, subject);
+    // Narrowed: an image another owner's container uses is "in use", without that container's id.
+    if (action === 'image.delete') return allow(subject ?? '');
     if (action === 'network.create') return checkNetworkCreate(request, subject);
     return allow();
   };

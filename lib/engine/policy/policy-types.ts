@@ -131,7 +131,8 @@ export interface PolicyRequest {
  * A policy's answer. `allow` lets the request through; for a collection action `onlyOwner`
  * narrows it to that subject's containers (for `network.inspect`, the `Containers` it shows; for
  * `container.create` and `container.rename`, a name conflict with another owner's container is
- * answered without that container's id). `refuse` answers 403 with the message; `hide` answers
+ * answered without that container's id; for `volume.delete` and `image.delete`, so is an "in use"
+ * conflict with another owner's container). `refuse` answers 403 with the message; `hide` answers
  * 404 as if the target did not exist (dockerd's words: `No such container: x`).
  */
 export type PolicyDecision =

@@ -2,6 +2,7 @@ import type { Request, Router } from 'express';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { engineLocals, engineRoute, type EngineContext } from './context.js';
+import { withoutForeignIds } from './foreign-conflict.js';
 import { sendProgress } from './image-routes.js';
 import { abortOnClose } from './output-response.js';
 import { EngineError } from '../../engine-api/engine-error.js';
@@ -144,7 +145,9 @@ export function registerImageStoreRoutes(api: Router, ctx: EngineContext): void 
     /^\/images\/(.+)$/,
     engineRoute(ctx, 'image.delete', async (req, res, version) => {
       if (!runtime.removeImage) throw EngineError.unsupported('removing images', runtime.name);
-      const removed = await runtime.removeImage(name(req), { force: boolValue(req.query.force), noprune: boolValue(req.query.noprune), apiVersion: version });
+      const removed = await runtime.removeImage(name(req), { force: boolValue(req.query.force), noprune: boolValue(req.query.noprune), apiVersion: version }).catch(async (error: unknown) => {
+        throw await withoutForeignIds(error, runtime, engineLocals(res).policy?.onlyOwner);
+      });
       writeEngineJson(res.status(200), removed);
     }),
   );
