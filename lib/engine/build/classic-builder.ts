@@ -208,6 +208,7 @@ class Build {
     await this.request.checkPull?.(ref.ref);
     const progress = await pull.call(this.backend.runtime, {
       ref: ref.ref, path: ref.path, tagOrDigest: ref.tagOrDigest, fromImage: name, apiVersion: this.request.apiVersion, signal: this.request.signal,
+      ...(this.request.connectCheck ? { connectCheck: this.request.connectCheck } : {}),
     });
     let failed: string | undefined;
     let buffered = '';

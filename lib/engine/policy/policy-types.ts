@@ -1,4 +1,5 @@
 import type { AccessEntry } from '../../scope/index.js';
+import type { ConnectCheck } from '../../http/checked-fetch.js';
 import type { EngineAction } from './engine-actions.js';
 
 /**
@@ -145,6 +146,12 @@ export type PolicyDecision =
        * names them, e.g. `NET_RAW` for a tenant.
        */
       readonly withoutCapabilities?: readonly string[];
+      /**
+       * For `image.pull`, `image.push`, `image.build` (its FROM pulls) and `system.auth`: asked
+       * before each connection the runtime's registry client makes for the request (the
+       * registry, every redirect, the token realm), with the address the host resolved to.
+       */
+      readonly connectCheck?: ConnectCheck;
     }
   | { readonly allow: false; readonly message: string }
   | { readonly allow: false; readonly hidden: true };

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import type { LoadNameCheck } from '../../engine-api/image-operations.js';
+import type { ConnectCheck } from '../../http/checked-fetch.js';
 import { EngineError } from '../../engine-api/engine-error.js';
 import { parsePullReference } from '../../engine-api/pull-reference.js';
 import type { EngineFilters } from '../../engine-api/filters.js';
@@ -36,6 +37,8 @@ export interface CheckpointResult {
   checkNames?: LoadNameCheck;
   /** `docker build`: asks the policy about a FROM pull as `image.pull` (the route hands it to the runtime). */
   checkPull?: (ref: string) => Promise<void>;
+  /** Pull, push, build and login: the check each registry connection passes (the route hands it to the runtime). */
+  connectCheck?: ConnectCheck;
 }
 
 /**
@@ -71,6 +74,7 @@ export async function checkpoint(ctx: EngineContext, action: EngineAction, req: 
     if (!decision.allow) throw 'hidden' in decision ? hiddenError(action, target) : new EngineError('Forbidden', decision.message);
     if (decision.onlyOwner !== undefined) result.onlyOwner = decision.onlyOwner;
     if (decision.withoutCapabilities !== undefined) result.withoutCapabilities = decision.withoutCapabilities;
+    if (decision.connectCheck !== undefined) result.connectCheck = decision.connectCheck;
     // The create is handed the containers the policy checked (`container:<id>`, `<id>:ro`), so the
     // runtime cannot resolve a name or prefix to another one meanwhile (one removed, another made).
     if (action === 'container.create' && body) result.body = { value: pinContainerReferences(body, containerIds) };
