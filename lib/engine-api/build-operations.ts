@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { ConnectCheck } from '../http/checked-fetch.js';
 
 /** What `POST /commit` hands the runtime (query already validated by the router). */
 export interface CommitContainerRequest {
@@ -70,6 +71,14 @@ export interface BuildRequest {
    * fetched. A runtime must call it before every pull a build makes.
    */
   checkPull?: (ref: string) => Promise<void>;
+  /**
+   * Set under a policy: asked with the name and id of each local image a FROM or `COPY --from`
+   * resolves to; rejects (`No such image: <name>`) for one the caller may not see, which the
+   * build must not use. A runtime that resolves images itself (dockerd) cannot ask it.
+   */
+  checkImage?: (ref: string, id: string) => Promise<void>;
+  /** Set for a tenant under a policy: asked before each connection a FROM pull makes (see `PullRequest.connectCheck`). */
+  connectCheck?: ConnectCheck;
   /** The client's `X-Registry-Config` header (credentials for FROM pulls): never logged. */
   registryConfig?: string;
   apiVersion: string;

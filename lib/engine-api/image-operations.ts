@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { EngineFilters } from './filters.js';
+import type { ConnectCheck } from '../http/checked-fetch.js';
 
 /** Options of `GET /images/json`. */
 export interface ImageListOptions {
@@ -63,6 +64,12 @@ export interface PushRequest {
   apiVersion: string;
   /** Aborted when the client goes away. */
   signal: AbortSignal;
+  /**
+   * Set for a tenant under a policy: asked before each connection the push makes (the registry,
+   * a redirect, a token realm) with the address the host resolved to; a reason refuses it (403).
+   * The local runtimes' registry client applies it; the Docker runtime's dockerd connects itself.
+   */
+  connectCheck?: ConnectCheck;
 }
 
 /** What `POST /images/create?fromSrc=…` (`docker import`) hands the runtime. */

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { EngineFilters } from './filters.js';
+import type { ConnectCheck } from '../http/checked-fetch.js';
 import type { RegistryLoginRequest, RegistryLoginResult } from './registry-login-types.js';
 import type { SystemOperations } from './system-operations.js';
 import type { ImageOperations } from './image-operations.js';
@@ -142,6 +143,12 @@ export interface PullRequest {
   apiVersion: string;
   /** Aborted when the client goes away. */
   signal: AbortSignal;
+  /**
+   * Set for a tenant under a policy: asked before each connection the pull makes (the registry,
+   * a redirect, a token realm) with the address the host resolved to; a reason refuses it (403).
+   * The local runtimes' registry client applies it; the Docker runtime's dockerd connects itself.
+   */
+  connectCheck?: ConnectCheck;
 }
 
 /** Options of `POST /containers/{id}/stop`. */
@@ -219,9 +226,9 @@ export interface ContainerRuntime
    * `POST /auth` (`docker login` with DOCKER_HOST set): checks the credentials against the
    * registry as dockerd does and answers `{Status: 'Login Succeeded', IdentityToken?}`; refused →
    * 401 with the registry's reason. The body is a credential: never log or echo it. Without it
-   * the route answers 501.
+   * the route answers 501. `connectCheck`, as a pull's, is asked before each connection.
    */
-  login?(request: RegistryLoginRequest): Promise<RegistryLoginResult>;
+  login?(request: RegistryLoginRequest, options?: { connectCheck?: ConnectCheck }): Promise<RegistryLoginResult>;
   /**
    * Resizes a running container's terminal (`POST /containers/{id}/resize?h=&w=`, which the
    * Docker CLI sends for `docker run -it` at start and on every SIGWINCH). Not running → 409; a

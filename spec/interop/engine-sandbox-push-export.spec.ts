@@ -226,12 +226,15 @@ describeWithPeers('docker export, history and push: the sandbox runtime against 
     expect(lastLine(oursAnonymous)).toBe(lastLine(theirsAnonymous));
   }, 120_000);
 
-  test('the store\'s push progress: Preparing for every layer newest first, Waiting beyond five, Pushing with byte counts, Pushed, then the digest and aux lines', async () => {
+  test('the store\'s push progress (each connection checked, as a tenant\'s): Preparing for every layer newest first, Waiting beyond five, Pushing with byte counts, Pushed, then the digest and aux lines', async () => {
     const store = await ImageStore.open(join(work, 'store'));
     const layers = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => tarOf([{ name: `f${i}`, content: `layer ${i}\n`.repeat(100) }])));
     await text(await store.load(Readable.from([await archiveOf(layers, `${registry.host}/alice/six:1`)])));
     const registryAuth = Buffer.from(JSON.stringify({ username: 'alice', password: PASSWORD })).toString('base64url');
-    const messages = (await text(await store.push({ name: `${registry.host}/alice/six`, tag: '1', registryAuth })))
+    // Pushed as a tenant's push is: every connection (registry, token realm) through the connect check.
+    const asked = new Set<string>();
+    const connectCheck = ({ host, port }: { host: string; port: number }) => void asked.add(`${host}:${port}`);
+    const messages = (await text(await store.push({ name: `${registry.host}/alice/six`, tag: '1', registryAuth, connectCheck })))
       .trim().split('\n').map((l) => JSON.parse(l) as { status?: string; id?: string; progressDetail?: { current?: number; total?: number }; aux?: Record<string, unknown>; error?: string });
     expect(messages.find((m) => m.error)).toBeUndefined();
     const ids = layers.map((l) => sha256Of(l).slice(7, 19)).reverse();
@@ -245,6 +248,7 @@ describeWithPeers('docker export, history and push: the sandbox runtime against 
     const [digestLine, aux] = messages.slice(-2);
     const digest = /^1: digest: (sha256:[0-9a-f]{64}) size: (\d+)$/.exec(digestLine?.status ?? '');
     expect(aux).toEqual({ progressDetail: {}, aux: { Tag: '1', Digest: digest?.[1], Size: Number(digest?.[2]) } });
+    expect(asked).toContain(registry.host);
     // dockerd pulls what the store pushed, with the same image ID.
     const pulled = await cli.docker(['pull', `${registry.host}/alice/six:1`], { timeoutMs: 60_000 });
     expectSuccess(pulled);

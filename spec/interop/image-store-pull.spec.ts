@@ -13,6 +13,7 @@ import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { dockerd, dockerImage, describeWithPeers, program } from '../support/peers.js';
 import { ImageStore } from '../../lib/engine/images/index.js';
+import type { ConnectCheck } from '../../lib/http/checked-fetch.js';
 import { dockerCli, startTokenRegistry, type DockerCli, type ProgramResult, type RunningRegistry, type RunningTokenServer } from './support/index.js';
 
 const SERVICE = 'registry.dockgate.test';
@@ -95,6 +96,21 @@ describeWithPeers('image store pulls from a registry through the token flow', [
 
     const again = await text(await store.pull({ ref: image, registryAuth: auth({ username: 'alice', password: PASSWORD }) }));
     expect(again).toContain(`"status":"Status: Image is up to date for ${image}"`);
+  }, 60_000);
+
+  test('a pull whose every connection is checked (a tenant\'s) yields the same image; the check is asked for the registry and its token realm', async () => {
+    const store = await ImageStore.open(join(dir, 'checked'));
+    const asked = new Set<string>();
+    const connectCheck: ConnectCheck = ({ host, port, address }) => {
+      asked.add(`${host}:${port}`);
+      return address === host || /^(127\.|::1$|::ffff:127\.)/.test(address) ? undefined : `unexpected address ${address}`;
+    };
+    const out = await text(await store.pull({ ref: image, connectCheck, registryAuth: auth({ username: 'alice', password: PASSWORD }) }));
+    expect(out).not.toContain('"error"');
+    expect((await store.resolve(image))?.id).toBe(JSON.parse((await cli.docker(['image', 'inspect', image])).stdout)[0].Id);
+    expect(asked).toContain(registry.host);
+    expect(asked).toContain(new URL(token.url).host);
+    expect((await store.pull({ ref: image, connectCheck: () => 'refused', registryAuth: auth({ username: 'alice', password: PASSWORD }) }).then(text).catch((e: Error) => e.message))).toContain('refused');
   }, 60_000);
 
   test('a pull with docker login\'s identity token uses it as a refresh token (refresh_token grant)', async () => {

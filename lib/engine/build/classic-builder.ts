@@ -181,6 +181,8 @@ class Build {
         image = await this.backend.store.resolve(name);
       }
       if (!image) throw EngineError.notFound(`No such image: ${name}`);
+      // Under a policy, an image the caller may not see is one the build cannot use.
+      await this.request.checkImage?.(name, image.id);
       imageId = image.id;
       blob = image.config;
     }
@@ -208,6 +210,7 @@ class Build {
     await this.request.checkPull?.(ref.ref);
     const progress = await pull.call(this.backend.runtime, {
       ref: ref.ref, path: ref.path, tagOrDigest: ref.tagOrDigest, fromImage: name, apiVersion: this.request.apiVersion, signal: this.request.signal,
+      ...(this.request.connectCheck ? { connectCheck: this.request.connectCheck } : {}),
     });
     let failed: string | undefined;
     let buffered = '';
@@ -384,6 +387,7 @@ class Build {
       const stageImage = this.#stages.get(processWord(from, this.#meta, this.escape).toLowerCase());
       const imageId = stageImage ?? (await this.backend.store.resolve(from))?.id;
       if (!imageId) throw EngineError.notFound(`COPY --from=${from}: no stage or image by that name (No such image: ${from})`);
+      if (stageImage === undefined) await this.request.checkImage?.(from, imageId);
       source = { root: await this.backend.store.imageRootfs(imageId), ignored: () => false, context: false };
     }
     const chownSpec = flags.get('chown');

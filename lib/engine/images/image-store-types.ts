@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import type { EngineFilters } from '../../engine-api/filters.js';
 import type { LoadNameCheck } from '../../engine-api/image-operations.js';
 import type { RegistryLoginRequest, RegistryLoginResult } from '../../engine-api/registry-login-types.js';
+import type { ConnectCheck } from '../../http/checked-fetch.js';
 import type { Header as Headers } from 'tar-stream';
 
 /**
@@ -100,6 +101,8 @@ export interface ImagePullRequest {
   /** The client's `X-Registry-Auth` header (base64url JSON); a credential, never logged. */
   registryAuth?: string;
   signal?: AbortSignal;
+  /** Asked before each connection to the registry, its redirects and its token realm (a tenant's, under a policy). */
+  connectCheck?: ConnectCheck;
 }
 
 /** A push (`POST /images/{name}/push?tag=…`). */
@@ -111,6 +114,8 @@ export interface ImagePushRequest {
   /** The client's `X-Registry-Auth` header (base64url JSON); a credential, never logged. */
   registryAuth?: string;
   signal?: AbortSignal;
+  /** Asked before each connection to the registry, its redirects and its token realm (a tenant's, under a policy). */
+  connectCheck?: ConnectCheck;
 }
 
 /** `DELETE /images/{name}` options. */
@@ -182,7 +187,7 @@ export interface ImageStoreApi {
    */
   seedBusybox(tags?: string[]): Promise<string>;
   /** `docker login` (`POST /auth`) against a registry, with the store's insecure-registry rules. Optional. */
-  login?(request: RegistryLoginRequest): Promise<RegistryLoginResult>;
+  login?(request: RegistryLoginRequest, options?: { connectCheck?: ConnectCheck }): Promise<RegistryLoginResult>;
   /** Pulls; resolves with dockerd's JSON-lines progress (bytes). Rejects before output when it cannot start. */
   pull(request: ImagePullRequest): Promise<Readable>;
   /**

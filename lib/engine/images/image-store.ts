@@ -18,6 +18,7 @@ import { buildBusyboxSeed } from './store/busybox-seed.js';
 import { importImage, type ImageImportOptions } from './store/import-image.js';
 import { chainIds } from './store/chain-id.js';
 import { writeFileAtomic } from '../../fs/atomic-file.js';
+import { checkedFetch, type ConnectCheck } from '../../http/checked-fetch.js';
 import { digestHex, isSha256Digest, sha256Of } from './store/digest.js';
 import { ImageIndex } from './store/image-index.js';
 import { LayerFiles } from './store/layer-files.js';
@@ -259,8 +260,8 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
     return pushImage(this, request);
   }
 
-  login(request: RegistryLoginRequest): Promise<RegistryLoginResult> {
-    return registryLogin(request, this.options.insecureRegistries, this.options.fetch);
+  login(request: RegistryLoginRequest, options: { connectCheck?: ConnectCheck } = {}): Promise<RegistryLoginResult> {
+    return registryLogin(request, this.options.insecureRegistries, options.connectCheck ? checkedFetch(options.connectCheck) : this.options.fetch);
   }
 
   load(archive: Readable, options: LoadArchiveOptions = {}): Promise<Readable> {

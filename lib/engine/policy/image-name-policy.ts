@@ -1,6 +1,6 @@
 import { defaultAdmin, type AdminPredicate } from './admin-predicate.js';
 import { inNamespace } from './image-namespace.js';
-import { registryHostList, registryHostRefusal } from './registry-hosts.js';
+import { registryConnectCheck, registryHostList, registryHostRefusal } from './registry-hosts.js';
 import { allow, refuse, type EnginePolicy } from './policy-types.js';
 
 /** Options of {@link imageNamePolicy}. */
@@ -9,11 +9,15 @@ export interface ImageNamePolicyOptions {
   admin?: AdminPredicate;
   /**
    * The registry hosts a tenant may pull from and push to (`docker pull`, a build's `FROM`,
-   * `docker push`), as `host` (every port) or `host:port`; Docker Hub is `docker.io`. The
-   * server connects from its own network, so without a list a tenant may name any host but a
-   * loopback or link-local one (`localhost`, 127.0.0.0/8, ::1, 169.254.0.0/16, fe80::/10),
-   * written as such: a DNS name that resolves there is only kept out by a list. Administrators
-   * name any host. Defaults to no list.
+   * `docker push`, `docker login`), as `host` (every port) or `host:port`; Docker Hub is
+   * `docker.io`. The server connects from its own network, so without a list a tenant may name
+   * any host but a loopback or link-local one (`localhost`, 127.0.0.0/8, ::1, 169.254.0.0/16,
+   * fe80::/10). Every connection such a request makes is checked when it is made, on the local
+   * runtimes: with a list, each one (the registry, a redirect, the token realm) must go to a
+   * listed host, so list the registry's token realm and blob storage hosts too (for Docker Hub,
+   * `auth.docker.io` and `production.cloudflare.docker.com`); without one, no connection may
+   * reach a loopback or link-local address, whatever name resolved to it. Administrators
+   * connect anywhere. Defaults to no list.
    */
   registryHosts?: string[];
 }
@@ -39,6 +43,7 @@ export function imageNamePolicy(options: ImageNamePolicyOptions = {}): EnginePol
   const admin = options.admin ?? defaultAdmin;
   if (typeof admin !== 'function') throw new TypeError('imageNamePolicy option "admin" must be a function (see adminPredicate)');
   const registryHosts = registryHostList(options.registryHosts, 'imageNamePolicy option "registryHosts"');
+  const connectCheck = registryConnectCheck(registryHosts);
   return ({ action, caller, images = [], target }) => {
     if (admin(caller)) return allow();
     const subject = caller.subject;
@@ -52,8 +57,10 @@ export function imageNamePolicy(options: ImageNamePolicyOptions = {}): EnginePol
           if (refusal !== undefined) return refuse(refusal);
         }
       }
-      return allow();
+      // The names are judged as written; where they lead (DNS, redirects, token realms) is judged at each connection.
+      return CONNECTS.has(action) || action === 'image.build' ? { allow: true, connectCheck } : allow();
     }
+    if (action === 'system.auth') return { allow: true, connectCheck };
     if (action === 'image.delete') {
       if (images.length > 0) {
         const shared = images.find((ref) => !inNamespace(ref, subject));

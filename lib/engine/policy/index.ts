@@ -3,8 +3,9 @@ export { ENGINE_ACTIONS, ENGINE_ACTION_NAMES, isCollectionAction, type EngineAct
 export {
   allow, allowWithout, refuse, hide,
   type EnginePolicy, type PolicyRequest, type PolicyDecision, type PolicyLookup, type PolicyTarget, type ContainerTarget, type ExecTarget, type ImageTarget,
-  type EngineCaller, type ImportSource,
+  type EngineCaller, type ImportSource, type ImageShown,
 } from './policy-types.js';
+export type { ConnectCheck, ConnectTarget } from '../../http/checked-fetch.js';
 export { callerFromBearer, ANONYMOUS_CALLER, type CallerResolver } from './engine-caller.js';
 export { composePolicies } from './compose-policies.js';
 export { adminPredicate, defaultAdmin, DEFAULT_ADMIN_ACCESS, type AdminPredicate, type AdminPredicateOptions } from './admin-predicate.js';

@@ -2,13 +2,24 @@ import { defaultAdmin, type AdminPredicate } from './admin-predicate.js';
 import { isCollectionAction } from './engine-actions.js';
 import { CONTAINER_REFERENCES } from './container-references.js';
 import { OWNER_LABEL } from './owner-label.js';
-import { allow, hide, refuse, type EnginePolicy, type NetworkTarget, type PolicyRequest } from './policy-types.js';
+import { imageVisible } from './image-visibility.js';
+import { allow, hide, refuse, type EnginePolicy, type ImageShown, type NetworkTarget, type PolicyDecision, type PolicyRequest } from './policy-types.js';
 
 /** Options of {@link ownershipPolicy}. */
 export interface OwnershipPolicyOptions {
   /** Who administers: administrators see and act on every container. Defaults to holders of an `engine:api:admin` grant. */
   admin?: AdminPredicate;
+  /**
+   * Namespaces whose images every tenant sees, besides the names no tenant can write (`busybox`,
+   * `library/…`), e.g. `['myorg']` for the administrators' `myorg/…` images. A subject of the
+   * same name would write there: list only namespaces no subject is named after. Defaults to none.
+   */
+  sharedNamespaces?: string[];
 }
+
+/** The actions whose answer shows or uses images the request does not name in its path. */
+const SHOWS_IMAGES = new Set(['image.list', 'image.save', 'system.df', 'image.build']);
+const NONE: ReadonlySet<string> = new Set();
 
 /** Named volumes a create mounts: `-v NAME:/path` and `--mount type=volume,src=NAME`. */
 function namedVolumes(host: Record<string, unknown>): { field: string; name: string }[] {
@@ -54,7 +65,10 @@ async function checkVolumeCreate(request: PolicyRequest, subject: string | undef
  * `network x not found` to inspect, and an inspect shows in `Containers` only the caller's
  * containers. A create may not name another's container
  * (`--network container:x`, `--pid container:x`, `--volumes-from`, `--link`) nor set the owner
- * label. Administrators (the `admin` predicate) see everything.
+ * label. An image is seen by a tenant when one of its names is in the tenant's namespace or is
+ * shared (`busybox`, `library/…`, `sharedNamespaces`), or one of its containers runs it; any
+ * other is absent from `docker images`, `system df` and a build's FROM, and 404 `No such image: x`
+ * to inspect, history, save, tag and create. Administrators (the `admin` predicate) see everything.
  *
  * @example
  * engineRouter(runtime, range, { policy: ownershipPolicy({ admin: adminPredicate({ subjects: ['root'] }) }) });
@@ -62,31 +76,65 @@ async function checkVolumeCreate(request: PolicyRequest, subject: string | undef
 export function ownershipPolicy(options: OwnershipPolicyOptions = {}): EnginePolicy {
   const admin = options.admin ?? defaultAdmin;
   if (typeof admin !== 'function') throw new TypeError('ownershipPolicy option "admin" must be a function (see adminPredicate)');
+  const shared = options.sharedNamespaces ?? [];
+  if (!Array.isArray(shared) || !shared.every((n) => typeof n === 'string' && /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/.test(n))) {
+    throw new TypeError('ownershipPolicy option "sharedNamespaces" must be a list of repository namespaces (lower-case path components, e.g. "myorg")');
+  }
+  const sharedNamespaces: ReadonlySet<string> = new Set(shared);
   return async (request) => {
     const { caller, target, action } = request;
     if (admin(caller)) return allow();
     const subject = caller.subject;
-    if (isCollectionAction(action)) return allow(subject ?? '');
-    if (target?.kind === 'container') {
-      // A reference naming nothing is left to the route, which answers its own 404.
-      if (target.id === undefined) return allow();
-      if (subject === undefined || target.owner !== subject) return hide();
-      // Narrowed: a name another owner's container holds is "in use", without its id.
-      return action === 'container.rename' ? allow(subject) : allow();
+    // The images the subject's containers run, asked once per request and only when needed.
+    let used: Promise<ReadonlySet<string>> | undefined;
+    const showImage: ImageShown = async (image) => {
+      if (imageVisible(image, subject, sharedNamespaces, NONE)) return true;
+      used ??= subject === undefined ? Promise.resolve(NONE) : request.lookup.containerImages(subject);
+      return imageVisible(image, subject, sharedNamespaces, await used);
+    };
+    if (SHOWS_IMAGES.has(action)) {
+      const decision = await ownershipDecision(request, subject);
+      return decision.allow ? { ...decision, showImage } : decision;
     }
-    if (target?.kind === 'volume') {
-      if (!target.exists) return allow();
-      return subject !== undefined && target.owner === subject ? allow() : hide();
+    if (target?.kind === 'image' && target.id !== undefined) {
+      if (!(await showImage({ Id: target.id, RepoTags: target.repoTags ?? [], RepoDigests: target.repoDigests ?? [] }))) return hide();
     }
-    if (target?.kind === 'exec') return target.containerId !== undefined && subject !== undefined && target.owner === subject ? allow() : hide();
-    if (action === 'container.create') return checkCreate(request, subject);
-    // A build's RUN steps are containers: they belong to the caller, who must be known.
-    if (action === 'image.build' && subject === undefined) return refuse('building an image needs a signed-in caller: its RUN containers belong to the subject that builds');
-    if (target?.kind === 'network') return checkNetworkTarget(request, subject, target);
-    if (action === 'volume.create') return checkVolumeCreate(request, subject);
-    if (action === 'network.create') return checkNetworkCreate(request, subject);
-    return allow();
+    if (action === 'container.create') {
+      const image = request.body?.Image;
+      const found = typeof image === 'string' && image !== '' ? await request.lookup.image(image) : undefined;
+      // Another owner's image reads as one that does not exist: 404 `No such image`.
+      if (found?.id !== undefined && !(await showImage({ Id: found.id, RepoTags: found.repoTags ?? [], RepoDigests: found.repoDigests ?? [] }))) return hide();
+    }
+    return ownershipDecision(request, subject);
   };
+}
+
+/** The ownership rules for a caller who does not administer. */
+async function ownershipDecision(request: PolicyRequest, subject: string | undefined): Promise<PolicyDecision> {
+  const { target, action } = request;
+  if (isCollectionAction(action)) return allow(subject ?? '');
+  if (target?.kind === 'container') {
+    // A reference naming nothing is left to the route, which answers its own 404.
+    if (target.id === undefined) return allow();
+    if (subject === undefined || target.owner !== subject) return hide();
+    // Narrowed: a name another owner's container holds is "in use", without its id.
+    return action === 'container.rename' ? allow(subject) : allow();
+  }
+  if (target?.kind === 'volume') {
+    if (!target.exists) return allow();
+    // Narrowed: a volume another owner's container mounts is "in use", without its id.
+    return subject !== undefined && target.owner === subject ? allow(action === 'volume.delete' ? subject : undefined) : hide();
+  }
+  if (target?.kind === 'exec') return target.containerId !== undefined && subject !== undefined && target.owner === subject ? allow() : hide();
+  if (action === 'container.create') return checkCreate(request, subject);
+  // A build's RUN steps are containers: they belong to the caller, who must be known.
+  if (action === 'image.build' && subject === undefined) return refuse('building an image needs a signed-in caller: its RUN containers belong to the subject that builds');
+  if (target?.kind === 'network') return checkNetworkTarget(request, subject, target);
+  if (action === 'volume.create') return checkVolumeCreate(request, subject);
+  // Narrowed: an image another owner's container uses is "in use", without that container's id.
+  if (action === 'image.delete') return allow(subject ?? '');
+  if (action === 'network.create') return checkNetworkCreate(request, subject);
+  return allow();
 }
 
 async function checkCreate(request: PolicyRequest, subject: string | undefined) {

@@ -1,4 +1,5 @@
 import type { AccessEntry } from '../../scope/index.js';
+import type { ConnectCheck } from '../../http/checked-fetch.js';
 import type { EngineAction } from './engine-actions.js';
 
 /**
@@ -42,6 +43,10 @@ export interface ImageTarget {
   readonly ref: string;
   /** The image's tags when it exists and the runtime can inspect images. */
   readonly repoTags?: readonly string[];
+  /** Its repository digests (`bob/app@sha256:…`), when it exists. */
+  readonly repoDigests?: readonly string[];
+  /** Its id (`sha256:…`), when it exists; undefined for a reference naming no image (the route answers its own 404). */
+  readonly id?: string;
 }
 
 /** The named volume a request names in its path. */
@@ -100,7 +105,17 @@ export interface PolicyLookup {
   containerCount(owner: string): Promise<number>;
   /** Bytes of the images that carry a tag under the subject's namespace (`bob/…`), as `docker images` sizes them. */
   imageBytes(owner: string): Promise<number>;
+  /** The image a reference (name, id or id prefix) names, or undefined when none; `null` when the runtime cannot inspect images. */
+  image(ref: string): Promise<ImageTarget | undefined | null>;
+  /** The bare ids (hex, no `sha256:`) of the images the subject's containers (any state) run. */
+  containerImages(owner: string): Promise<ReadonlySet<string>>;
 }
+
+/**
+ * Whether the caller sees an image, given as a list row or an inspect body (`Id`, `RepoTags`,
+ * `RepoDigests`); see `PolicyDecision.showImage`.
+ */
+export type ImageShown = (image: Readonly<Record<string, unknown>>) => Promise<boolean>;
 
 /** What the policy is asked about one request. */
 export interface PolicyRequest {
@@ -131,7 +146,8 @@ export interface PolicyRequest {
  * A policy's answer. `allow` lets the request through; for a collection action `onlyOwner`
  * narrows it to that subject's containers (for `network.inspect`, the `Containers` it shows; for
  * `container.create` and `container.rename`, a name conflict with another owner's container is
- * answered without that container's id). `refuse` answers 403 with the message; `hide` answers
+ * answered without that container's id; for `volume.delete` and `image.delete`, so is an "in use"
+ * conflict with another owner's container). `refuse` answers 403 with the message; `hide` answers
  * 404 as if the target did not exist (dockerd's words: `No such container: x`).
  */
 export type PolicyDecision =
@@ -144,6 +160,18 @@ export type PolicyDecision =
        * names them, e.g. `NET_RAW` for a tenant.
        */
       readonly withoutCapabilities?: readonly string[];
+      /**
+       * For `image.pull`, `image.push`, `image.build` (its FROM pulls) and `system.auth`: asked
+       * before each connection the runtime's registry client makes for the request (the
+       * registry, every redirect, the token realm), with the address the host resolved to.
+       */
+      readonly connectCheck?: ConnectCheck;
+      /**
+       * For `image.list`, `image.save`, `system.df` and `image.build` (its FROM and `COPY --from`
+       * images): the images the caller sees. The others are left out of lists, and naming one is
+       * a 404 `No such image: x`, as for an image that does not exist.
+       */
+      readonly showImage?: ImageShown;
     }
   | { readonly allow: false; readonly message: string }
   | { readonly allow: false; readonly hidden: true };

@@ -1,5 +1,6 @@
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import { DOCKER_HUB_DOMAINS, isDomain, splitRepositoryName } from '../../reference/repository-name.js';
+import type { ConnectCheck } from '../../http/checked-fetch.js';
 
 /**
  * Hosts a pull or push from the server's own network must not reach for a tenant unless an
@@ -85,4 +86,30 @@ export function registryHostRefusal(ref: string, allowed: readonly { host: strin
   }
   if (hostOnly(host)) return `${ref}: registry ${domain} is a loopback or link-local host, which tenants may not pull from or push to (list the hosts they may name in registryHosts)`;
   return undefined;
+}
+
+/**
+ * The check every connection of a tenant's registry operation passes when it is made (the
+ * registry, each redirect, the token realm; see `checkedFetch`): with an allow-list, the
+ * connection's `host:port` must be one it names, whatever it resolves to; without one, the
+ * address the name resolved to must not be loopback, link-local or unspecified (IPv4-mapped
+ * forms included), so a DNS name pointing there is refused too.
+ *
+ * @example
+ * registryConnectCheck(undefined)({ host: 'myname', port: 5000, address: '127.0.0.1' }); // 'myname:5000 resolves to 127.0.0.1, …'
+ */
+export function registryConnectCheck(allowed: readonly { host: string; port?: string }[] | undefined): ConnectCheck {
+  return ({ host, port, address }) => {
+    // Docker Hub's registry host (registry-1.docker.io) reads as docker.io, as in the list.
+    const named = canonical(isIPv6(host) ? `[${host}]` : host);
+    const shown = isIPv6(host) ? `[${host}]:${port}` : `${host}:${port}`;
+    if (allowed !== undefined) {
+      if (allowed.some((a) => a.host === named.host && (a.port === undefined || a.port === String(port)))) return undefined;
+      return `${shown} is not one of the registry hosts tenants may reach (registryHosts)`;
+    }
+    if (hostOnly(named.host) || hostOnly(address)) {
+      return `${shown}${address !== named.host ? ` resolves to ${address}, ` : ' is '}a loopback or link-local address, which tenants may not reach (list the hosts they may name in registryHosts)`;
+    }
+    return undefined;
+  };
 }

@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import { engineRoute, type EngineContext } from './context.js';
+import { engineLocals, engineRoute, type EngineContext } from './context.js';
 import { EngineError } from '../../engine-api/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
 import { readJsonBody } from './read-json-body.js';
@@ -18,7 +18,8 @@ export function registerAuthRoute(api: Router, ctx: EngineContext): void {
       const body = await readJsonBody(req, ctx.settings.maxBodyBytes);
       if (typeof body !== 'object' || body === null || Array.isArray(body)) throw EngineError.invalidParameter('the login body must be a JSON object (username, password, serveraddress)');
       if (!runtime.login) throw EngineError.unsupported('registry login (POST /auth)', runtime.name);
-      writeEngineJson(res.status(200), await runtime.login(body as RegistryLoginRequest));
+      const connectCheck = engineLocals(res).policy?.connectCheck;
+      writeEngineJson(res.status(200), await runtime.login(body as RegistryLoginRequest, connectCheck ? { connectCheck } : {}));
     }),
   );
 }

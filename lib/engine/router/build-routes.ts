@@ -58,7 +58,7 @@ export function registerBuildRoutes(api: Router, ctx: EngineContext): void {
       const abort = abortOnClose(req, res);
       // RUN containers belong to the caller, as the containers it creates itself do.
       const subject = engineLocals(res).policy?.caller.subject;
-      const checkPull = engineLocals(res).policy?.checkPull;
+      const { checkPull, connectCheck, checkImage } = engineLocals(res).policy ?? {};
       const registryConfig = req.headers['x-registry-config'];
       const stream = await runtime.build({
         ...options,
@@ -67,6 +67,8 @@ export function registerBuildRoutes(api: Router, ctx: EngineContext): void {
         context: req,
         containerLabels: subject !== undefined ? { [OWNER_LABEL]: subject } : {},
         ...(checkPull ? { checkPull } : {}),
+        ...(connectCheck ? { connectCheck } : {}),
+        ...(checkImage ? { checkImage } : {}),
         ...(typeof registryConfig === 'string' && registryConfig !== '' ? { registryConfig } : {}),
         apiVersion: version,
         signal: abort.signal,

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import type { LoadNameCheck } from '../../engine-api/image-operations.js';
+import type { ConnectCheck } from '../../http/checked-fetch.js';
 import { EngineError } from '../../engine-api/engine-error.js';
 import { parsePullReference } from '../../engine-api/pull-reference.js';
 import type { EngineFilters } from '../../engine-api/filters.js';
@@ -11,7 +12,7 @@ import { ANONYMOUS_CALLER, callerFromBearer } from '../policy/engine-caller.js';
 import { inNamespace } from '../policy/image-namespace.js';
 import { OWNER_LABEL, ownerOf } from '../policy/owner-label.js';
 import { pinContainerReferences } from '../policy/container-references.js';
-import type { ContainerTarget, EngineCaller, ImportSource, NetworkTarget, PolicyLookup, PolicyTarget, VolumeTarget } from '../policy/policy-types.js';
+import type { ContainerTarget, EngineCaller, ImageShown, ImageTarget, ImportSource, NetworkTarget, PolicyLookup, PolicyTarget, VolumeTarget } from '../policy/policy-types.js';
 import type { EngineContext } from './engine-context.js';
 import { importSource } from './import-source.js';
 import { readJsonBody } from './read-json-body.js';
@@ -36,6 +37,12 @@ export interface CheckpointResult {
   checkNames?: LoadNameCheck;
   /** `docker build`: asks the policy about a FROM pull as `image.pull` (the route hands it to the runtime). */
   checkPull?: (ref: string) => Promise<void>;
+  /** Pull, push, build and login: the check each registry connection passes (the route hands it to the runtime). */
+  connectCheck?: ConnectCheck;
+  /** List, save, system df and build: the images the caller sees (the others are left out, or 404 when named). */
+  showImage?: ImageShown;
+  /** `docker build`: throws `No such image: <ref>` when the local image a FROM or `COPY --from` resolved to is one the caller does not see (the route hands it to the runtime). */
+  checkImage?: (ref: string, id: string) => Promise<void>;
 }
 
 /**
@@ -68,9 +75,11 @@ export async function checkpoint(ctx: EngineContext, action: EngineAction, req: 
       action, caller, lookup, runtime: ctx.runtime.name ?? 'custom',
       ...(target ? { target } : {}), ...(body ? { body } : {}), ...(written ? { images: written } : {}), ...(source ? { source } : {}),
     });
-    if (!decision.allow) throw 'hidden' in decision ? hiddenError(action, target) : new EngineError('Forbidden', decision.message);
+    if (!decision.allow) throw 'hidden' in decision ? hiddenError(action, target, body) : new EngineError('Forbidden', decision.message);
     if (decision.onlyOwner !== undefined) result.onlyOwner = decision.onlyOwner;
     if (decision.withoutCapabilities !== undefined) result.withoutCapabilities = decision.withoutCapabilities;
+    if (decision.connectCheck !== undefined) result.connectCheck = decision.connectCheck;
+    if (decision.showImage !== undefined) result.showImage = decision.showImage;
     // The create is handed the containers the policy checked (`container:<id>`, `<id>:ro`), so the
     // runtime cannot resolve a name or prefix to another one meanwhile (one removed, another made).
     if (action === 'container.create' && body) result.body = { value: pinContainerReferences(body, containerIds) };
@@ -80,6 +89,14 @@ export async function checkpoint(ctx: EngineContext, action: EngineAction, req: 
   // before any tag is written (one parse decides what is judged and what is written).
   if (action === 'image.load') result.checkNames = (names) => ask(names);
   // A build's FROM pull is `docker pull` (image.pull) of that reference, judged the same way.
+  const { showImage } = result;
+  if (action === 'image.build' && showImage && ctx.runtime.inspectImage) {
+    const inspectImage = ctx.runtime.inspectImage.bind(ctx.runtime);
+    result.checkImage = async (ref, id) => {
+      const image = await notFoundAsUndefined(inspectImage(id, version));
+      if (!image || !(await showImage(image))) throw EngineError.notFound(`No such image: ${ref}`);
+    };
+  }
   if (action === 'image.build') {
     result.checkPull = async (ref) => {
       const decision = await policy({ action: 'image.pull', caller, lookup, runtime: ctx.runtime.name ?? 'custom', images: [ref] });
@@ -102,7 +119,16 @@ export function visibleTo(onlyOwner: string | undefined, labels: unknown): boole
   return onlyOwner === undefined || ownerOf(labels) === onlyOwner;
 }
 
-function hiddenError(action: EngineAction, target: PolicyTarget | undefined): EngineError {
+/** The image rows (a list's, `system df`'s) the caller sees: all of them when the policy did not narrow images. */
+export async function shownImages<T extends Record<string, unknown>>(images: T[], showImage: ImageShown | undefined): Promise<T[]> {
+  if (!showImage) return images;
+  const shown = await Promise.all(images.map((i) => showImage(i)));
+  return images.filter((_, i) => shown[i]);
+}
+
+function hiddenError(action: EngineAction, target: PolicyTarget | undefined, body: Record<string, unknown> | undefined): EngineError {
+  // A create from an image the caller may not see: as from one that does not exist.
+  if (action === 'container.create') return EngineError.notFound(`No such image: ${typeof body?.Image === 'string' ? body.Image : ''}`);
   const ref = target?.ref ?? '';
   if (target?.kind === 'exec') return EngineError.notFound(`No such exec instance: ${ref}`);
   if (target?.kind === 'image') return EngineError.notFound(`No such image: ${ref}`);
@@ -132,9 +158,7 @@ async function resolveTarget(ctx: EngineContext, action: EngineAction, req: Requ
     }
     case 'image': {
       const ref = params[0] ?? '';
-      const image = ctx.runtime.inspectImage ? await notFoundAsUndefined(ctx.runtime.inspectImage(ref, version)) : undefined;
-      const tags = Array.isArray(image?.RepoTags) ? (image.RepoTags as unknown[]).filter((t): t is string => typeof t === 'string') : undefined;
-      return { kind: 'image', ref, ...(tags ? { repoTags: tags } : {}) };
+      return (await lookup.image(ref)) ?? { kind: 'image', ref };
     }
     case 'volume': {
       const ref = params.name ?? '';
@@ -236,6 +260,19 @@ function policyLookup(ctx: EngineContext, version: string, containerIds: Map<str
     async containerCount(owner: string): Promise<number> {
       const rows = await runtime.list({ all: true, filters: new Map([['label', new Set([`${OWNER_LABEL}=${owner}`])]]) });
       return rows.length;
+    },
+    async image(ref: string): Promise<ImageTarget | undefined | null> {
+      if (!runtime.inspectImage) return null;
+      const image = await notFoundAsUndefined(runtime.inspectImage(ref, version));
+      if (!image) return undefined;
+      const strings = (field: unknown) => (Array.isArray(field) ? field.filter((t): t is string => typeof t === 'string') : undefined);
+      const tags = strings(image.RepoTags);
+      const digests = strings(image.RepoDigests);
+      return { kind: 'image', ref, ...(typeof image.Id === 'string' ? { id: image.Id } : {}), ...(tags ? { repoTags: tags } : {}), ...(digests ? { repoDigests: digests } : {}) };
+    },
+    async containerImages(owner: string): Promise<ReadonlySet<string>> {
+      const rows = await runtime.list({ all: true, filters: new Map([['label', new Set([`${OWNER_LABEL}=${owner}`])]]) });
+      return new Set(rows.map((r) => (typeof r.ImageID === 'string' ? r.ImageID.replace(/^sha256:/, '') : '')).filter((id) => id !== ''));
     },
     async imageBytes(owner: string): Promise<number> {
       if (!runtime.listImages) return 0;

@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import { engineLocals, engineRoute, type EngineContext } from './context.js';
-import { ownedFilters, visibleTo } from './checkpoint.js';
+import { ownedFilters, shownImages, visibleTo } from './checkpoint.js';
 import { EngineError } from '../../engine-api/engine-error.js';
 import { writeEngineJson } from '../errors/write-engine-error.js';
 import { apiVersionAtLeast, apiVersionLessThan } from '../../engine-api/api-version.js';
@@ -23,6 +23,7 @@ export function registerDiskUsageRoute(api: Router, ctx: EngineContext): void {
       for (const t of types) if (!DF_TYPES.includes(t)) throw EngineError.invalidParameter(`unknown object type: ${t}`);
       const want = (t: string): boolean => types.size === 0 || types.has(t);
       const onlyOwner = engineLocals(res).policy?.onlyOwner;
+      const showImage = engineLocals(res).policy?.showImage;
       let usage: Record<string, unknown>;
       if (runtime.diskUsage) {
         usage = await runtime.diskUsage({ types, apiVersion: version });
@@ -31,12 +32,17 @@ export function registerDiskUsageRoute(api: Router, ctx: EngineContext): void {
           const rows = usage[section];
           if (Array.isArray(rows)) usage = { ...usage, [section]: (rows as Record<string, unknown>[]).filter((c) => visibleTo(onlyOwner, c.Labels)) };
         }
+        // Images: the ones the caller sees, and the layers they count.
+        if (showImage && Array.isArray(usage.Images)) {
+          const images = await shownImages(usage.Images as Record<string, unknown>[], showImage);
+          usage = { ...usage, Images: images, LayersSize: images.reduce((sum, i) => sum + (typeof i.Size === 'number' ? i.Size : 0), 0) };
+        }
       }
       else {
         const noFilters = new Map();
         const [images, containers, volumes] = await Promise.all([
           want('image') && runtime.listImages
-            ? runtime.listImages({ all: true, filters: noFilters, digests: false, sharedSize: false, apiVersion: version })
+            ? runtime.listImages({ all: true, filters: noFilters, digests: false, sharedSize: false, apiVersion: version }).then((rows) => shownImages(rows, showImage))
             : Promise.resolve(undefined),
           want('container') ? runtime.list({ all: true, filters: ownedFilters(noFilters, onlyOwner) }) : Promise.resolve(undefined),
           want('volume') && runtime.listVolumes ? runtime.listVolumes(ownedFilters(noFilters, onlyOwner), version).then((v) => v.Volumes) : Promise.resolve(undefined),

@@ -1,6 +1,6 @@
 import type { Response, Router } from 'express';
 import type { Readable } from 'node:stream';
-import { engineRoute, type EngineContext } from './context.js';
+import { engineLocals, engineRoute, type EngineContext } from './context.js';
 import { abortOnClose } from './output-response.js';
 import { EngineError } from '../../engine-api/engine-error.js';
 import { queryString } from './query.js';
@@ -33,6 +33,7 @@ export function registerImageRoutes(api: Router, ctx: EngineContext): void {
       const registryAuth = req.headers['x-registry-auth'];
       const abort = abortOnClose(req, res);
       req.resume();
+      const connectCheck = engineLocals(res).policy?.connectCheck;
       const progress = await runtime.pull({
         ...target,
         fromImage,
@@ -42,6 +43,7 @@ export function registerImageRoutes(api: Router, ctx: EngineContext): void {
         ...(typeof registryAuth === 'string' && registryAuth !== '' ? { registryAuth } : {}),
         apiVersion: version,
         signal: abort.signal,
+        ...(connectCheck ? { connectCheck } : {}),
       });
       res.status(200).setHeader('Content-Type', 'application/json');
       res.flushHeaders();

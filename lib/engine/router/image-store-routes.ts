@@ -2,6 +2,8 @@ import type { Request, Router } from 'express';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { engineLocals, engineRoute, type EngineContext } from './context.js';
+import { shownImages } from './checkpoint.js';
+import { withoutForeignIds } from './foreign-conflict.js';
 import { sendProgress } from './image-routes.js';
 import { abortOnClose } from './output-response.js';
 import { EngineError } from '../../engine-api/engine-error.js';
@@ -41,27 +43,38 @@ export function registerImageStoreRoutes(api: Router, ctx: EngineContext): void 
         sharedSize: apiVersionAtLeast(version, '1.42') && boolValue(req.query['shared-size']),
         apiVersion: version,
       });
-      writeEngineJson(res.status(200), images.map((i) => imageForVersion(i, version)));
+      writeEngineJson(res.status(200), (await shownImages(images, engineLocals(res).policy?.showImage)).map((i) => imageForVersion(i, version)));
     }),
   );
 
   api.get(
     '/images/get',
-    engineRoute(ctx, 'image.save', async (req, res) => {
+    engineRoute(ctx, 'image.save', async (req, res, version) => {
       const raw = req.query.names;
       const names = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).map(String).filter((n) => n !== '');
-      await save(names, req, res);
+      await save(names, req, res, version);
     }),
   );
 
   api.get(
     NAMED('get'),
-    engineRoute(ctx, 'image.save', async (req, res) => save([name(req)], req, res)),
+    engineRoute(ctx, 'image.save', async (req, res, version) => save([name(req)], req, res, version)),
   );
 
-  async function save(names: string[], req: Request, res: import('express').Response): Promise<void> {
+  async function save(names: string[], req: Request, res: import('express').Response, version: string): Promise<void> {
     if (!runtime.saveImages) throw EngineError.unsupported('saving images (docker save)', runtime.name);
     if (names.length === 0) throw EngineError.invalidParameter('no images named to save (names)');
+    // An image the caller does not see is saved as one that does not exist would be.
+    const showImage = engineLocals(res).policy?.showImage;
+    if (showImage && runtime.inspectImage) {
+      for (const n of names) {
+        const image = await runtime.inspectImage(n, version).catch((error: unknown) => {
+          if (error instanceof EngineError && error.kind === 'NotFound') return undefined;
+          throw error;
+        });
+        if (image && !(await showImage(image))) throw EngineError.notFound(`No such image: ${n}`);
+      }
+    }
     const abort = abortOnClose(req, res);
     const tar = await runtime.saveImages(names, abort.signal);
     res.status(200).setHeader('Content-Type', 'application/x-tar');
@@ -144,7 +157,9 @@ export function registerImageStoreRoutes(api: Router, ctx: EngineContext): void 
     /^\/images\/(.+)$/,
     engineRoute(ctx, 'image.delete', async (req, res, version) => {
       if (!runtime.removeImage) throw EngineError.unsupported('removing images', runtime.name);
-      const removed = await runtime.removeImage(name(req), { force: boolValue(req.query.force), noprune: boolValue(req.query.noprune), apiVersion: version });
+      const removed = await runtime.removeImage(name(req), { force: boolValue(req.query.force), noprune: boolValue(req.query.noprune), apiVersion: version }).catch(async (error: unknown) => {
+        throw await withoutForeignIds(error, runtime, engineLocals(res).policy?.onlyOwner);
+      });
       writeEngineJson(res.status(200), removed);
     }),
   );

@@ -1,6 +1,7 @@
 import type { Request, Router } from 'express';
 import { engineLocals, engineRoute, routeBody, type EngineContext } from './context.js';
 import { ownedFilters } from './checkpoint.js';
+import { withoutForeignIds } from './foreign-conflict.js';
 import { visibleNetworks, withOwnContainers } from './network-visibility.js';
 import { OWNER_LABEL } from '../policy/owner-label.js';
 import { EngineError } from '../../engine-api/engine-error.js';
@@ -108,7 +109,9 @@ export function registerNetworkVolumeRoutes(api: Router, ctx: EngineContext): vo
     '/volumes/:name',
     engineRoute(ctx, 'volume.delete', async (req, res) => {
       if (!runtime.removeVolume) throw EngineError.unsupported('removing volumes', runtime.name);
-      await runtime.removeVolume(param(req, 'name'), boolValue(req.query.force));
+      await runtime.removeVolume(param(req, 'name'), boolValue(req.query.force)).catch(async (error: unknown) => {
+        throw await withoutForeignIds(error, runtime, engineLocals(res).policy?.onlyOwner);
+      });
       res.status(204).end();
     }),
   );

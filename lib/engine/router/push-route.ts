@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import { engineRoute, type EngineContext } from './context.js';
+import { engineLocals, engineRoute, type EngineContext } from './context.js';
 import { sendProgress } from './image-routes.js';
 import { abortOnClose } from './output-response.js';
 import { EngineError } from '../../engine-api/engine-error.js';
@@ -28,8 +28,9 @@ export function registerPushRoute(api: Router, ctx: EngineContext): void {
       // form no client sends any more); without either it answers this 400.
       if (typeof registryAuth !== 'string') throw EngineError.invalidParameter('Bad parameters and missing X-Registry-Auth: EOF');
       const abort = abortOnClose(req, res);
+      const connectCheck = engineLocals(res).policy?.connectCheck;
       const progress = await runtime.pushImage({
-        name, ...(tag !== undefined && tag !== '' ? { tag } : {}), registryAuth, apiVersion: version, signal: abort.signal,
+        name, ...(tag !== undefined && tag !== '' ? { tag } : {}), registryAuth, apiVersion: version, signal: abort.signal, ...(connectCheck ? { connectCheck } : {}),
       });
       res.status(200).setHeader('Content-Type', 'application/json');
       res.flushHeaders();

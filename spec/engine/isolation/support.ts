@@ -38,10 +38,10 @@ export function tenantSandbox(prefix: string, options: { runtime?: SandboxRuntim
   });
 
   /** One request as `user`: a JSON body for an object, raw bytes for a Buffer (with its content type). */
-  async function call(user: string, method: string, path: string, body?: object | Buffer, contentType = 'application/x-tar'): Promise<Answer> {
+  async function call(user: string, method: string, path: string, body?: object | Buffer, contentType = 'application/x-tar', extraHeaders: Record<string, string> = {}): Promise<Answer> {
     const port = await listening!;
     const payload = body === undefined ? undefined : Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body));
-    const headers: Record<string, string | number> = { 'X-Spec-User': user };
+    const headers: Record<string, string | number> = { ...extraHeaders, 'X-Spec-User': user };
     if (payload) Object.assign(headers, { 'Content-Type': Buffer.isBuffer(body) ? contentType : 'application/json', 'Content-Length': payload.length });
     return new Promise((resolve, reject) => {
       const req = httpRequest({ host: '127.0.0.1', port, method, path: `/v1.41${path}`, headers }, (res) => {

@@ -12,6 +12,7 @@ import { formatPlatform, parsePlatform } from '../store/platform.js';
 import { decodeRegistryAuth } from './registry-auth.js';
 import { pullError, registryErrors } from './registry-errors.js';
 import { RegistrySession } from './registry-session.js';
+import { checkedFetch } from '../../../http/checked-fetch.js';
 import { layerLine, line } from './progress-lines.js';
 
 const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
@@ -76,7 +77,7 @@ export async function pullImage(store: ImageStoreCore, request: ImagePullRequest
   }
   const session = new RegistrySession({
     host, path: target.path, credentials: decodeRegistryAuth(request.registryAuth), insecure: store.options.insecureRegistries,
-    fetch: store.options.fetch, ...(request.signal ? { signal: request.signal } : {}),
+    fetch: request.connectCheck ? checkedFetch(request.connectCheck) : store.options.fetch, ...(request.signal ? { signal: request.signal } : {}),
   });
   const top = await fetchManifest(session, target.tagOrDigest, target.ref);
   let manifest = parseManifest(top.body, top.contentType);

@@ -11,6 +11,7 @@ import { repositoryOf, shortId, tagOf } from '../store/references.js';
 import { OWN, type LayerBlob } from '../store/layer-blobs.js';
 import { decodeRegistryAuth } from './registry-auth.js';
 import { RegistrySession } from './registry-session.js';
+import { checkedFetch } from '../../../http/checked-fetch.js';
 import { blobExists, mountBlob, pushRefusal, startUpload, uploadBlob } from './blob-upload.js';
 import { MEDIA, type Descriptor } from './manifests.js';
 import { errorLine, layerLine, line } from './progress-lines.js';
@@ -83,7 +84,8 @@ export async function pushImage(store: ImageStoreCore, request: ImagePushRequest
       // Mounting needs pull on the source repository: asked for in the same token as the push.
       const sources = [...new Set(known.flat().flatMap((b) => b.repositories).filter((r) => r !== target.full && sameRegistry(r, target.host)))];
       const session = new RegistrySession({
-        host: target.host, path: target.path, credentials, insecure: store.options.insecureRegistries, fetch: store.options.fetch,
+        host: target.host, path: target.path, credentials, insecure: store.options.insecureRegistries,
+        fetch: request.connectCheck ? checkedFetch(request.connectCheck) : store.options.fetch,
         ...(request.signal ? { signal: request.signal } : {}),
         scopes: [`repository:${target.path}:pull,push`, ...sources.map((r) => `repository:${r.slice(target.host.length + 1)}:pull`)],
       });

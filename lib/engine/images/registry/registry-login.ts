@@ -1,5 +1,6 @@
 import { fetchToken, parseChallenge, TokenFetchError } from '../../../client/registry/index.js';
 import { EngineError } from '../../../engine-api/engine-error.js';
+import { connectRefusalIn } from '../../../http/checked-fetch.js';
 import { usesPlainHttp } from './registry-session.js';
 import type { RegistryLoginRequest, RegistryLoginResult } from '../../../engine-api/registry-login-types.js';
 
@@ -24,6 +25,8 @@ export async function registryLogin(body: RegistryLoginRequest, insecure: Readon
   const url = `${usesPlainHttp(host, insecure) ? 'http' : 'https'}://${host}/v2/`;
   const request = `Get "${url}"`;
   const get = (authorization?: string) => fetchImpl(url, { headers: authorization ? { Authorization: authorization } : {} }).catch((err: unknown) => {
+    const refused = connectRefusalIn(err);
+    if (refused) throw new EngineError('Forbidden', `${request}: ${refused.message}`);
     const cause = (err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message;
     throw EngineError.system(`${request}: ${cause}`);
   });
@@ -57,6 +60,8 @@ export async function registryLogin(body: RegistryLoginRequest, insecure: Readon
     return { Status: 'Login Succeeded', ...(token.refreshToken ? { IdentityToken: token.refreshToken } : identity !== '' ? { IdentityToken: identity } : {}) };
   } catch (err) {
     if (!(err instanceof TokenFetchError)) throw err;
+    const refused = connectRefusalIn(err);
+    if (refused) throw new EngineError('Forbidden', `${request}: token realm ${challenge.realm}: ${refused.message}`);
     if (err.status === 401 || err.status === 400) {
       throw new EngineError('Unauthorized', `${request}: unauthorized: ${username === '' && identity === '' ? 'authentication required' : 'invalid username or password'}`);
     }

@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import type { Readable } from 'node:stream';
 import { parseChallenge, RegistryTokenClient, TokenFetchError, type RegistryCredentials } from '../../../client/registry/index.js';
 import { EngineError } from '../../../engine-api/engine-error.js';
+import { connectRefusalIn } from '../../../http/checked-fetch.js';
 import type { PullCredentials } from './registry-auth.js';
 
 /**
@@ -97,6 +98,9 @@ export class RegistrySession {
         ...(this.#o.signal ? { signal: this.#o.signal } : {}),
       } as RequestInit).catch((err: unknown) => {
         if (this.#o.signal?.aborted) throw err;
+        // A connection the caller may not make (a tenant's, to a host the policy keeps out): 403 naming it.
+        const refused = connectRefusalIn(err);
+        if (refused) throw new EngineError('Forbidden', `${verb(method)} "${url}": ${refused.message}`);
         throw EngineError.system(`${verb(method)} "${url}": ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`);
       });
     };
@@ -130,6 +134,8 @@ export class RegistrySession {
       return `Bearer ${token}`;
     } catch (err) {
       if (!(err instanceof TokenFetchError)) throw err;
+      const refused = connectRefusalIn(err);
+      if (refused) throw new EngineError('Forbidden', `${request}: token realm ${challenge.realm}: ${refused.message}`);
       // As the Docker client reports a token endpoint's refusal: the request it was for, then why.
       const why = err.status === 401 || err.status === 400 ? 'unauthorized: authentication required' : err.message;
       throw new EngineError(err.status === 401 || err.status === 400 ? 'Unauthorized' : 'System', `${request}: ${why}`);

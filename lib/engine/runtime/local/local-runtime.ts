@@ -110,7 +110,7 @@ export class LocalRuntime implements ContainerRuntime {
       this.loadImages = (request) => ops.loadImages(request);
       this.pushImage = (request) => ops.pushImage(request);
       this.importImage = (request) => ops.importImage(request);
-      this.login = (request) => ops.login(request);
+      this.login = (request, options) => ops.login(request, options);
       // `docker commit` and `docker build`, where the executor can make layers (local-build.ts).
       if (executor.buildDir !== undefined) {
         Object.assign(this, localBuildOperations({

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { ConnectCheck } from '../../../http/checked-fetch.js';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type { ImageStoreApi, ResolvedImage } from '../../images/image-store-types.js';
 import type { RegistryLoginRequest, RegistryLoginResult } from '../../images/registry/registry-login.js';
@@ -76,10 +77,10 @@ export class StoreImageOperations implements ImageOperations {
   }
 
   /** `docker push` through the store's registry client. */
-  async pushImage({ name, tag, registryAuth, signal }: PushRequest): Promise<Readable> {
+  async pushImage({ name, tag, registryAuth, signal, connectCheck }: PushRequest): Promise<Readable> {
     const store = await this.store;
     if (!store.push) throw EngineError.notImplemented('pushing images is not supported by this image store');
-    return store.push({ name, signal, registryAuth, ...(tag !== undefined && tag !== '' ? { tag } : {}) });
+    return store.push({ name, signal, registryAuth, ...(tag !== undefined && tag !== '' ? { tag } : {}), ...(connectCheck ? { connectCheck } : {}) });
   }
 
   /** `docker import` through the store; dockerd publishes an `import` image event. */
@@ -92,17 +93,17 @@ export class StoreImageOperations implements ImageOperations {
   }
 
   /** `POST /auth`: the store logs in to the registry as dockerd would. */
-  async login(request: RegistryLoginRequest): Promise<RegistryLoginResult> {
+  async login(request: RegistryLoginRequest, options: { connectCheck?: ConnectCheck } = {}): Promise<RegistryLoginResult> {
     const store = await this.store;
     if (!store.login) throw EngineError.notImplemented('registry login (POST /auth) is not supported by this image store');
-    return store.login(request);
+    return store.login(request, options);
   }
 
-  async pull({ ref, platform, registryAuth, signal }: PullRequest): Promise<Readable> {
+  async pull({ ref, platform, registryAuth, signal, connectCheck }: PullRequest): Promise<Readable> {
     const store = await this.store;
     let progress: Readable;
     try {
-      progress = await store.pull({ ref, signal, ...(platform ? { platform } : {}), ...(registryAuth ? { registryAuth } : {}) });
+      progress = await store.pull({ ref, signal, ...(platform ? { platform } : {}), ...(registryAuth ? { registryAuth } : {}), ...(connectCheck ? { connectCheck } : {}) });
     } catch (error) {
       // dockerd answers a registry's 401 with a 500 carrying the registry's words: a 401 from the
       // daemon would make the Docker CLI prompt for a login (its privilege func) and wait on stdin.
