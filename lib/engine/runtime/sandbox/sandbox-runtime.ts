@@ -106,11 +106,15 @@ export interface SandboxRuntimeOptions {
    * Run every container in a user namespace mapping its uids and gids onto an unprivileged host
    * range: container uid n is host uid `uid + n` (gid likewise), so container root and every
    * other container user are ordinary host ids; a root-owned host file is read-only to all of
-   * them, and files they make on a bind belong to the mapped ids. Root filesystems are prepared
-   * for the range once per image (a copy with shifted owners). Defaults to on when the server
-   * runs as root, with the range of /etc/subuid's `root` entry, else 100000-165535 (65536 ids);
-   * `{ uid, gid, size }` sets the range; `false` turns it off (container root is then the
-   * server's user, as before). Not root: off, and asking for it is an error.
+   * them, and files they make on a bind belong to the mapped ids. The range is cut into ranges of
+   * 65536 ids: containers without an owner run on the first, and each owner (the
+   * `dockgate.owner` label) on one of its own, assigned at its first container or volume and kept
+   * in `stateDir/owner-ranges.json`, so one tenant's files are foreign to another's containers;
+   * an owner beyond the range is refused (409) at create. Root filesystems are prepared for a
+   * range once per image (a copy with shifted owners). Defaults to on when the server runs as
+   * root, with the range of /etc/subuid's `root` entry, else 100000-6653599 (100 ranges);
+   * `{ uid, gid, size }` sets the range (`size` host ids); `false` turns it off (container root
+   * is then the server's user, as before). Not root: off, and asking for it is an error.
    */
   userns?: boolean | IdMap;
   /**

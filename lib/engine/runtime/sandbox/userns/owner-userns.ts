@@ -41,11 +41,6 @@ export class OwnerUserns {
     return new OwnerUserns(range, new OwnerRanges(rangesFile), tools);
   }
 
-  /** The range of containers without an owner (the first). */
-  get first(): SandboxUserns {
-    return this.at(0, undefined);
-  }
-
   /**
    * The user namespace of a container with these labels: its owner's range, assigned at the
    * owner's first container. An owner beyond what the server's range holds is a 409 naming the
