@@ -158,8 +158,12 @@ export interface LocalExecutor {
    * executor refuses them, and the volume routes list none and answer 501 for the rest.
    */
   volumesDir?: string;
-  /** Host owner of new volumes' directories (container root under a user namespace). Defaults to the server's own. */
-  volumeOwner?: { uid: number; gid: number };
+  /**
+   * Host owner of a new volume's directory, from the labels of the volume (`docker volume
+   * create`) or of the container it is made for (a name a create mentions, an anonymous volume):
+   * container root under that owner's user namespace range. Defaults to the server's own.
+   */
+  volumeOwner?(labels: Readonly<Record<string, string>> | null | undefined): { uid: number; gid: number };
   /**
    * Copies what the container's image has at `path` (a directory; symlinks resolved inside the
    * image) into the empty volume directory `into`, owners and modes kept, before its first start

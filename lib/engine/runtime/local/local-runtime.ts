@@ -264,9 +264,9 @@ export class LocalRuntime implements ContainerRuntime {
     try {
       return containerMounts(body, {
         runtime: this.name,
-        named: (name) => volumes.named(name),
+        named: (name) => volumes.named(name, body.Labels),
         anonymous: () => {
-          const volume = volumes.anonymous();
+          const volume = volumes.anonymous(body.Labels);
           made.push({ Type: 'volume', Name: volume.name, Source: volume.source, Destination: '', Mode: '', RW: true, Propagation: '', anonymous: true });
           return volume;
         },

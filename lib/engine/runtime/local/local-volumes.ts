@@ -39,8 +39,8 @@ export class LocalVolumes {
     private readonly runtimeName: string,
     /** The volumes every container mounts (a volume they mount is in use). */
     private readonly users: () => { id: string; names: readonly string[] }[],
-    /** Host owner of a new volume's `_data`: container root's host ids under a user namespace (as dockerd's userns-remap). */
-    private readonly owner?: { uid: number; gid: number },
+    /** Host owner of a new volume's `_data`, from its labels or its container's: container root's host ids under a user namespace (as dockerd's userns-remap). */
+    private readonly owner?: (labels: Readonly<Record<string, string>> | null | undefined) => { uid: number; gid: number },
   ) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     // What an earlier server had not finished removing.
@@ -55,7 +55,8 @@ export class LocalVolumes {
     return this.meta(name) !== undefined;
   }
 
-  create(body: VolumeCreateBody): Record<string, unknown> {
+  /** `docker volume create`; `madeFor` are the labels of the container it is made for (their owner's ids own it), else the volume's own. */
+  create(body: VolumeCreateBody, madeFor?: Readonly<Record<string, string>> | null): Record<string, unknown> {
     const name = body.Name === undefined || body.Name === '' ? randomBytes(32).toString('hex') : String(body.Name);
     // dockerd prefixes its volume errors with the operation and name (`create NAME: …`).
     if (name.length === 1) throw EngineError.invalidParameter(`create ${name}: volume name is too short, names should be at least two alphanumeric characters`);
@@ -71,8 +72,10 @@ export class LocalVolumes {
     }
     // dockerd answers an existing volume of that name as it is.
     if (!this.has(name)) {
+      // The owner first: a create it refuses (no id range left for the owner) leaves no directory behind.
+      const owner = this.owner?.(madeFor ?? body.Labels);
       mkdirSync(this.mountpoint(name), { recursive: true });
-      if (this.owner) chownSync(this.mountpoint(name), this.owner.uid, this.owner.gid);
+      if (owner) chownSync(this.mountpoint(name), owner.uid, owner.gid);
       const meta: VolumeMeta = { CreatedAt: new Date().toISOString(), Labels: body.Labels && Object.keys(body.Labels).length > 0 ? { ...body.Labels } : null };
       writeFileSync(join(this.dir, name, 'volume.json'), JSON.stringify(meta));
     }
@@ -128,15 +131,15 @@ export class LocalVolumes {
     return { VolumesDeleted: deleted.length > 0 ? deleted : null, SpaceReclaimed: 0 };
   }
 
-  /** A named volume's directory, the volume made when missing (as dockerd makes one a create mentions). */
-  named(name: string): string {
-    if (!this.has(name)) this.create({ Name: name });
+  /** A named volume's directory, the volume made when missing (as dockerd makes one a create mentions) for the container with labels `madeFor`. */
+  named(name: string, madeFor?: Readonly<Record<string, string>> | null): string {
+    if (!this.has(name)) this.create({ Name: name }, madeFor);
     return this.mountpoint(name);
   }
 
-  /** A new anonymous volume: a 64-hex name, as dockerd gives one. */
-  anonymous(): { name: string; source: string } {
-    const name = this.create({}).Name as string;
+  /** A new anonymous volume: a 64-hex name, as dockerd gives one, for the container with labels `madeFor`. */
+  anonymous(madeFor?: Readonly<Record<string, string>> | null): { name: string; source: string } {
+    const name = this.create({}, madeFor).Name as string;
     return { name, source: this.mountpoint(name) };
   }
 

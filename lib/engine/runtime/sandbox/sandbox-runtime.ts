@@ -32,6 +32,7 @@ import { changesLayer } from '../../images/store/changes-layer.js';
 import { runOnRootfs } from './sandbox-offline.js';
 import { prepareSeccomp, seccompSupported } from './seccomp/container-seccomp.js';
 import { SandboxUserns } from './userns/sandbox-userns.js';
+import { OwnerUserns } from './userns/owner-userns.js';
 import type { IdMap } from './userns/id-map.js';
 import { ContainerNetwork, ensureEtc, mountPoint, ownsNetwork, type NetworkHost, type UserNetworkPlan } from './network/container-network.js';
 import { SandboxNetworks } from './network/sandbox-networks.js';
@@ -106,11 +107,15 @@ export interface SandboxRuntimeOptions {
    * Run every container in a user namespace mapping its uids and gids onto an unprivileged host
    * range: container uid n is host uid `uid + n` (gid likewise), so container root and every
    * other container user are ordinary host ids; a root-owned host file is read-only to all of
-   * them, and files they make on a bind belong to the mapped ids. Root filesystems are prepared
-   * for the range once per image (a copy with shifted owners). Defaults to on when the server
-   * runs as root, with the range of /etc/subuid's `root` entry, else 100000-165535 (65536 ids);
-   * `{ uid, gid, size }` sets the range; `false` turns it off (container root is then the
-   * server's user, as before). Not root: off, and asking for it is an error.
+   * them, and files they make on a bind belong to the mapped ids. The range is cut into ranges of
+   * 65536 ids: containers without an owner run on the first, and each owner (the
+   * `dockgate.owner` label) on one of its own, assigned at its first container or volume and kept
+   * in `stateDir/owner-ranges.json`, so one tenant's files are foreign to another's containers;
+   * an owner beyond the range is refused (409) at create. Root filesystems are prepared for a
+   * range once per image (a copy with shifted owners). Defaults to on when the server runs as
+   * root, with the range of /etc/subuid's `root` entry, else 100000-6653599 (100 ranges);
+   * `{ uid, gid, size }` sets the range (`size` host ids); `false` turns it off (container root
+   * is then the server's user, as before). Not root: off, and asking for it is an error.
    */
   userns?: boolean | IdMap;
   /**
@@ -266,24 +271,32 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   /** Containers the disk cap killed, with why (their exit's State.Error; owner-disk-guard.ts). */
   const stopReasons = new Map<string, string>();
   const hostTool = (name: string): string => (existsSync(`/usr/bin/${name}`) ? `/usr/bin/${name}` : name);
-  const userns = SandboxUserns.fromOption(options.userns, { unshare: hostTool('unshare'), nsenter: hostTool('nsenter'), setpriv: hostTool('setpriv') });
+  const owners = OwnerUserns.fromOption(options.userns, { unshare: hostTool('unshare'), nsenter: hostTool('nsenter'), setpriv: hostTool('setpriv') }, join(stateDir, 'owner-ranges.json'));
+  /** The user namespace of a container (its owner's range, owner-userns.ts), from its create body's labels; none without `userns`. */
+  const usernsOf = (body: ContainerCreateBody): SandboxUserns | undefined => owners?.of(body.Labels);
 
-  // Under the user namespace, from the image's copy prepared once for its range; a spare copy
-  // made ahead of the next start of the same image (rootfs-spares.ts).
-  const spares = new RootfsSpares(join(stateDir, 'spares'), async (imageId, dest) => {
+  // Under the user namespace, from the image's copy prepared once for the owner's range; a spare
+  // copy made ahead of the next start of the same image for the same range (rootfs-spares.ts).
+  const spares = new RootfsSpares(join(stateDir, 'spares'), async (imageId, dest, map) => {
     if (!store) throw EngineError.system('the image store is not open');
-    await (await store).materialize(imageId, dest, userns?.map);
+    await (await store).materialize(imageId, dest, map);
   });
+  /** `{ enter }` made by `make` from the container's user namespace; none without one. */
+  const withEnter = async <T>(body: ContainerCreateBody, make: (userns: SandboxUserns) => Promise<T>): Promise<{ enter?: T }> => {
+    const userns = usernsOf(body);
+    return userns ? { enter: await make(userns) } : {};
+  };
   /** The container's root filesystem copy, made once (at its first start or copy): a restarted container keeps its writes, as with dockerd. */
-  const ensureRootfs = async (id: string, imageId: string): Promise<string> => {
-    const rootfs = join(containersDir, id, 'rootfs');
+  const ensureRootfs = async (c: { id: string; image: { id: string }; body: ContainerCreateBody }): Promise<string> => {
+    const rootfs = join(containersDir, c.id, 'rootfs');
+    const map = usernsOf(c.body)?.map;
     const made = !existsSync(rootfs);
     if (made) {
       if (!store) throw EngineError.system('the image store is not open');
-      mkdirSync(join(containersDir, id), { recursive: true });
-      await spares.take(imageId, rootfs);
+      mkdirSync(join(containersDir, c.id), { recursive: true });
+      await spares.take(c.image.id, rootfs, map);
     }
-    SandboxUserns.checkRootfs(join(containersDir, id, 'rootfs.idmap'), userns?.map, made);
+    SandboxUserns.checkRootfs(join(containersDir, c.id, 'rootfs.idmap'), map, made);
     return rootfs;
   };
   const executor: LocalExecutor = {
@@ -293,8 +306,13 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     stateDir: containersDir,
     // Named volumes (`local` driver): directories under the state dir, bound in like Binds.
     volumesDir: join(stateDir, 'volumes'),
-    // Under the user namespace a volume belongs to container root's host ids, or root in it could not write it.
-    ...(userns ? { volumeOwner: { uid: userns.map.uid, gid: userns.map.gid } } : {}),
+    // Under the user namespace a volume belongs to container root's host ids in its owner's range, or root in it could not write it.
+    ...(owners ? {
+      volumeOwner: (labels: Readonly<Record<string, string>> | null | undefined) => {
+        const { uid, gid } = owners.of(labels).map;
+        return { uid, gid };
+      },
+    } : {}),
     imageStore: (usage) => {
       store = ImageStore.open(join(stateDir, 'images'), { usage, insecureRegistries, maxLoadBytes: defaults.maxLoadBytes, maxLayerBytes: defaults.maxLayerBytes }).then(async (opened) => {
         // The offline busybox: only names that mean no image yet (a pulled busybox is kept).
@@ -313,18 +331,18 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         ...(existsSync(busybox) ? { busybox } : {}),
         ...container,
         resolveUser: (spec) => resolveUserIn(container.plan.rootfs, spec),
-        ...(userns ? { enter: await userns.execEnter() } : {}),
+        ...(await withEnter(run.container.body, (userns) => userns.execEnter())),
       });
     },
     // A volume's first content: what the container's root filesystem copy (made from the image, ids mapped) has there.
-    copyImagePath: async (c, path, into) => copyImagePath(await ensureRootfs(c.id, c.image.id), path, into),
+    copyImagePath: async (c, path, into) => copyImagePath(await ensureRootfs(c), path, into),
     // `docker cp` runs tar and stat inside the running container (local-archive.ts).
     copiesWithTar: true,
     // `docker commit` and a build's RUN: the changes as a layer, owners moved back out of the
     // user namespace's range so the image holds the ids the container saw (changes-layer.ts).
     commitLayer: async (c, changes, opened) => {
       if (!opened.storeLayer) throw EngineError.unsupported('making layers', 'sandbox');
-      return opened.storeLayer(changesLayer(join(containersDir, c.id, 'rootfs'), changes, userns?.map));
+      return opened.storeLayer(changesLayer(join(containersDir, c.id, 'rootfs'), changes, usernsOf(c.body)?.map));
     },
     resolveUser: async (rootfs, spec) => {
       if (rootfs) return resolveUserIn(rootfs, spec);
@@ -339,11 +357,13 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       const rootfs = join(containersDir, c.id, 'rootfs');
       const opened = store ? await store : undefined;
       if (!existsSync(rootfs) || !opened?.imageRootfs) return [];
-      return diffTrees(await opened.imageRootfs(c.image.id, userns?.map), rootfs);
+      return diffTrees(await opened.imageRootfs(c.image.id, usernsOf(c.body)?.map), rootfs);
     },
     validate: async (body, image) => {
       await refuseUnsupported(body, image, cgroups, cpus, { size: defaults.tmpfsSize, total: defaults.maxTmpfsBytes }, userNets !== undefined);
       userNets?.validate(body);
+      // The owner's range is assigned here, at its first create: an owner beyond the server's range is refused before anything is made.
+      const userns = usernsOf(body);
       const user = typeof body.User === 'string' ? body.User : '';
       if (userns && user !== '' && image?.rootfs) userns.checkUser(await resolveUserIn(image.rootfs, user), user);
     },
@@ -362,19 +382,19 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     },
     // `docker cp` on a created or exited container: the image's tar in a fresh sandbox on its root, its volumes and binds mounted.
     copyOffline: async (c, argv, stdin, output) => runOnRootfs({
-      bwrap, rootfs: await ensureRootfs(c.id, c.image.id), argv, stdin, output,
+      bwrap, rootfs: await ensureRootfs(c), argv, stdin, output,
       binds: (c.mounts ?? []).filter((m) => m.Type !== 'tmpfs').sort((a, b) => a.Destination.split('/').length - b.Destination.split('/').length)
         .map((m) => ({ source: m.Source, target: m.Destination, readOnly: !m.RW })),
-      // As the container's root in the namespace: copied files get the mapped owners.
-      ...(userns ? { enter: await userns.enter({ uid: 0, gid: 0 }) } : {}),
+      // As the container's root in its owner's namespace: copied files get the mapped owners.
+      ...(await withEnter(c.body, (userns) => userns.enter({ uid: 0, gid: 0 }))),
       // The copy's own filter: Docker's profile with its capabilities (no CapAdd of the container applies).
       ...(seccomp ? { seccompFile: prepareSeccomp({ Image: c.image.id }, join(containersDir, c.id, 'seccomp-copy.bpf')) } : {}),
     }),
     // `docker export`: the host's GNU tar over the root filesystem copy, in a sandbox of its own (sandbox-export.ts).
     exportRootfs: async (c, signal) => exportRootfs({
-      bwrap, rootfs: await ensureRootfs(c.id, c.image.id), signal,
-      // Read as the container's root in the namespace: the owners come out unshifted.
-      ...(userns ? { enter: await userns.enter({ uid: 0, gid: 0 }) } : {}),
+      bwrap, rootfs: await ensureRootfs(c), signal,
+      // Read as the container's root in its owner's namespace: the owners come out unshifted.
+      ...(await withEnter(c.body, (userns) => userns.enter({ uid: 0, gid: 0 }))),
     }),
     start: async ({ argv, env, openStdin, output, id, name, body, image, tty }) => {
       stopReasons.delete(id);
@@ -384,7 +404,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       // its namespace, found before the tmpfs mounts are made, so that a refusal leaves none behind.
       const joinedId = joinedContainerId(body);
       const joined = joinedId !== undefined && userNets ? userNets.joinTarget(joinedId) : undefined;
-      const rootfs = await ensureRootfs(id, image.id);
+      const userns = usernsOf(body);
+      const rootfs = await ensureRootfs({ id, image, body });
       // Its /etc/hosts and /etc/resolv.conf are bound over the root (below): an image without /etc
       // gets one of container root's own, or bwrap would make it as host root, read-only to the
       // container. A link at /etc is refused here, before anything is prepared to undo.

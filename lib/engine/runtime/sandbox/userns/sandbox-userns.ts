@@ -1,40 +1,30 @@
-import { chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chownSync, readFileSync, writeFileSync } from 'node:fs';
 import { EngineError } from '../../../../engine-api/engine-error.js';
 import type { ResolvedUser } from '../passwd.js';
-import { checkIdMap, subordinateIdMap, type IdMap } from './id-map.js';
-import { inUserNamespace, STAGE_DIR } from './enter.js';
+import type { IdMap } from './id-map.js';
+import { inUserNamespace } from './enter.js';
 import { UserNamespace } from './user-namespace.js';
 
 /** How a launcher runs `bwrap args -- argv` as one container user inside the namespace. */
 export type Enter = (bwrap: string, args: string[], argv: string[]) => [string, string[]];
 
+/** The host tools a launcher enters a user namespace with (userns/enter.ts). */
+export interface UsernsHostTools {
+  unshare: string;
+  nsenter: string;
+  setpriv: string;
+}
+
 /**
- * The sandbox runtime's user namespace as the runtime uses it: the option read once, the
- * namespace made at the first start, and the few places where the host ids show (root
- * filesystem copies, shared tmpfs directories, users outside the range).
+ * One user namespace of the sandbox runtime as the runtime uses it: one container range (the
+ * containers of one owner, owner-userns.ts), the namespace made at its first start, and the few
+ * places where the host ids show (root filesystem copies, shared tmpfs directories, users
+ * outside the range).
  */
 export class SandboxUserns {
   private namespace: Promise<UserNamespace> | undefined;
 
-  private constructor(readonly map: IdMap, private readonly tools: { unshare: string; nsenter: string; setpriv: string }) {}
-
-  /**
-   * Reads the runtime's `userns` option: on by default for a root server (range from
-   * /etc/subuid, else 100000-165535), `false` off, `{ uid, gid, size }` a range of one's own.
-   * Answers undefined when off. A server that is not root cannot write a full map: asking for one
-   * there is a TypeError naming the option.
-   */
-  static fromOption(option: unknown, tools: { unshare: string; nsenter: string; setpriv: string }): SandboxUserns | undefined {
-    const root = process.getuid?.() === 0;
-    if (option === false || (option === undefined && !root)) return undefined;
-    if (option !== undefined && option !== true && (typeof option !== 'object' || option === null)) {
-      throw new TypeError('sandboxRuntime option "userns" must be a boolean or { uid, gid, size }');
-    }
-    if (!root) throw new TypeError('sandboxRuntime option "userns": mapping container ids onto a host range needs a server running as root');
-    const map = option === undefined || option === true ? subordinateIdMap() : checkIdMap(option, 'userns');
-    mkdirSync(STAGE_DIR, { recursive: true, mode: 0o711 });
-    return new SandboxUserns(map, tools);
-  }
+  constructor(readonly map: IdMap, private readonly tools: UsernsHostTools) {}
 
   /** The launcher transform for `user` (the namespace is made on first use). */
   async enter(user: { uid: number; gid: number }): Promise<Enter> {
