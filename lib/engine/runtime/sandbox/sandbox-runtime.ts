@@ -542,7 +542,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   guardOwnerDisk(runtime, {
     maxBytes: defaults.maxOwnerDiskBytes, intervalMs: defaults.diskCheckIntervalMs, stopReasons,
     rootfs: (id) => join(containersDir, id, 'rootfs'),
-    imageRootfs: async (imageId) => (await store)?.imageRootfs?.(imageId, userns?.map),
+    // The image's own unpacked root: its size is that of every range's shifted copy.
+    imageRootfs: async (imageId) => (await store)?.imageRootfs?.(imageId, undefined),
   });
   return runtime;
 }
