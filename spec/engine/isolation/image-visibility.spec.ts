@@ -1,22 +1,10 @@
 import { expect, test } from '@jest/globals';
-import { pack } from 'tar-stream';
 import { describeWithPeers } from '../../support/peers.js';
 import { bwrap } from '../sandbox-socket.js';
-import { tenantSandbox } from './support.js';
+import { tenantSandbox, contextOf } from './support.js';
 
 const { call } = tenantSandbox('dockgate-iso-image-visibility');
 
-async function contextOf(dockerfile: string): Promise<Buffer> {
-  const archive = pack();
-  const chunks: Buffer[] = [];
-  const ended = (async () => {
-    for await (const c of archive as unknown as AsyncIterable<Buffer>) chunks.push(c);
-  })();
-  archive.entry({ name: 'Dockerfile' }, dockerfile);
-  archive.finalize();
-  await ended;
-  return Buffer.concat(chunks);
-}
 
 /** An image of `user`'s own, committed from a busybox container: its full id. */
 async function committed(user: string, repo: string): Promise<string> {

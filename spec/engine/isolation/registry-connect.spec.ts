@@ -2,11 +2,10 @@ import { afterAll, describe, expect, test } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
 import { lookup } from 'node:dns/promises';
 import { hostname } from 'node:os';
-import { pack } from 'tar-stream';
 import { describeWithPeers } from '../../support/peers.js';
 import { bwrap } from '../sandbox-socket.js';
 import { registryConnectCheck } from '../../../lib/engine/policy/registry-hosts.js';
-import { tenantSandbox } from './support.js';
+import { tenantSandbox, contextOf } from './support.js';
 
 const d = (title: string, body: () => void) => describeWithPeers(title, [bwrap], body);
 
@@ -40,17 +39,6 @@ const open = tenantSandbox('dockgate-iso-connect');
 const ownName = hostname().toLowerCase();
 const local = counted('127.0.0.1', () => ({ status: 404 }));
 
-async function contextOf(dockerfile: string): Promise<Buffer> {
-  const archive = pack();
-  const chunks: Buffer[] = [];
-  const ended = (async () => {
-    for await (const c of archive as unknown as AsyncIterable<Buffer>) chunks.push(c);
-  })();
-  archive.entry({ name: 'Dockerfile' }, dockerfile);
-  archive.finalize();
-  await ended;
-  return Buffer.concat(chunks);
-}
 
 d('every connection a tenant\'s registry operation makes passes the registry-host rule (redirects and token realms included)', () => {
   test('with a list, a listed registry\'s token realm on an unlisted host is never contacted: 403 naming it', async () => {
