@@ -44,6 +44,8 @@ const BLOCKING: Record<string, string> = {
   'engine/runtime/sandbox/seccomp/container-seccomp.ts': "the compiled filter in the container's state directory",
   'engine/runtime/sandbox/shared-tmpfs.ts': 'the tmpfs mount points the server makes (mount, umount, then the emptied directories removed)',
   'engine/runtime/sandbox/userns/id-map.ts': "the host's /etc/subuid and /etc/subgid",
+  'engine/runtime/sandbox/userns/owner-ranges.ts': 'stateDir/owner-ranges.json, the per-owner range assignment the server writes',
+  'engine/runtime/sandbox/userns/owner-userns.ts': "the user namespaces' staging directory the server makes",
   'engine/runtime/sandbox/userns/sandbox-userns.ts': 'the staging directories and marker file the server makes',
   'engine/runtime/sandbox/userns/user-namespace.ts': "the kernel's /proc/PID uid_map, gid_map and ns links",
   'keys/generate-signing-key.ts': "the operator's key file",
