@@ -1,5 +1,6 @@
 import { parsePullReference } from '../../engine-api/pull-reference.js';
 import { inNamespace } from './image-namespace.js';
+import { ownerOf } from './owner-label.js';
 
 /**
  * Whether a reference is a shared name, one no tenant can write: a name without a namespace
@@ -33,11 +34,21 @@ export function bareImageId(id: unknown): string {
 
 /**
  * Whether a tenant sees an image: one of its names (tags or digests) is in the subject's own
- * namespace or is a shared name ({@link isSharedName}), or, whatever its names, it is the image
- * of one of the subject's containers (`used` holds those images' bare ids). An image named only
- * in other namespaces, or left without a name, is another owner's.
+ * namespace or is a shared name ({@link isSharedName}), its config carries the subject's owner
+ * label (`docker commit` keeps the container's labels, so a tenant's untagged commit is its
+ * own), or, whatever its names, it is the image of one of the subject's containers (`used` holds
+ * those images' bare ids). An image named only in other namespaces, or left without a name, is
+ * another owner's.
  */
 export function imageVisible(image: Readonly<Record<string, unknown>>, subject: string | undefined, sharedNamespaces: ReadonlySet<string>, used: ReadonlySet<string>): boolean {
   if (imageReferences(image).some((ref) => isSharedName(ref, sharedNamespaces) || inNamespace(ref.split('@')[0] as string, subject))) return true;
+  if (subject !== undefined && ownerOf(imageLabels(image)) === subject) return true;
   return used.has(bareImageId(image.Id));
+}
+
+/** An image's config labels, from a list row (`Labels`) or an inspect body (`Config.Labels`). */
+function imageLabels(image: Readonly<Record<string, unknown>>): unknown {
+  const config = image.Config;
+  if (config && typeof config === 'object' && 'Labels' in config) return (config as { Labels?: unknown }).Labels;
+  return image.Labels;
 }
