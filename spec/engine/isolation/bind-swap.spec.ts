@@ -59,6 +59,19 @@ describeWithPeers('a bind source is resolved once at create: a link planted on i
     expect(again.status).toBe(400);
   }, 60_000);
 
+  test('docker cp of a created container reads its bind through the walked source, and is refused once a link is on the path', async () => {
+    await inA('mkdir /t/sub4 && echo mine > /t/sub4/tenant-file');
+    const created = await engine.call('bob', 'POST', '/containers/create', { Image: 'busybox', Cmd: ['true'], HostConfig: { Binds: [`${join(allowed, 't', 'sub4')}:/x`] } });
+    expect(created.status).toBe(201);
+    const own = await engine.call('bob', 'GET', `/containers/${created.json.Id as string}/archive?path=/x`);
+    expect(own.status).toBe(200);
+    expect(own.body.toString('latin1')).toContain('tenant-file');
+    await inA(`mv /t/sub4 /t/sub4.old && ln -s ${secret} /t/sub4`);
+    const swapped = await engine.call('bob', 'GET', `/containers/${created.json.Id as string}/archive?path=/x`);
+    expect(swapped.body.toString('latin1')).not.toContain('host-marker');
+    expect(swapped.status).toBe(400);
+  }, 60_000);
+
   test('a link higher on the path (the bound directory\'s parent swapped) is refused as well', async () => {
     await inA('mkdir -p /t/up/sub3');
     const created = await engine.call('bob', 'POST', '/containers/create', { Image: 'busybox', Cmd: ['ls', '/x'], HostConfig: { Binds: [`${join(allowed, 't', 'up', 'sub3')}:/x`] } });
