@@ -72,6 +72,18 @@ describeWithPeers('a bind source is resolved once at create: a link planted on i
     expect(swapped.status).toBe(400);
   }, 60_000);
 
+  test('a bound file is held the same way: read through its walked source, refused once it is a link', async () => {
+    await inA('echo tenant-bytes > /t/file5');
+    const created = await engine.call('bob', 'POST', '/containers/create', { Image: 'busybox', Cmd: ['cat', '/x'], HostConfig: { Binds: [`${join(allowed, 't', 'file5')}:/x:ro`] } });
+    expect(created.status).toBe(201);
+    expect(await startListing(created.json.Id as string)).toMatchObject({ status: 204, out: expect.stringContaining('tenant-bytes') });
+    writeFileSync(join(secret, 'readable'), 'host-marker\n', { mode: 0o644 });
+    await inA(`rm /t/file5 && ln -s ${join(secret, 'readable')} /t/file5`);
+    const again = await startListing(created.json.Id as string);
+    expect(again.out).not.toContain('host-marker');
+    expect(again).toMatchObject({ status: 400, message: expect.stringContaining('a symbolic link is now on its path') });
+  }, 60_000);
+
   test('a link higher on the path (the bound directory\'s parent swapped) is refused as well', async () => {
     await inA('mkdir -p /t/up/sub3');
     const created = await engine.call('bob', 'POST', '/containers/create', { Image: 'busybox', Cmd: ['ls', '/x'], HostConfig: { Binds: [`${join(allowed, 't', 'up', 'sub3')}:/x`] } });
