@@ -9,8 +9,10 @@ export interface TenantPolicyOptions {
   /** Who administers: administrators may use every field. Defaults to holders of an `engine:api:admin` grant. */
   admin?: AdminPredicate;
   /**
-   * Host directories tenants may bind (`-v DIR/sub:/x`), absolute. They should be directories
-   * no container can plant a symlink in after the check (a tenant's own bind source can).
+   * Host directories tenants may bind (`-v DIR/sub:/x`), absolute. A source is checked with its
+   * links resolved; the runtime keeps that resolution and refuses a start once a link is on its
+   * path (the sandbox's held-binds.ts). Prefer directories no container can write in all the
+   * same: the check and the runtime's resolution at create are two lookups.
    * Defaults to none: no host path at all.
    */
   allowedBindDirs?: readonly string[];

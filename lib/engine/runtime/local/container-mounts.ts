@@ -20,6 +20,11 @@ export interface MountPoint {
   copy?: boolean;
   /** A volume made for this container without a name: `docker rm -v` and `--rm` remove it. */
   anonymous?: boolean;
+  /**
+   * `Source` with its links resolved, once, at create (mount-sources.ts): what every start binds,
+   * walked without following (inspect shows `Source` as given, as dockerd does).
+   */
+  resolved?: string;
 }
 
 /** What {@link containerMounts} needs from the runtime's volumes and containers. */
@@ -76,7 +81,7 @@ export function containerMounts(body: ContainerCreateBody, sources: MountSources
 
 /** A mount as inspect's `Mounts` shows it. */
 export function mountView(m: MountPoint): Record<string, unknown> {
-  const { Name, Driver, ...rest } = withoutOwnFacts(m);
+  const { Name, Driver, resolved: _resolved, ...rest } = withoutOwnFacts(m);
   return m.Type === 'volume' ? { Type: rest.Type, Name, Source: rest.Source, Destination: rest.Destination, Driver, Mode: rest.Mode, RW: rest.RW, Propagation: rest.Propagation } : rest;
 }
 
@@ -90,7 +95,7 @@ export function executionBody(body: ContainerCreateBody, mounts: readonly MountP
   const host = body.HostConfig ?? {};
   const binds = mounts.filter((m) => m.Type !== 'tmpfs')
     .sort((a, b) => depth(a.Destination) - depth(b.Destination))
-    .map((m) => `${m.Source}:${m.Destination}:${m.RW ? 'rw' : 'ro'}`);
+    .map((m) => `${hostPathOf(m)}:${m.Destination}:${m.RW ? 'rw' : 'ro'}`);
   const tmpfs: Record<string, string> = {};
   const others = list(host.Mounts, 'HostConfig.Mounts').filter((raw) => {
     const m = (raw ?? {}) as Record<string, unknown>;
@@ -116,6 +121,11 @@ function tmpfsOptions(raw: unknown): string {
   if (typeof options.SizeBytes === 'number' && options.SizeBytes > 0) out.push(`size=${options.SizeBytes}`);
   if (typeof options.Mode === 'number' && options.Mode > 0) out.push(`mode=${options.Mode.toString(8)}`);
   return out.join(',');
+}
+
+/** The host path a bind or volume mounts from: the one resolved at create, else `Source` as given. */
+export function hostPathOf(m: MountPoint): string {
+  return m.resolved ?? m.Source;
 }
 
 /** The names of the volumes among `mounts`. */

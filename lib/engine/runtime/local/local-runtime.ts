@@ -32,6 +32,7 @@ import { ContainerLifecycle } from './container-lifecycle.js';
 import { HEALTH_FILTER_VALUES } from './healthcheck.js';
 import { LocalVolumes } from './local-volumes.js';
 import { containerMounts, executionBody, mountView, volumeNamesOf, type MountPoint } from './container-mounts.js';
+import { resolveMountSources } from './mount-sources.js';
 import type { VolumeOperations } from '../../../engine-api/volume-operations.js';
 import type { BuildOperations } from '../../../engine-api/build-operations.js';
 import { localBuildOperations } from './local-build.js';
@@ -207,6 +208,8 @@ export class LocalRuntime implements ContainerRuntime {
     // run it (every one a bind of its directory). Anonymous volumes made for a refused body go.
     const mounts = this.mountsFor(body);
     try {
+      // Each host source's links resolved once, here: what the policy checked is what every start binds.
+      if (mounts) await resolveMountSources(mounts);
       await this.executor.validate?.(mounts ? executionBody(body, mounts) : body, image);
     } catch (error) {
       this.removeAnonymous(mounts ?? []);
@@ -383,6 +386,8 @@ export class LocalRuntime implements ContainerRuntime {
     let startup: Promise<unknown> | undefined;
     try {
       this.checkJoined(c);
+      // A record kept by a server that did not resolve sources at create: resolved now, once.
+      if (c.mounts) await resolveMountSources(c.mounts);
       await this.copyUp(c);
       const launching = this.executor.start({
         argv: c.argv,

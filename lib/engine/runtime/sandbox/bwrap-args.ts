@@ -36,6 +36,11 @@ export interface BwrapPlan {
    * Before the binds, so a bind of the same path wins, as with dockerd.
    */
   files?: Readonly<Record<string, string>>;
+  /**
+   * What bwrap's launcher binds for each host bind source (`Binds`, bind `Mounts`): the procfs
+   * name of the descriptor the server opened for it at start (held-binds.ts). None: the path.
+   */
+  bindSource?: (source: string) => string;
 }
 
 /**
@@ -92,14 +97,7 @@ function filesystemArgs(body: ContainerCreateBody, plan: BwrapPlan): string[] {
   const args = [host.ReadonlyRootfs === true ? '--ro-bind' : '--bind', plan.rootfs, '/', '--proc', '/proc', ...procProtectionArgs(), '--dev', '/dev',
     ...cgroupViewArgs(plan.cgroupDirs ?? {})];
   for (const [path, file] of Object.entries(plan.files ?? {})) args.push('--bind', file, path);
-  for (const bind of asArray(host.Binds, 'HostConfig.Binds')) {
-    const b = parseBind(bind);
-    args.push(b.readOnly ? '--ro-bind' : '--bind', b.source, b.target);
-  }
-  for (const m of asArray(host.Mounts, 'HostConfig.Mounts')) {
-    const b = parseMount(m);
-    args.push(b.readOnly ? '--ro-bind' : '--bind', b.source, b.target);
-  }
+  for (const b of bindSpecs(body)) args.push(b.readOnly ? '--ro-bind' : '--bind', plan.bindSource ? plan.bindSource(b.source) : b.source, b.target);
   for (const path of tmpfsPaths(body)) {
     const shared = plan.tmpfs?.[path];
     args.push(...(shared === undefined ? ['--tmpfs', path] : ['--bind', shared, path]));
@@ -136,6 +134,12 @@ export function asArray(v: unknown, field: string): unknown[] {
 }
 
 export interface BindSpec { source: string; target: string; readOnly: boolean }
+
+/** Every host bind of a body, `Binds` then bind `Mounts`, in the order bwrap mounts them. */
+export function bindSpecs(body: ContainerCreateBody): BindSpec[] {
+  const host = body.HostConfig ?? {};
+  return [...asArray(host.Binds, 'HostConfig.Binds').map(parseBind), ...asArray(host.Mounts, 'HostConfig.Mounts').map(parseMount)];
+}
 
 /** `/host:/container[:ro|rw]`; named volumes and other options are refused, naming the field. */
 export function parseBind(bind: unknown): BindSpec {

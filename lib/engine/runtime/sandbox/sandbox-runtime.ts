@@ -10,10 +10,12 @@ import type { ImageStoreApi } from '../../images/image-store-types.js';
 import { withSeedAliases } from './sandbox-images.js';
 import { isDomain } from '../../../reference/repository-name.js';
 import type { ContainerCreateBody, ContainerRuntime } from '../../../engine-api/runtime-types.js';
-import type { LocalExecutor } from '../local/local-container.js';
+import type { LocalExecutor, LocalProcess } from '../local/local-container.js';
+import { hostPathOf } from '../local/container-mounts.js';
 import { LocalRuntime } from '../local/local-runtime.js';
 import { localLimits } from '../local/local-limits.js';
-import { bwrapArgs, tmpfsPaths, type BwrapPlan } from './bwrap-args.js';
+import { bindSpecs, bwrapArgs, tmpfsPaths, type BwrapPlan } from './bwrap-args.js';
+import { HeldBinds } from './held-binds.js';
 import { resolveUserIn } from './passwd.js';
 import { checkLimits, refuseUnsupported } from './sandbox-fields.js';
 import { Cgroups, type ContainerCgroup } from './cgroups.js';
@@ -299,6 +301,126 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     SandboxUserns.checkRootfs(join(containersDir, c.id, 'rootfs.idmap'), map, made);
     return rootfs;
   };
+  /** Starts a container whose bind sources are held (`held`): bwrap binds them through their descriptors under the runtime's user namespace. */
+  const startHeld = async ({ argv, env, openStdin, output, id, name, body, image, tty }: Parameters<LocalExecutor['start']>[0], held: HeldBinds): Promise<LocalProcess> => {
+    stopReasons.delete(id);
+    // First: a user network it names may be gone (404 `network x not found`), and nothing is prepared yet to undo.
+    const userPlan = ownsNetwork(body) ? userNets?.prepareStart(id, body) : undefined;
+    // `--network container:ID` (the id create resolved, checked by the runtime to exist and run):
+    // its namespace, found before the tmpfs mounts are made, so that a refusal leaves none behind.
+    const joinedId = joinedContainerId(body);
+    const joined = joinedId !== undefined && userNets ? userNets.joinTarget(joinedId) : undefined;
+    const userns = usernsOf(body);
+    const rootfs = await ensureRootfs({ id, image, body });
+    // Its /etc/hosts and /etc/resolv.conf are bound over the root (below): an image without /etc
+    // gets one of container root's own, or bwrap would make it as host root, read-only to the
+    // container. A link at /etc is refused here, before anything is prepared to undo.
+    if (ownsNetwork(body) || joined) await ensureEtc(rootfs, userns ? { uid: userns.map.uid, gid: userns.map.gid } : {});
+    // `--network container:REF`: the container reads the same /etc/resolv.conf and /etc/hosts as the one it joins, as with dockerd.
+    const joinedFiles = joined ? await sharedNetworkFiles(join(containersDir, joined.id), rootfs) : undefined;
+    const user = await resolveUserIn(rootfs, typeof body.User === 'string' ? body.User : '');
+    // runc sets HOME from the passwd entry when the environment has none.
+    const fullEnv = [...env];
+    if (!fullEnv.some((e) => e.startsWith('HOME='))) fullEnv.push(`HOME=${user.home}`);
+    if (tty && !fullEnv.some((e) => e.startsWith('TERM='))) fullEnv.push('TERM=xterm');
+    let tmpfs: Record<string, string>;
+    try {
+      const options = (body.HostConfig?.Tmpfs ?? {}) as Record<string, unknown>;
+      tmpfs = sharedTmpfs.prepare(id, tmpfsPaths(body).map((path) => tmpfsMount(path, options[path], defaults.tmpfsSize)));
+    } catch (error) {
+      throw EngineError.system(`cannot prepare the container's tmpfs directories: ${(error as Error).message}`, error);
+    }
+    if (userns) userns.ownByContainerRoot(Object.values(tmpfs));
+    const enter = userns ? await userns.enter(user) : undefined;
+    const seccompFile = seccomp ? prepareSeccomp(body, join(containersDir, id, 'seccomp.bpf')) : undefined;
+    // Its own network namespace (bridge mode): the command waits at bwrap's gate until the stack is up.
+    // `--network container:REF` (joined above): the launch enters that running container's network namespace.
+    const userNetPlan: UserNetworkPlan | undefined = userPlan && userNets ? {
+      ...userPlan,
+      attach: (pid) => userNets.attachAll(id, name ?? id.slice(0, 12), pid, !userPlan.internalOnly),
+      endpoints: () => userNets.endpoints({ id }),
+    } : undefined;
+    const net = ownsNetwork(body) ? await ContainerNetwork.prepare(network, id, body, join(containersDir, id), rootfs, userNetPlan).catch((error: unknown) => {
+      sharedTmpfs.remove(id);
+      throw error;
+    }) : undefined;
+    const limits = limitsOf(body);
+    let group: ContainerCgroup | undefined;
+    try {
+      group = cgroups?.create(id, limits);
+    } catch (error) {
+      await net?.stop();
+      throw EngineError.system(`cannot set the container's resource limits: ${(error as Error).message}`, error);
+    }
+    // The groups exist before the plan: the container sees them at /sys/fs/cgroup (cgroup-view.ts).
+    const plan: BwrapPlan = {
+      rootfs, user, tty: tty === true, tmpfs, ...(seccompFile ? { seccompFile } : {}), ...(group ? { cgroupDirs: group.dirs } : {}),
+      ...(userns ? { userns: true, bindSource: (source: string) => held.path(source) } : {}), ...(net ? { files: net.files } : {}), ...(joinedFiles ? { files: joinedFiles } : {}),
+    };
+    let args: string[];
+    try {
+      args = [...bwrapArgs(body, plan), ...(net ? ['--unshare-net', ...net.gate.bwrapArgs()] : [])];
+    } catch (error) {
+      await group?.remove();
+      await net?.stop();
+      throw error;
+    }
+    const launched = launchSandbox({
+      bwrap,
+      args,
+      argv,
+      env: fullEnv,
+      openStdin,
+      init: body.HostConfig?.Init === true,
+      ...(tty ? { tty: consoleSize(body.HostConfig?.ConsoleSize) } : {}),
+      output,
+      ...(group ? { cgroupProcs: group.procs } : {}),
+      ...(seccompFile ? { seccompFile } : {}),
+      ...(enter ? { enter } : {}),
+      ...(net ? { descriptors: net.gate.shell() } : {}),
+      ...(joined ? { netns: `/proc/${joined.pid}/ns/net`, nsenter: hostTool('nsenter') } : {}),
+    }).catch(async (error: unknown) => {
+      await group?.remove();
+      sharedTmpfs.remove(id);
+      await net?.stop();
+      throw error;
+    });
+    const proc = await launched;
+    let settings;
+    try {
+      settings = await net?.connect(proc.exited);
+    } catch (error) {
+      // bwrap still holds the command at the gate: it never runs.
+      proc.kill('SIGKILL');
+      await proc.exited;
+      await userNets?.stopped(id);
+      await group?.remove();
+      sharedTmpfs.remove(id);
+      await net?.stop();
+      throw error;
+    }
+    running.set(id, { plan, cgroupProcs: group?.procs ?? [], body });
+    if (group) groups.set(id, group);
+    let oomKilled = false;
+    // The OOM count is read, then the (now empty) groups removed, before the exit is reported.
+    // The group is looked up at exit: `docker update` may have replaced it meanwhile.
+    const exited = proc.exited.then(async (code) => {
+      running.delete(id);
+      sharedTmpfs.remove(id);
+      await userNets?.stopped(id);
+      await net?.stop();
+      const last = groups.get(id);
+      groups.delete(id);
+      oomKilled = last?.oomKilled() === true;
+      await last?.remove();
+      return code;
+    });
+    return {
+      ...proc, exited, oomKilled: () => oomKilled, memoryUsage: () => groups.get(id)?.memoryUsage(), stopReason: () => stopReasons.get(id),
+      ...(settings ? { network: settings } : {}),
+    };
+  };
+
   const executor: LocalExecutor = {
     image: () => undefined,
     networks: ['bridge', 'host', 'none'],
@@ -381,138 +503,44 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       void rm(join(containersDir, id, 'rootfs'), { recursive: true, force: true }).catch(() => undefined);
     },
     // `docker cp` on a created or exited container: the image's tar in a fresh sandbox on its root, its volumes and binds mounted.
-    copyOffline: async (c, argv, stdin, output) => runOnRootfs({
-      bwrap, rootfs: await ensureRootfs(c), argv, stdin, output,
-      binds: (c.mounts ?? []).filter((m) => m.Type !== 'tmpfs').sort((a, b) => a.Destination.split('/').length - b.Destination.split('/').length)
-        .map((m) => ({ source: m.Source, target: m.Destination, readOnly: !m.RW })),
-      // As the container's root in its owner's namespace: copied files get the mapped owners.
-      ...(await withEnter(c.body, (userns) => userns.enter({ uid: 0, gid: 0 }))),
-      // The copy's own filter: Docker's profile with its capabilities (no CapAdd of the container applies).
-      ...(seccomp ? { seccompFile: prepareSeccomp({ Image: c.image.id }, join(containersDir, c.id, 'seccomp-copy.bpf')) } : {}),
-    }),
+    // The sources are walked and held as at a start (held-binds.ts) until the copy ends.
+    copyOffline: async (c, argv, stdin, output) => {
+      const binds = (c.mounts ?? []).filter((m) => m.Type !== 'tmpfs').sort((a, b) => a.Destination.split('/').length - b.Destination.split('/').length)
+        .map((m) => ({ source: hostPathOf(m), target: m.Destination, readOnly: !m.RW }));
+      const held = await HeldBinds.open(binds);
+      try {
+        const userns = usernsOf(c.body);
+        const proc = await runOnRootfs({
+          bwrap, rootfs: await ensureRootfs(c), argv, stdin, output,
+          binds: userns ? binds.map((b) => ({ ...b, source: held.path(b.source) })) : binds,
+          // As the container's root in its owner's namespace: copied files get the mapped owners.
+          ...(userns ? { enter: await userns.enter({ uid: 0, gid: 0 }) } : {}),
+          // The copy's own filter: Docker's profile with its capabilities (no CapAdd of the container applies).
+          ...(seccomp ? { seccompFile: prepareSeccomp({ Image: c.image.id }, join(containersDir, c.id, 'seccomp-copy.bpf')) } : {}),
+        });
+        return { ...proc, exited: proc.exited.finally(() => held.close()) };
+      } catch (error) {
+        await held.close();
+        throw error;
+      }
+    },
     // `docker export`: the host's GNU tar over the root filesystem copy, in a sandbox of its own (sandbox-export.ts).
     exportRootfs: async (c, signal) => exportRootfs({
       bwrap, rootfs: await ensureRootfs(c), signal,
       // Read as the container's root in its owner's namespace: the owners come out unshifted.
       ...(await withEnter(c.body, (userns) => userns.enter({ uid: 0, gid: 0 }))),
     }),
-    start: async ({ argv, env, openStdin, output, id, name, body, image, tty }) => {
-      stopReasons.delete(id);
-      // First: a user network it names may be gone (404 `network x not found`), and nothing is prepared yet to undo.
-      const userPlan = ownsNetwork(body) ? userNets?.prepareStart(id, body) : undefined;
-      // `--network container:ID` (the id create resolved, checked by the runtime to exist and run):
-      // its namespace, found before the tmpfs mounts are made, so that a refusal leaves none behind.
-      const joinedId = joinedContainerId(body);
-      const joined = joinedId !== undefined && userNets ? userNets.joinTarget(joinedId) : undefined;
-      const userns = usernsOf(body);
-      const rootfs = await ensureRootfs({ id, image, body });
-      // Its /etc/hosts and /etc/resolv.conf are bound over the root (below): an image without /etc
-      // gets one of container root's own, or bwrap would make it as host root, read-only to the
-      // container. A link at /etc is refused here, before anything is prepared to undo.
-      if (ownsNetwork(body) || joined) await ensureEtc(rootfs, userns ? { uid: userns.map.uid, gid: userns.map.gid } : {});
-      // `--network container:REF`: the container reads the same /etc/resolv.conf and /etc/hosts as the one it joins, as with dockerd.
-      const joinedFiles = joined ? await sharedNetworkFiles(join(containersDir, joined.id), rootfs) : undefined;
-      const user = await resolveUserIn(rootfs, typeof body.User === 'string' ? body.User : '');
-      // runc sets HOME from the passwd entry when the environment has none.
-      const fullEnv = [...env];
-      if (!fullEnv.some((e) => e.startsWith('HOME='))) fullEnv.push(`HOME=${user.home}`);
-      if (tty && !fullEnv.some((e) => e.startsWith('TERM='))) fullEnv.push('TERM=xterm');
-      let tmpfs: Record<string, string>;
+    // Each host bind source walked from / without following and held open while the container
+    // runs (held-binds.ts): a link planted on its path since create is a 400, before anything is prepared.
+    start: async (run) => {
+      const held = await HeldBinds.open(bindSpecs(run.body));
       try {
-        const options = (body.HostConfig?.Tmpfs ?? {}) as Record<string, unknown>;
-        tmpfs = sharedTmpfs.prepare(id, tmpfsPaths(body).map((path) => tmpfsMount(path, options[path], defaults.tmpfsSize)));
+        const proc = await startHeld(run, held);
+        return { ...proc, exited: proc.exited.finally(() => held.close()) };
       } catch (error) {
-        throw EngineError.system(`cannot prepare the container's tmpfs directories: ${(error as Error).message}`, error);
-      }
-      if (userns) userns.ownByContainerRoot(Object.values(tmpfs));
-      const enter = userns ? await userns.enter(user) : undefined;
-      const seccompFile = seccomp ? prepareSeccomp(body, join(containersDir, id, 'seccomp.bpf')) : undefined;
-      // Its own network namespace (bridge mode): the command waits at bwrap's gate until the stack is up.
-      // `--network container:REF` (joined above): the launch enters that running container's network namespace.
-      const userNetPlan: UserNetworkPlan | undefined = userPlan && userNets ? {
-        ...userPlan,
-        attach: (pid) => userNets.attachAll(id, name ?? id.slice(0, 12), pid, !userPlan.internalOnly),
-        endpoints: () => userNets.endpoints({ id }),
-      } : undefined;
-      const net = ownsNetwork(body) ? await ContainerNetwork.prepare(network, id, body, join(containersDir, id), rootfs, userNetPlan).catch((error: unknown) => {
-        sharedTmpfs.remove(id);
-        throw error;
-      }) : undefined;
-      const limits = limitsOf(body);
-      let group: ContainerCgroup | undefined;
-      try {
-        group = cgroups?.create(id, limits);
-      } catch (error) {
-        await net?.stop();
-        throw EngineError.system(`cannot set the container's resource limits: ${(error as Error).message}`, error);
-      }
-      // The groups exist before the plan: the container sees them at /sys/fs/cgroup (cgroup-view.ts).
-      const plan: BwrapPlan = {
-        rootfs, user, tty: tty === true, tmpfs, ...(seccompFile ? { seccompFile } : {}), ...(group ? { cgroupDirs: group.dirs } : {}),
-        ...(userns ? { userns: true } : {}), ...(net ? { files: net.files } : {}), ...(joinedFiles ? { files: joinedFiles } : {}),
-      };
-      let args: string[];
-      try {
-        args = [...bwrapArgs(body, plan), ...(net ? ['--unshare-net', ...net.gate.bwrapArgs()] : [])];
-      } catch (error) {
-        await group?.remove();
-        await net?.stop();
+        await held.close();
         throw error;
       }
-      const launched = launchSandbox({
-        bwrap,
-        args,
-        argv,
-        env: fullEnv,
-        openStdin,
-        init: body.HostConfig?.Init === true,
-        ...(tty ? { tty: consoleSize(body.HostConfig?.ConsoleSize) } : {}),
-        output,
-        ...(group ? { cgroupProcs: group.procs } : {}),
-        ...(seccompFile ? { seccompFile } : {}),
-        ...(enter ? { enter } : {}),
-        ...(net ? { descriptors: net.gate.shell() } : {}),
-        ...(joined ? { netns: `/proc/${joined.pid}/ns/net`, nsenter: hostTool('nsenter') } : {}),
-      }).catch(async (error: unknown) => {
-        await group?.remove();
-        sharedTmpfs.remove(id);
-        await net?.stop();
-        throw error;
-      });
-      const proc = await launched;
-      let settings;
-      try {
-        settings = await net?.connect(proc.exited);
-      } catch (error) {
-        // bwrap still holds the command at the gate: it never runs.
-        proc.kill('SIGKILL');
-        await proc.exited;
-        await userNets?.stopped(id);
-        await group?.remove();
-        sharedTmpfs.remove(id);
-        await net?.stop();
-        throw error;
-      }
-      running.set(id, { plan, cgroupProcs: group?.procs ?? [], body });
-      if (group) groups.set(id, group);
-      let oomKilled = false;
-      // The OOM count is read, then the (now empty) groups removed, before the exit is reported.
-      // The group is looked up at exit: `docker update` may have replaced it meanwhile.
-      const exited = proc.exited.then(async (code) => {
-        running.delete(id);
-        sharedTmpfs.remove(id);
-        await userNets?.stopped(id);
-        await net?.stop();
-        const last = groups.get(id);
-        groups.delete(id);
-        oomKilled = last?.oomKilled() === true;
-        await last?.remove();
-        return code;
-      });
-      return {
-        ...proc, exited, oomKilled: () => oomKilled, memoryUsage: () => groups.get(id)?.memoryUsage(), stopReason: () => stopReasons.get(id),
-        ...(settings ? { network: settings } : {}),
-      };
     },
     // `docker update`: the limits are checked as at create, written to the running container's
     // groups (made when it had none for a controller, its processes moved in), and kept for its next start.

@@ -77,6 +77,17 @@ export function stageSources(args: readonly string[]): { args: string[]; sources
 }
 
 /**
+ * After a held bind source (`/proc/<pid>/fd/<n>`, held-binds.ts) is mounted: the mount must be
+ * the held object itself (same device and inode), or the launch stops (125). A bind mount cannot
+ * take a descriptor of another mount namespace (this one is the launcher's own, unshare's), so
+ * mount(8) resolves the descriptor's procfs link to the name it has now and mounts that name: a
+ * link planted there meanwhile would be followed, and is caught here, as bubblewrap's `--bind-fd`
+ * checks its own. One `stat` prints both (held first), one line each.
+ */
+const VERIFY_HELD = 'case "$1" in /proc/[0-9]*/fd/[0-9]*) s=$(stat -L -c %d:%i "$1" "$d/$i") && [ "${s%%[!0-9:]*}" = "${s##*[!0-9:]}" ] '
+  + '|| { echo "bind source $1 changed while it was mounted" >&2; exit 125; };; esac';
+
+/**
  * The staging shell: a tmpfs over {@link STAGE_DIR}, then each source bound (recursively, as
  * bwrap binds) at `<n>`, a directory or a file as the source is. Run as host root, before the user
  * namespace is entered: the sources are reached with root's permissions, so the server's 0700
@@ -86,7 +97,7 @@ export function stageSources(args: readonly string[]): { args: string[]; sources
 const STAGE = [
   'd=$1; n=$2; ns=$3; shift 3',
   'mount -t tmpfs -o mode=0711 dockgate-stage "$d" || exit 125',
-  'i=0; while [ "$i" -lt "$n" ]; do if [ -d "$1" ]; then mkdir "$d/$i"; else : > "$d/$i"; fi; mount --rbind "$1" "$d/$i" || exit 125; shift; i=$((i+1)); done',
+  `i=0; while [ "$i" -lt "$n" ]; do if [ -d "$1" ]; then mkdir "$d/$i"; else : > "$d/$i"; fi; mount --rbind "$1" "$d/$i" || exit 125; ${VERIFY_HELD}; shift; i=$((i+1)); done`,
   `if [ -n "$ns" ]; then exec ${USERNS_FD}<"$ns" || exit 125; fi`,
 ].join('; ');
 
