@@ -37,6 +37,7 @@ const open = tenantSandbox('dockgate-iso-connect');
 
 /** This machine's own name: a DNS name (not `localhost`) that resolves to loopback. */
 const ownName = hostname().toLowerCase();
+const ownNameOnLoopback = await lookup(ownName).then(({ address }) => /^127\.|^::1$/.test(address), () => false);
 const local = counted('127.0.0.1', () => ({ status: 404 }));
 
 
@@ -70,9 +71,9 @@ d('every connection a tenant\'s registry operation makes passes the registry-hos
     expect(realm.reached()).toBe(0);
   });
 
-  test('without a list, a DNS name that resolves to loopback is refused when connecting: pull, push, FROM and login never reach it', async () => {
+  // Needs a DNS name (not `localhost`) on loopback: this machine's own name, as /etc/hosts maps it here; skipped, visibly, where it is not.
+  (ownNameOnLoopback ? test : test.skip)('without a list, a DNS name that resolves to loopback is refused when connecting: pull, push, FROM and login never reach it', async () => {
     const address = (await lookup(ownName)).address;
-    if (!/^127\.|^::1$/.test(address)) return; // this machine's name is not on loopback: nothing to show
     const host = `${ownName}:${await local.port}`;
     const refused = `${ownName}:${await local.port} resolves to ${address}, a loopback or link-local address, which tenants may not reach (list the hosts they may name in registryHosts)`;
 
