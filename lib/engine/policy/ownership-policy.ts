@@ -3,7 +3,7 @@ import { isCollectionAction } from './engine-actions.js';
 import { CONTAINER_REFERENCES } from './container-references.js';
 import { OWNER_LABEL } from './owner-label.js';
 import { imageVisible } from './image-visibility.js';
-import { allow, hide, refuse, type EnginePolicy, type ImageShown, type NetworkTarget, type PolicyDecision, type PolicyRequest } from './policy-types.js';
+import { allow, hide, refuse, type EnginePolicy, type ImageShown, type ImageTarget, type NetworkTarget, type PolicyDecision, type PolicyRequest } from './policy-types.js';
 
 /** Options of {@link ownershipPolicy}. */
 export interface OwnershipPolicyOptions {
@@ -97,13 +97,13 @@ export function ownershipPolicy(options: OwnershipPolicyOptions = {}): EnginePol
       return decision.allow ? { ...decision, showImage } : decision;
     }
     if (target?.kind === 'image' && target.id !== undefined) {
-      if (!(await showImage({ Id: target.id, RepoTags: target.repoTags ?? [], RepoDigests: target.repoDigests ?? [] }))) return hide();
+      if (!(await showImage(imageRow(target)))) return hide();
     }
     if (action === 'container.create') {
       const image = request.body?.Image;
       const found = typeof image === 'string' && image !== '' ? await request.lookup.image(image) : undefined;
       // Another owner's image reads as one that does not exist: 404 `No such image`.
-      if (found?.id !== undefined && !(await showImage({ Id: found.id, RepoTags: found.repoTags ?? [], RepoDigests: found.repoDigests ?? [] }))) return hide();
+      if (found?.id !== undefined && !(await showImage(imageRow(found)))) return hide();
     }
     return ownershipDecision(request, subject);
   };
@@ -204,4 +204,9 @@ async function checkNetworkTarget(request: PolicyRequest, subject: string | unde
     }
   }
   return allow();
+}
+
+/** An image target as the row {@link imageVisible} reads: its id, names and owner label. */
+function imageRow(target: ImageTarget): Record<string, unknown> {
+  return { Id: target.id, RepoTags: target.repoTags ?? [], RepoDigests: target.repoDigests ?? [], ...(target.owner !== undefined ? { Labels: { [OWNER_LABEL]: target.owner } } : {}) };
 }

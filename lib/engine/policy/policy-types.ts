@@ -47,6 +47,8 @@ export interface ImageTarget {
   readonly repoDigests?: readonly string[];
   /** Its id (`sha256:…`), when it exists; undefined for a reference naming no image (the route answers its own 404). */
   readonly id?: string;
+  /** The owner label its config carries (`docker commit` keeps the container's labels), when it has one. */
+  readonly owner?: string;
 }
 
 /** The named volume a request names in its path. */

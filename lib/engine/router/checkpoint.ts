@@ -268,7 +268,12 @@ function policyLookup(ctx: EngineContext, version: string, containerIds: Map<str
       const strings = (field: unknown) => (Array.isArray(field) ? field.filter((t): t is string => typeof t === 'string') : undefined);
       const tags = strings(image.RepoTags);
       const digests = strings(image.RepoDigests);
-      return { kind: 'image', ref, ...(typeof image.Id === 'string' ? { id: image.Id } : {}), ...(tags ? { repoTags: tags } : {}), ...(digests ? { repoDigests: digests } : {}) };
+      const config = image.Config as { Labels?: unknown } | null | undefined;
+      const owner = ownerOf(config?.Labels);
+      return {
+        kind: 'image', ref, ...(typeof image.Id === 'string' ? { id: image.Id } : {}), ...(tags ? { repoTags: tags } : {}), ...(digests ? { repoDigests: digests } : {}),
+        ...(owner !== undefined ? { owner } : {}),
+      };
     },
     async containerImages(owner: string): Promise<ReadonlySet<string>> {
       const rows = await runtime.list({ all: true, filters: new Map([['label', new Set([`${OWNER_LABEL}=${owner}`])]]) });

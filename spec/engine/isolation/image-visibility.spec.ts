@@ -7,9 +7,9 @@ const { call } = tenantSandbox('dockgate-iso-image-visibility');
 
 
 /** An image of `user`'s own, committed from a busybox container: its full id. */
-async function committed(user: string, repo: string): Promise<string> {
+async function committed(user: string, repo?: string): Promise<string> {
   const created = await call(user, 'POST', '/containers/create', { Image: 'busybox', Cmd: ['true'] });
-  const commit = await call(user, 'POST', `/commit?container=${created.json.Id}&repo=${repo}&tag=1`);
+  const commit = await call(user, 'POST', `/commit?container=${created.json.Id}${repo ? `&repo=${repo}&tag=1` : ''}`);
   expect(commit.status).toBe(201);
   await call(user, 'DELETE', `/containers/${created.json.Id}?force=1`);
   return commit.json.Id as string;
@@ -57,6 +57,16 @@ describeWithPeers('an image is visible to a tenant when it carries a name of the
     expect(tagsOf((await call('bob', 'GET', '/images/json')).json)).toContain('bob/own:1');
     expect((await call('bob', 'GET', `/images/${id}/json`)).status).toBe(200);
     expect(tagsOf((await call('carol', 'GET', '/images/json')).json)).not.toContain('bob/own:1');
+  });
+
+  test('a tenant\'s untagged commit is its own (the commit keeps the container\'s owner label): inspect and create by id work for it, not for another tenant', async () => {
+    const id = await committed('bob');
+    expect((await call('bob', 'GET', `/images/${id}/json`)).status).toBe(200);
+    const create = await call('bob', 'POST', '/containers/create', { Image: id, Cmd: ['true'] });
+    expect(create.status).toBe(201);
+    await call('bob', 'DELETE', `/containers/${create.json.Id}?force=1`);
+    expect((await call('carol', 'GET', `/images/${id}/json`)).json).toEqual({ message: `No such image: ${id}` });
+    expect((await call('carol', 'POST', '/containers/create', { Image: id, Cmd: ['true'] })).status).toBe(404);
   });
 
   test('an image left without a name stays visible to the owner of a container that runs it, and to nobody else', async () => {
