@@ -1,0 +1,93 @@
+import { randomBytes } from 'node:crypto';
+import { EngineError } from '../../../../engine-api/engine-error.js';
+import type { NetworkCreateBody } from '../../../../engine-api/network-operations.js';
+import { contains, defaultPools, overlaps, parseSubnet, subnetText, toIp, type Subnet } from './network-ipam.js';
+import { objectOf, PREDEFINED, type NetworkRecord, type NetworkRecords } from './network-records.js';
+
+/**
+ * `docker network create` with the bridge driver: the body checked (every field the sandbox
+ * cannot honor refused by name) and the new network's record, its subnet from the client or
+ * from dockerd's default pools, never overlapping another network's. The caller adds it.
+ */
+export function newNetworkRecord(body: NetworkCreateBody, records: NetworkRecords): NetworkRecord {
+  const name = body.Name;
+  if (typeof name !== 'string' || name === '') throw EngineError.invalidParameter('network name must be a non-empty string');
+  if (!/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/.test(name)) throw EngineError.invalidParameter(`invalid network name "${name}": only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`);
+  if (PREDEFINED.includes(name)) throw EngineError.fromStatus(403, `${name} is a pre-defined network and cannot be created`);
+  const driver = body.Driver ?? 'bridge';
+  if (driver !== 'bridge' && driver !== '') throw EngineError.notFound(`plugin "${String(driver)}" not found`);
+  if (body.EnableIPv6 === true) throw EngineError.invalidParameter('EnableIPv6: IPv6 networks are not supported by the sandbox runtime');
+  for (const field of ['Ingress', 'ConfigOnly'] as const) if (body[field] === true) throw EngineError.invalidParameter(`${field}: not supported by the sandbox runtime`);
+  if (typeof body.ConfigFrom === 'object' && body.ConfigFrom !== null && (body.ConfigFrom as { Network?: string }).Network) {
+    throw EngineError.invalidParameter('ConfigFrom: not supported by the sandbox runtime');
+  }
+  if (body.Scope !== undefined && body.Scope !== '' && body.Scope !== 'local') throw EngineError.invalidParameter(`Scope "${String(body.Scope)}": only local networks`);
+  const options = objectOf(body.Options, 'Options');
+  // The bridge driver's options dockerd honors are about the host bridge we never make; each is refused by name.
+  const refused = Object.keys(options);
+  if (refused.length > 0) throw EngineError.invalidParameter(`Options ${refused.join(', ')}: driver options are not supported by the sandbox runtime`);
+  const labels = objectOf(body.Labels, 'Labels') as Record<string, string>;
+  if (records.user.some((n) => n.name === name)) throw EngineError.conflict(`network with name ${name} already exists`);
+  const ipam = objectOf(body.IPAM, 'IPAM');
+  if (ipam.Driver !== undefined && ipam.Driver !== '' && ipam.Driver !== 'default') throw EngineError.invalidParameter(`IPAM.Driver "${String(ipam.Driver)}": only the default IPAM driver`);
+  if (ipam.Options !== undefined && ipam.Options !== null && Object.keys(objectOf(ipam.Options, 'IPAM.Options')).length > 0) {
+    throw EngineError.invalidParameter('IPAM.Options: not supported by the sandbox runtime');
+  }
+  const configs = ipam.Config === undefined || ipam.Config === null ? [] : ipam.Config;
+  if (!Array.isArray(configs)) throw EngineError.invalidParameter('IPAM.Config must be an array');
+  if (configs.length > 1) throw EngineError.invalidParameter('IPAM.Config: one IPv4 subnet per network in the sandbox runtime');
+  const given = objectOf(configs[0], 'IPAM.Config[0]');
+  for (const key of ['Subnet', 'Gateway', 'IPRange'] as const) {
+    if (given[key] !== undefined && typeof given[key] !== 'string') throw EngineError.invalidParameter(`IPAM.Config ${key} must be a string`);
+  }
+  const config = given as { Subnet?: string; Gateway?: string; IPRange?: string; AuxiliaryAddresses?: unknown };
+  for (const key of Object.keys(given)) {
+    if (!['Subnet', 'Gateway', 'IPRange', 'AuxiliaryAddresses'].includes(key)) throw EngineError.invalidParameter(`IPAM.Config: unknown field ${key}`);
+  }
+  const auxiliary = objectOf(config.AuxiliaryAddresses, 'IPAM.Config.AuxiliaryAddresses');
+  const taken = records.all().map((n) => parseSubnet(n.subnet, 'subnet'));
+  let subnet: Subnet;
+  if (config.Subnet) {
+    subnet = parseSubnet(config.Subnet, `subnet ${config.Subnet}`);
+    if (subnet.prefixLen > 30) throw EngineError.invalidParameter(`subnet ${config.Subnet}: too small for containers`);
+    if (taken.some((t) => overlaps(t, subnet))) throw EngineError.fromStatus(403, 'Pool overlaps with other one on this address space');
+  } else {
+    if (config.Gateway || config.IPRange) throw EngineError.invalidParameter('IPAM.Config: Gateway and IPRange need a Subnet');
+    const free = [...defaultPools()].find((p) => !taken.some((t) => overlaps(t, p)));
+    if (!free) throw EngineError.invalidParameter('could not find an available, non-overlapping IPv4 address pool among the defaults to assign to the network');
+    subnet = free;
+  }
+  let gateway = subnet.base + 1;
+  if (config.Gateway) {
+    const g = parseSubnet(`${config.Gateway}/32`, `gateway ${config.Gateway}`).base;
+    if (!contains(subnet, g)) throw EngineError.invalidParameter(`no matching subnet for gateway ${config.Gateway}`);
+    gateway = g;
+  }
+  let ipRange: string | undefined;
+  if (config.IPRange) {
+    const range = parseSubnet(config.IPRange, `ip-range ${config.IPRange}`);
+    if (!contains(subnet, range.base) || range.prefixLen < subnet.prefixLen) throw EngineError.invalidParameter(`ip-range ${config.IPRange} is not within subnet ${subnetText(subnet)}`);
+    ipRange = subnetText(range);
+  }
+  // Addresses kept for hosts outside the network's containers: in the subnet, never handed out.
+  const reserved = Object.entries(auxiliary).map(([key, value]) => {
+    const ip = typeof value === 'string' ? parseSubnet(`${value}/32`, `auxiliary address ${key}`).base : NaN;
+    if (!contains(subnet, ip)) throw EngineError.invalidParameter(`IPAM.Config.AuxiliaryAddresses ${key}: ${String(value)} is not in subnet ${subnetText(subnet)}`);
+    return toIp(ip);
+  });
+  return {
+    id: randomBytes(32).toString('hex'),
+    name,
+    created: new Date().toISOString(),
+    internal: body.Internal === true,
+    attachable: body.Attachable === true,
+    labels,
+    ipamConfig: config.Subnet ? [Object.fromEntries(Object.entries(given).filter(([k, v]) => v && (k !== 'AuxiliaryAddresses' || reserved.length > 0)))] : [{ Subnet: subnetText(subnet), Gateway: toIp(gateway) }],
+    subnet: subnetText(subnet),
+    gateway: toIp(gateway),
+    ...(ipRange ? { ipRange } : {}),
+    ...(reserved.length > 0 ? { reserved } : {}),
+    userSubnet: Boolean(config.Subnet),
+    members: {},
+  };
+}

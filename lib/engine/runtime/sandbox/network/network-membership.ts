@@ -1,0 +1,233 @@
+import { EngineError } from '../../../../engine-api/engine-error.js';
+import type { ContainerCreateBody } from '../../../../engine-api/runtime-types.js';
+import type { LocalContainer } from '../../local/local-container.js';
+import { contains, parseSubnet, toInt, toIp } from './network-ipam.js';
+import { objectOf, PREDEFINED, type Member, type NetworkRecord, type NetworkRecords } from './network-records.js';
+
+/** What the sandbox's start needs to know about a container's user networks. */
+export interface StartPlan {
+  /** Nameservers for its resolv.conf, before slirp's (the gateways of its DNS-serving networks). */
+  nameservers: string[];
+  /** Every network of the container is `--internal`: it gets no user-mode stack (no way out). */
+  internalOnly: boolean;
+}
+
+/** Membership as kept on disk beside the records. */
+export interface SavedMembership {
+  seeded?: string[];
+  orphans?: Record<string, Record<string, Member>>;
+}
+
+/**
+ * Which containers are on which networks: the members of each record (from the create body at
+ * the first start, or by connect), and the orphans of removed networks. A disconnect is kept:
+ * the create body's networks are made members once.
+ */
+export class NetworkMembership {
+  /** Containers whose create body's networks were made members (once: a disconnect is kept). */
+  readonly seeded: Set<string>;
+  /**
+   * container id → network name → its endpoint config, for networks removed while the container
+   * was a member: dockerd keeps them in the container's settings by name, so its next start is
+   * 404 naming the network until a network of that name exists again, which it then joins.
+   */
+  readonly orphans: Record<string, Record<string, Member>>;
+
+  /** @param save keeps the records and this membership on disk */
+  constructor(private readonly records: NetworkRecords, saved: SavedMembership, private readonly save: () => void) {
+    this.seeded = new Set(saved.seeded ?? []);
+    this.orphans = saved.orphans ?? {};
+  }
+
+  /** What is kept on disk. */
+  saved(): Required<SavedMembership> {
+    return { seeded: [...this.seeded], orphans: this.orphans };
+  }
+
+  /** Create-time checks of a body's user networks (they exist; endpoint configs are honored). */
+  validate(body: ContainerCreateBody): void {
+    const mode = body.HostConfig?.NetworkMode;
+    if (typeof mode === 'string' && mode.startsWith('container:') && body.NetworkingConfig && Object.keys(objectOf(objectOf(body.NetworkingConfig, 'NetworkingConfig').EndpointsConfig, 'NetworkingConfig.EndpointsConfig')).length > 0) {
+      throw EngineError.invalidParameter('conflicting options: container type network can\'t be used with multiple networks');
+    }
+    const nets = wantedNetworks(body).map(([name, config]) => {
+      const net = this.records.resolve(name);
+      endpointConfig(config, net, `NetworkingConfig.EndpointsConfig "${name}"`);
+      return net;
+    });
+    const bindings = body.HostConfig?.PortBindings;
+    if (isUserMode(body) && nets.every((n) => n.internal) && bindings && typeof bindings === 'object' && Object.keys(bindings).length > 0) {
+      throw EngineError.invalidParameter('HostConfig.PortBindings: ports cannot be published from a container on internal networks only (it has no way out)');
+    }
+  }
+
+  /** `docker network connect`: the container becomes a member (not yet saved). */
+  join(net: NetworkRecord, container: LocalContainer, endpoint: unknown): void {
+    if (!ownsNamespace(container.body)) {
+      throw EngineError.invalidParameter('container sharing network namespace with another container or host cannot be connected to any other network');
+    }
+    if (net.members[container.id]) throw EngineError.fromStatus(403, `endpoint with name ${container.name} already exists in network ${net.name}`);
+    net.members[container.id] = endpointConfig(endpoint, net, `network ${net.name}`);
+  }
+
+  /** `docker network disconnect`: the container is no member any more, and its create body's networks are not made members again. */
+  leave(net: NetworkRecord, id: string, force: boolean): void {
+    if (!net.members[id] && !force) throw EngineError.invalidParameter(`container ${id} is not connected to network ${net.name}`);
+    delete net.members[id];
+    this.seeded.add(id);
+    this.save();
+  }
+
+  /**
+   * A network is removed: its members join again at their next start, once a network of that
+   * name exists again (until then the start answers 404 naming it, as dockerd's): from their
+   * create body, or as they were connected (kept by name, as dockerd keeps them in the
+   * container's settings). Not saved: the caller saves with the record gone.
+   */
+  orphan(net: NetworkRecord): void {
+    for (const [id, member] of Object.entries(net.members)) {
+      this.seeded.delete(id);
+      (this.orphans[id] ??= {})[net.name] = { aliases: member.aliases, ...(member.ipv4 ? { ipv4: member.ipv4 } : {}) };
+    }
+  }
+
+  /** Before the launch: makes the body's networks members at its first start, and says what the container gets. */
+  prepareStart(id: string, body: ContainerCreateBody): StartPlan {
+    const mode = body.HostConfig?.NetworkMode;
+    if (typeof mode === 'string' && !isPredefinedMode(mode)) this.records.resolve(mode);
+    const lost = this.orphans[id];
+    if (lost) {
+      // Every removed network it was on must exist again (by name) before anything changes.
+      const found = Object.entries(lost).map(([name, member]) => [this.records.resolve(name), member] as const);
+      for (const [net, member] of found) {
+        net.members[id] ??= endpointConfig({ Aliases: member.aliases, IPAMConfig: member.ipv4 ? { IPv4Address: member.ipv4 } : undefined }, net, `network ${net.name}`);
+      }
+      delete this.orphans[id];
+      this.save();
+    }
+    if (!this.seeded.has(id)) {
+      for (const [name, config] of wantedNetworks(body)) {
+        const net = this.records.resolve(name);
+        net.members[id] ??= endpointConfig(config, net, `NetworkingConfig.EndpointsConfig "${name}"`);
+      }
+      this.seeded.add(id);
+      this.save();
+    }
+    if (this.records.bridge && onDefaultBridgeMode(mode)) this.records.bridge.members[id] ??= { aliases: [] };
+    const mine = this.records.user.filter((n) => n.members[id]);
+    return {
+      nameservers: mine.map((n) => n.gateway),
+      internalOnly: mine.length > 0 && mine.every((n) => n.internal) && isUserMode(body),
+    };
+  }
+
+  /** A removed container leaves every network. */
+  forget(id: string): void {
+    let changed = this.seeded.delete(id);
+    if (this.orphans[id]) {
+      delete this.orphans[id];
+      changed = true;
+    }
+    if (this.records.bridge) delete this.records.bridge.members[id];
+    for (const net of this.records.user) {
+      if (net.members[id]) {
+        delete net.members[id];
+        changed = true;
+      }
+    }
+    if (changed) this.save();
+  }
+
+  /** Only the containers of `ids` stay members (the others were removed while no server ran). */
+  keepOnly(ids: ReadonlySet<string>): void {
+    let changed = false;
+    for (const id of [...this.seeded]) if (!ids.has(id)) changed = this.seeded.delete(id) || changed;
+    for (const id of Object.keys(this.orphans)) {
+      if (!ids.has(id)) {
+        delete this.orphans[id];
+        changed = true;
+      }
+    }
+    for (const net of this.records.user) {
+      for (const id of Object.keys(net.members)) {
+        if (!ids.has(id)) {
+          delete net.members[id];
+          changed = true;
+        }
+      }
+    }
+    if (changed) this.save();
+  }
+}
+
+/** The user networks a create body names (its NetworkMode and NetworkingConfig), with their endpoint configs as given. */
+export function wantedNetworks(body: ContainerCreateBody): [string, unknown][] {
+  const out = new Map<string, unknown>();
+  const mode = body.HostConfig?.NetworkMode;
+  if (typeof mode === 'string' && !isPredefinedMode(mode)) out.set(mode, undefined);
+  const networking = body.NetworkingConfig;
+  if (networking !== undefined && networking !== null) {
+    const endpoints = objectOf(objectOf(networking, 'NetworkingConfig').EndpointsConfig, 'NetworkingConfig.EndpointsConfig');
+    for (const [name, config] of Object.entries(endpoints)) {
+      if (isPredefinedMode(name)) {
+        if (name === mode || ((mode === undefined || mode === '' || mode === 'default') && name === 'bridge')) continue;
+        throw EngineError.invalidParameter(`NetworkingConfig.EndpointsConfig "${name}": a container joins one predefined network, its NetworkMode`);
+      }
+      out.set(name, config);
+    }
+  }
+  return [...out];
+}
+
+/** Whether the container names a user network (and so joins no predefined one). */
+export function isUserMode(body: ContainerCreateBody): boolean {
+  const mode = body.HostConfig?.NetworkMode;
+  return typeof mode === 'string' && !isPredefinedMode(mode);
+}
+
+/** NetworkMode unset, `default` or `bridge`. */
+function onDefaultBridgeMode(mode: unknown): boolean {
+  return mode === undefined || mode === null || mode === '' || mode === 'default' || mode === 'bridge';
+}
+
+/** The predefined network a NetworkMode puts the container in (`default` is the bridge when there is one), or undefined (a user network, another container's namespace). */
+export function predefinedNetworkOf(mode: unknown, hasBridge: boolean): string | undefined {
+  if (onDefaultBridgeMode(mode)) return mode === 'bridge' || hasBridge ? 'bridge' : 'host';
+  return mode === 'none' || mode === 'host' ? mode : undefined;
+}
+
+/** NetworkMode values that name no user network. */
+function isPredefinedMode(mode: string): boolean {
+  return mode === '' || PREDEFINED.includes(mode) || mode.startsWith('container:');
+}
+
+/** Whether the container has a network namespace of its own (not host, none or another container's). */
+function ownsNamespace(body: ContainerCreateBody): boolean {
+  const mode = body.HostConfig?.NetworkMode;
+  return !(mode === 'host' || mode === 'none' || (typeof mode === 'string' && mode.startsWith('container:')));
+}
+
+/** An endpoint config honored as far as it goes: Aliases and IPAMConfig.IPv4Address; other set fields refused by name. */
+function endpointConfig(value: unknown, net: NetworkRecord, where: string): { aliases: string[]; ipv4?: string } {
+  const config = objectOf(value, where);
+  const aliases = config.Aliases === undefined || config.Aliases === null ? [] : config.Aliases;
+  if (!Array.isArray(aliases) || aliases.some((a) => typeof a !== 'string')) throw EngineError.invalidParameter(`${where}: Aliases must be an array of strings`);
+  for (const field of ['Links', 'IPv6Gateway', 'GlobalIPv6Address', 'MacAddress', 'DriverOpts']) {
+    const v = config[field];
+    if (v !== undefined && v !== null && v !== '' && !(Array.isArray(v) && v.length === 0) && !(typeof v === 'object' && Object.keys(v).length === 0)) {
+      throw EngineError.invalidParameter(`${where}: ${field} is not supported by the sandbox runtime`);
+    }
+  }
+  const ipam = objectOf(config.IPAMConfig, `${where} IPAMConfig`);
+  if (ipam.IPv6Address) throw EngineError.invalidParameter(`${where}: IPAMConfig.IPv6Address: IPv6 is not supported by the sandbox runtime`);
+  if (Array.isArray(ipam.LinkLocalIPs) && ipam.LinkLocalIPs.length > 0) throw EngineError.invalidParameter(`${where}: IPAMConfig.LinkLocalIPs is not supported by the sandbox runtime`);
+  const ipv4 = ipam.IPv4Address;
+  if (ipv4 === undefined || ipv4 === null || ipv4 === '') return { aliases: aliases as string[] };
+  if (typeof ipv4 !== 'string') throw EngineError.invalidParameter(`${where}: IPAMConfig.IPv4Address must be a string`);
+  if (!net.userSubnet) throw EngineError.invalidParameter('user specified IP address is supported only when connecting to networks with user configured subnets');
+  const ip = parseSubnet(`${ipv4}/32`, `IPv4 address ${ipv4}`).base;
+  const subnet = parseSubnet(net.subnet, 'subnet');
+  if (!contains(subnet, ip) || ip === subnet.base || ip === toInt(net.gateway)) throw EngineError.invalidParameter(`Invalid address ${ipv4}: It does not belong to any of this network's subnets`);
+  if (net.reserved?.includes(toIp(ip))) throw EngineError.conflict(`Address already in use: ${ipv4} is an auxiliary address of network ${net.name}`);
+  return { aliases: aliases as string[], ipv4 };
+}

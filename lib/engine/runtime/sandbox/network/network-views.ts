@@ -1,0 +1,123 @@
+import type { LocalContainer } from '../../local/local-container.js';
+import { networkId as predefinedNetworkId } from '../../local/local-networks.js';
+import type { LiveEndpoint, LiveEndpoints } from './network-endpoints.js';
+import { parseSubnet } from './network-ipam.js';
+import { predefinedNetworkOf, wantedNetworks, type NetworkMembership } from './network-membership.js';
+import type { Member, NetworkRecord, NetworkRecords } from './network-records.js';
+
+/** An endpoint's live values while its container does not run (dockerd's empty strings and zeros). */
+const NOT_RUNNING_ENDPOINT = {
+  IPAMConfig: null, Links: null, Aliases: null, NetworkID: '', EndpointID: '', Gateway: '', IPAddress: '', IPPrefixLen: 0,
+  IPv6Gateway: '', GlobalIPv6Address: '', GlobalIPv6PrefixLen: 0, MacAddress: '', DriverOpts: null,
+};
+
+/** A network's `GET /networks` entry and inspect body, with its running containers' endpoints. */
+export function networkView(net: NetworkRecord, endpoints: LiveEndpoints): Record<string, unknown> {
+  const prefixLen = parseSubnet(net.subnet, 'subnet').prefixLen;
+  return {
+    Name: net.name,
+    Id: net.id,
+    Created: net.created,
+    Scope: 'local',
+    Driver: 'bridge',
+    EnableIPv6: false,
+    IPAM: { Driver: 'default', Options: {}, Config: net.ipamConfig },
+    Internal: net.internal,
+    Attachable: net.attachable,
+    Ingress: false,
+    ConfigFrom: { Network: '' },
+    ConfigOnly: false,
+    Containers: Object.fromEntries([...endpoints.on(net.id)].map(([id, ep]: [string, LiveEndpoint]) => [id, {
+      Name: ep.name, EndpointID: ep.endpointId, MacAddress: ep.macAddress, IPv4Address: `${ep.ipAddress}/${prefixLen}`, IPv6Address: '',
+    }])),
+    Options: {},
+    Labels: net.labels,
+  };
+}
+
+/** A running container's endpoints, as inspect's `NetworkSettings.Networks` shows them. */
+export function containerEndpoints(records: NetworkRecords, endpoints: LiveEndpoints, id: string): Record<string, Record<string, unknown>> {
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const net of records.all()) {
+    const member = net.members[id];
+    if (!member) continue;
+    const ep = endpoints.on(net.id).get(id);
+    const prefixLen = parseSubnet(net.subnet, 'subnet').prefixLen;
+    out[net.name] = {
+      IPAMConfig: member.ipv4 ? { IPv4Address: member.ipv4 } : null,
+      Links: null,
+      // dockerd adds the short id as an alias on user networks, not on the default bridge.
+      Aliases: ep && !records.isBridge(net) ? [...member.aliases, ep.shortId] : member.aliases.length > 0 ? member.aliases : null,
+      NetworkID: net.id,
+      EndpointID: ep?.endpointId ?? '',
+      Gateway: ep ? net.gateway : '',
+      IPAddress: ep?.ipAddress ?? '',
+      IPPrefixLen: ep ? prefixLen : 0,
+      IPv6Gateway: '',
+      GlobalIPv6Address: '',
+      GlobalIPv6PrefixLen: 0,
+      MacAddress: ep?.macAddress ?? '',
+      DriverOpts: null,
+    };
+  }
+  return out;
+}
+
+/**
+ * A created or exited container's networks as dockerd 20.10 shows them: before its first start,
+ * those of its create body (aliases and address as given, no NetworkID); afterwards and after a
+ * connect, its memberships with its short id among the aliases, and the NetworkID once it ran
+ * there; a removed network's entry stays, by name. A container in a predefined network mode
+ * (the default bridge, `none`, `host`) shows that network, with its NetworkID once it ran; one
+ * in another container's namespace shows none. Every live value is empty.
+ */
+export function stoppedEndpoints(records: NetworkRecords, membership: NetworkMembership, container: Pick<LocalContainer, 'id' | 'body' | 'startedAt'>): Record<string, Record<string, unknown>> {
+  const id = container.id;
+  const shortId = id.slice(0, 12);
+  const out: Record<string, Record<string, unknown>> = {};
+  const show = (name: string, member: Member, networkId: string, withShortId: boolean): void => {
+    const aliases = withShortId ? [...member.aliases, shortId] : member.aliases;
+    out[name] = {
+      ...NOT_RUNNING_ENDPOINT,
+      IPAMConfig: member.ipv4 ? { IPv4Address: member.ipv4 } : null,
+      Aliases: aliases.length > 0 ? aliases : null,
+      NetworkID: networkId,
+    };
+  };
+  if (!membership.seeded.has(id)) {
+    for (const [name, config] of wantedNetworks(container.body)) {
+      const member = rawEndpointConfig(config);
+      if (member) show(name, member, '', false);
+    }
+  }
+  for (const net of records.all()) {
+    const member = net.members[id];
+    if (member) show(net.name, member, member.ran ? net.id : '', !records.isBridge(net));
+  }
+  for (const [name, member] of Object.entries(membership.orphans[id] ?? {})) show(name, member, '', true);
+  const predefined = predefinedNetworkOf(container.body.HostConfig?.NetworkMode, records.bridge !== undefined);
+  if (predefined && !out[predefined]) out[predefined] = { ...NOT_RUNNING_ENDPOINT, NetworkID: container.startedAt ? predefinedNetworkId(predefined) : '' };
+  return out;
+}
+
+/** A network's DNS answer: each running member's name, short id and aliases, also as `<name>.<network>`; none on the default bridge, as on dockerd. */
+export function dnsAnswer(records: NetworkRecords, endpoints: LiveEndpoints, net: NetworkRecord, query: string): string[] | undefined {
+  if (records.isBridge(net)) return undefined;
+  const suffix = `.${net.name.toLowerCase()}`;
+  const name = query.endsWith(suffix) ? query.slice(0, -suffix.length) : query;
+  const found: string[] = [];
+  for (const [id, ep] of endpoints.on(net.id)) {
+    const names = [ep.name, ep.shortId, ...(net.members[id]?.aliases ?? [])].map((n) => n.toLowerCase());
+    if (names.includes(name)) found.push(ep.ipAddress);
+  }
+  return found.length > 0 ? found : undefined;
+}
+
+/** A create body's endpoint config as given (validated at create), for inspect before the first start. */
+function rawEndpointConfig(value: unknown): Member | undefined {
+  if (value !== undefined && value !== null && (typeof value !== 'object' || Array.isArray(value))) return undefined;
+  const config = (value ?? {}) as { Aliases?: unknown; IPAMConfig?: { IPv4Address?: unknown } | null };
+  const aliases = Array.isArray(config.Aliases) ? config.Aliases.filter((a): a is string => typeof a === 'string') : [];
+  const ipv4 = config.IPAMConfig?.IPv4Address;
+  return { aliases, ...(typeof ipv4 === 'string' && ipv4 !== '' ? { ipv4 } : {}) };
+}
