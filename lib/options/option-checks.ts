@@ -1,3 +1,5 @@
+import { isAbsolute } from 'node:path';
+
 /**
  * The one way options are checked, used by every options resolver: each check returns the value
  * (narrowed) or throws a `TypeError` naming the option, jose's and express-rate-limit's practice.
@@ -54,6 +56,16 @@ function checks(label: Label) {
       }
       return value as number;
     },
+    /** `name` must be an absolute path (a string). */
+    absolutePath(value: unknown, name: string): string {
+      if (typeof value !== 'string' || !isAbsolute(value)) fail(name, 'an absolute path');
+      return value as string;
+    },
+    /** `name` must be an array of strings each passing `item`; `what` (`a list of …`) is named in the message. */
+    stringList(value: unknown, name: string, what: string, item: (entry: string) => boolean): string[] {
+      if (!Array.isArray(value) || !value.every((entry) => typeof entry === 'string' && item(entry))) fail(name, what);
+      return value as string[];
+    },
     /** `name` must be a function. */
     functionOption<T>(value: T, name: string): T {
       if (typeof value !== 'function') fail(name, 'a function');
@@ -93,5 +105,5 @@ export function optionChecks(owner: string): ReturnType<typeof checks> {
 }
 
 export const {
-  nonEmptyString, nonBlankString, booleanOption, integerOption, numberOption, functionOption, optionalFunction, objectOption, httpUrl, ldapUrl,
+  nonEmptyString, nonBlankString, booleanOption, absolutePath, stringList, integerOption, numberOption, functionOption, optionalFunction, objectOption, httpUrl, ldapUrl,
 } = checks((name) => `"${name}"`);

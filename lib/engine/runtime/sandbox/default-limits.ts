@@ -28,7 +28,7 @@ const MIB = 1024 * 1024;
 const GIB = 1024 * MIB;
 
 /** Tmpfs mounts of the default size a container may have at most (the default maxTmpfsBytes is this many tmpfsSize). */
-const TMPFS_MOUNTS_AT_CAP = 4;
+export const TMPFS_MOUNTS_AT_CAP = 4;
 
 /**
  * The defaults: podman's pids limit, 1 GiB of memory, 64 MiB per tmpfs (Docker's /dev/shm size) and 256 MiB for
@@ -45,31 +45,6 @@ export const SANDBOX_DEFAULTS: Readonly<SandboxDefaults> = Object.freeze({
   maxOwnerDiskBytes: 20 * GIB,
   diskCheckIntervalMs: 10_000,
 });
-
-/** Defaults and validates the limit options of sandboxRuntime once, at construction; a bad one throws a TypeError naming it. */
-export function sandboxDefaults(options: Partial<Record<keyof SandboxDefaults, unknown>>, cgroups: Cgroups | undefined): SandboxDefaults {
-  const out = { ...SANDBOX_DEFAULTS };
-  for (const key of Object.keys(SANDBOX_DEFAULTS) as (keyof SandboxDefaults)[]) {
-    const value = options[key];
-    if (value === undefined) continue;
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw new TypeError(`sandboxRuntime option "${key}" must be a positive integer`);
-    out[key] = value;
-  }
-  // Follows a larger tmpfsSize unless set: a container keeps room for a few mounts of the cap.
-  if (options.maxTmpfsBytes === undefined) out.maxTmpfsBytes = TMPFS_MOUNTS_AT_CAP * out.tmpfsSize;
-  else if (out.maxTmpfsBytes < out.tmpfsSize) throw new TypeError('sandboxRuntime option "maxTmpfsBytes" must be at least "tmpfsSize" (one mount of the default size)');
-  if (options.pidsLimit !== undefined && !cgroups?.controllers.includes('pids')) {
-    throw new TypeError('sandboxRuntime option "pidsLimit" needs the cgroup v1 pids controller, which this server cannot manage (or option "cgroups" is false)');
-  }
-  // A longer delay would fire at once (setTimeout's 32-bit bound): walks back to back.
-  if (out.diskCheckIntervalMs > 2 ** 31 - 1) throw new TypeError('sandboxRuntime option "diskCheckIntervalMs" must be at most 2147483647 (about 24 days)');
-  // dockerd's floor for a memory limit (linuxMinMemory).
-  if (out.defaultMemory < 6 * MIB) throw new TypeError('sandboxRuntime option "defaultMemory" must be at least 6 MiB (dockerd\'s smallest memory limit)');
-  if (options.defaultMemory !== undefined && !cgroups?.controllers.includes('memory')) {
-    throw new TypeError('sandboxRuntime option "defaultMemory" needs the cgroup v1 memory controller, which this server cannot manage (or option "cgroups" is false)');
-  }
-  return out;
-}
 
 /**
  * A container's limits with the defaults added where its body sets none: the pids limit

@@ -1,2 +1,3 @@
 /** `dockgate/engine/sandbox`: the bubblewrap runtime (needs the optional peer node-pty for Tty). */
-export { sandboxRuntime, type SandboxRuntimeOptions } from './sandbox-runtime.js';
+export { sandboxRuntime } from './sandbox-runtime.js';
+export type { SandboxRuntimeOptions } from './sandbox-options.js';

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { EngineError } from '../../../../engine-api/engine-error.js';
 import { ownerOf } from '../../../policy/owner-label.js';
-import { checkIdRange, idMapAt, idMapCount, MAP_SIZE, subordinateIdRange, type IdMap } from './id-map.js';
+import { idMapAt, idMapCount, MAP_SIZE, type IdMap } from './id-map.js';
 import { STAGE_DIR } from './enter.js';
 import { OwnerRanges } from './owner-ranges.js';
 import { SandboxUserns, type UsernsHostTools } from './sandbox-userns.js';
@@ -22,21 +22,11 @@ export class OwnerUserns {
   private constructor(readonly range: IdMap, private readonly ranges: OwnerRanges, private readonly tools: UsernsHostTools) {}
 
   /**
-   * Reads the runtime's `userns` option: on by default for a root server (the range of
-   * /etc/subuid's `root` entry, else 100000-6653599: 100 container ranges), `false` off,
-   * `{ uid, gid, size }` a range of one's own (`size` host ids: `size / 65536` owners' ranges,
-   * the first for containers without an owner). Answers undefined when off. Owners' ranges are
-   * kept in `rangesFile`. A server that is not root cannot write a full map: asking for one
-   * there is a TypeError naming the option.
+   * The namespaces over the server's range (sandbox-options.ts reads it from option `userns`);
+   * undefined when it has none. Owners' ranges are kept in `rangesFile`.
    */
-  static fromOption(option: unknown, tools: UsernsHostTools, rangesFile: string): OwnerUserns | undefined {
-    const root = process.getuid?.() === 0;
-    if (option === false || (option === undefined && !root)) return undefined;
-    if (option !== undefined && option !== true && (typeof option !== 'object' || option === null)) {
-      throw new TypeError('sandboxRuntime option "userns" must be a boolean or { uid, gid, size }');
-    }
-    if (!root) throw new TypeError('sandboxRuntime option "userns": mapping container ids onto a host range needs a server running as root');
-    const range = option === undefined || option === true ? subordinateIdRange() : checkIdRange(option, 'userns');
+  static open(range: IdMap | undefined, tools: UsernsHostTools, rangesFile: string): OwnerUserns | undefined {
+    if (!range) return undefined;
     mkdirSync(STAGE_DIR, { recursive: true, mode: 0o711 });
     return new OwnerUserns(range, new OwnerRanges(rangesFile), tools);
   }

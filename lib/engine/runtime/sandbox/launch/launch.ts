@@ -1,0 +1,48 @@
+import { launchSandbox } from '../sandbox-process.js';
+import type { StartContext } from './start-context.js';
+import type { Stage } from './stages.js';
+
+/** Terminal size of a Tty container until the client's first resize (dockerd's default for a console). */
+const DEFAULT_TTY = { rows: 24, cols: 80 };
+
+/**
+ * bwrap launched (sandbox-process.ts): in its groups from the first instruction, under its
+ * filter, in its user namespace, its network's gate open, or in the joined container's network
+ * namespace. Undone by killing it (it still waits at the gate: the command never runs) and
+ * reporting its stop to the user networks it was attached to.
+ */
+export const launch: Stage<StartContext> = {
+  name: 'launch',
+  async run(ctx) {
+    const { body, argv, openStdin, tty, output } = ctx.run;
+    const { group, seccompFile, enter, net, joined } = ctx;
+    ctx.proc = await launchSandbox({
+      bwrap: ctx.host.bwrap,
+      args: ctx.args,
+      argv,
+      env: ctx.env,
+      openStdin,
+      init: body.HostConfig?.Init === true,
+      ...(tty ? { tty: consoleSize(body.HostConfig?.ConsoleSize) } : {}),
+      output,
+      ...(group ? { cgroupProcs: group.procs } : {}),
+      ...(seccompFile ? { seccompFile } : {}),
+      ...(enter ? { enter } : {}),
+      ...(net ? { descriptors: net.gate.shell() } : {}),
+      ...(joined ? { netns: `/proc/${joined.pid}/ns/net`, nsenter: ctx.host.hostTool('nsenter') } : {}),
+    });
+  },
+  async undo(ctx) {
+    ctx.proc.kill('SIGKILL');
+    await ctx.proc.exited;
+    await ctx.host.userNets?.stopped(ctx.run.id);
+  },
+};
+
+/** `HostConfig.ConsoleSize` ([height, width], API 1.42) when the client sent one, else 24x80. */
+function consoleSize(value: unknown): { rows: number; cols: number } {
+  if (Array.isArray(value) && value.length === 2 && value.every((n) => Number.isInteger(n) && n > 0 && n <= 0xffff)) {
+    return { rows: value[0] as number, cols: value[1] as number };
+  }
+  return DEFAULT_TTY;
+}

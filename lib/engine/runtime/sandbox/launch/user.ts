@@ -1,0 +1,26 @@
+import { resolveUserIn } from '../passwd.js';
+import type { StartContext } from './start-context.js';
+import type { Stage } from './stages.js';
+
+/** Who runs (`User`, names from the image's /etc/passwd and /etc/group), and the environment: runc sets HOME from the passwd entry when the environment has none. */
+export const user: Stage<StartContext> = {
+  name: 'user',
+  async run(ctx) {
+    const { body, env, tty } = ctx.run;
+    ctx.user = await resolveUserIn(ctx.rootfs, typeof body.User === 'string' ? body.User : '');
+    const fullEnv = [...env];
+    if (!fullEnv.some((e) => e.startsWith('HOME='))) fullEnv.push(`HOME=${ctx.user.home}`);
+    if (tty && !fullEnv.some((e) => e.startsWith('TERM='))) fullEnv.push('TERM=xterm');
+    ctx.env = fullEnv;
+  },
+};
+
+/** Under the runtime's user namespace: the tmpfs directories belong to container root, and the launcher enters the namespace as the user. */
+export const userns: Stage<StartContext> = {
+  name: 'userns',
+  async run(ctx) {
+    if (!ctx.userns) return;
+    ctx.userns.ownByContainerRoot(Object.values(ctx.tmpfs));
+    ctx.enter = await ctx.userns.enter(ctx.user);
+  },
+};
