@@ -1,7 +1,7 @@
 import { describe, test, expect } from '@jest/globals';
 import { PassThrough, Readable } from 'node:stream';
 import { encodeFrame, FrameDecoder, demultiplex, EngineError, ENGINE_ERROR_STATUS, familiarImageRef } from '../../lib/engine/index.js';
-import { boolValue, parseTail, parseInteger } from '../../lib/engine/router/query.js';
+import { boolValue, parseTail, parseInteger } from '../../lib/engine/router/http/query.js';
 import { parseTimestamp, parseFilters } from '../../lib/engine-api/filters.js';
 import { frameHeader } from '../../lib/engine-api/stdcopy.js';
 import { formatRfc3339Nano } from '../../lib/engine/runtime/local/log-reader.js';
