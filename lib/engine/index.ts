@@ -18,7 +18,7 @@ export { writeEngineAuthError } from './errors/write-engine-auth-error.js';
 export { compareApiVersions, apiVersionLessThan, apiVersionAtLeast, isApiVersion, minApiVersion } from '../engine-api/api-version.js';
 export { ENGINE_RELEASES } from '../engine-api/engine-releases.js';
 export { resolveVersionRange, DEFAULT_VERSION_RANGE, type VersionRange, type VersionRangeInput } from '../engine-api/version-range.js';
-export { gateApiVersion } from './router/version-gate.js';
+export { gateApiVersion } from './router/http/version-gate.js';
 
 export type { EngineFilters } from '../engine-api/filters.js';
 export { encodeFrame, FrameDecoder, demultiplex, type Frame, type StreamType } from '../engine-api/stdcopy.js';

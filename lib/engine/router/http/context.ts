@@ -1,0 +1,54 @@
+import type { NextFunction, Request, Response } from 'express';
+import { gateApiVersion } from './version-gate.js';
+import { readJsonBody } from './read-json-body.js';
+import { writeEngineError } from '../../errors/write-engine-error.js';
+import { EngineError } from '../../../engine-api/engine-error.js';
+import type { EngineAction } from '../../policy/engine-actions.js';
+import { checkpoint, type CheckpointResult } from './checkpoint.js';
+
+export type { EngineContext } from './engine-context.js';
+import type { EngineContext } from './engine-context.js';
+
+/** Per-request engine state, kept in `res.locals.engine`. */
+export interface EngineLocals {
+  /** Version from the path (`/v1.28/…`), possibly out of range; undefined without a prefix. */
+  requested?: string;
+  /** The version the request is served at, once the gate let it through. */
+  version: string;
+  /** What the policy checkpoint found (caller, narrowing, the body it read); undefined without a policy. */
+  policy?: CheckpointResult;
+}
+
+export function engineLocals(res: Response): EngineLocals {
+  return (res.locals.engine ??= { version: '' }) as EngineLocals;
+}
+
+/** A route handler: throws EngineError (or returns a rejected promise) for the writer to answer. */
+export type EngineHandler = (req: Request, res: Response, version: string) => Promise<void> | void;
+
+/**
+ * Wraps a handler with the version gate, the policy checkpoint and the error writer. Every route
+ * names its action (see `ENGINE_ACTIONS`), so none can be registered past the checkpoint. The
+ * gate runs only for routes that exist, so an unknown path answers 404 `page not found`
+ * whatever its version, as dockerd.
+ */
+export function engineRoute(ctx: EngineContext, action: EngineAction, handler: EngineHandler) {
+  return async (req: Request, res: Response, _next: NextFunction): Promise<void> => {
+    const locals = engineLocals(res);
+    try {
+      locals.version = gateApiVersion(locals.requested, ctx.range);
+      const checked = await checkpoint(ctx, action, req, locals.version);
+      if (checked) locals.policy = checked;
+      await handler(req, res, locals.version);
+    } catch (error) {
+      if (!(error instanceof EngineError) || error.status >= 500) ctx.settings.onError?.(error, req);
+      writeEngineError(res, error, locals.requested);
+    }
+  };
+}
+
+/** The route's JSON body: the one the checkpoint already read, or read now. */
+export async function routeBody(ctx: EngineContext, req: Request, res: Response): Promise<unknown> {
+  const held = engineLocals(res).policy?.body;
+  return held ? held.value : readJsonBody(req, ctx.settings.maxBodyBytes);
+}

@@ -1,0 +1,101 @@
+import { test, expect, afterAll } from '@jest/globals';
+import { execFile, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describeWithPeers, program, type PeerCheck } from '../../support/peers.js';
+import { sandboxRuntime } from '../../../lib/engine/runtime/sandbox/index.js';
+import { listenOnSocket } from '../../engine/helpers.js';
+
+const CLI = '/usr/local/bin/docker';
+const hasBwrap = spawnSync('bwrap', ['--version']).status === 0 && existsSync('/bin/busybox');
+const bwrap: PeerCheck = { name: 'bwrap (Debian bubblewrap) and /bin/busybox (busybox-static)', available: () => hasBwrap };
+const configDir = mkdtempSync(join(tmpdir(), 'dockgate-cli-'));
+
+function docker(socket: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', DOCKER_HOST: `unix://${socket}`, DOCKER_CONFIG: configDir };
+  return new Promise((resolve) => {
+    execFile(CLI, args, { env, timeout: 20_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+describeWithPeers('Docker CLI 28 against the sandbox runtime: each container is isolated (bubblewrap)', [program(CLI), bwrap], () => {
+  const runtime = hasBwrap ? sandboxRuntime() : undefined;
+  const listening = runtime ? listenOnSocket(runtime) : undefined;
+  afterAll(async () => {
+    await (await listening)?.close();
+    await runtime?.close?.();
+  });
+  const run = async (...args: string[]) => docker((await listening)!.socket, ['run', '--rm', ...args]);
+
+  test('-u 4242 (no passwd entry) runs as uid 4242, gid 0 (as dockerd does)', async () => {
+    expect(await run('-u', '4242', 'busybox', 'id')).toMatchObject({ code: 0, stdout: 'uid=4242 gid=0(root)\n' });
+  });
+  test('-u 1000 takes the passwd entry\'s primary group; -u nobody and -u user:nogroup resolve names in the image', async () => {
+    expect(await run('-u', '1000', 'busybox', 'id')).toMatchObject({ code: 0, stdout: 'uid=1000(user) gid=1000(user)\n' });
+    expect(await run('-u', 'nobody', 'busybox', 'id')).toMatchObject({ code: 0, stdout: 'uid=65534(nobody) gid=65534(nogroup)\n' });
+    expect(await run('-u', 'user:nogroup', 'busybox', 'id')).toMatchObject({ code: 0, stdout: 'uid=1000(user) gid=65534(nogroup)\n' });
+  });
+  test('-u with a name the image lacks is refused at create, naming User in dockerd\'s words', async () => {
+    const r = await run('-u', 'daemon', 'busybox', 'id');
+    expect(r.code).toBe(125);
+    expect(r.stderr).toContain('unable to find user daemon: no matching entries in passwd file');
+  });
+  test('without --init the command is pid 1; with --init a reaping init is pid 1 and the command pid 2', async () => {
+    expect((await run('busybox', 'sh', '-c', 'echo $$')).stdout).toBe('1\n');
+    expect((await run('--init', 'busybox', 'sh', '-c', 'echo $$')).stdout).toBe('2\n');
+  });
+  test('--read-only: touch /x fails', async () => {
+    const r = await run('--read-only', 'busybox', 'touch', '/x');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/Read-only file system/);
+  });
+  test('the host /etc/shadow is not there', async () => {
+    const r = await run('busybox', 'cat', '/etc/shadow');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/No such file/);
+  });
+  test('-v host:ctr:ro is readable, not writable; -v host:ctr writes through', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dockgate-v-'));
+    // Container root is an unprivileged host uid (the user namespace): the directory is opened to it.
+    chmodSync(dir, 0o777);
+    writeFileSync(join(dir, 'f'), 'host file\n');
+    const ro = await run('-v', `${dir}:/d:ro`, 'busybox', 'sh', '-c', 'cat /d/f; touch /d/g');
+    expect(ro.stdout).toBe('host file\n');
+    expect(ro.stderr).toMatch(/Read-only/);
+    expect((await run('-v', `${dir}:/d`, 'busybox', 'sh', '-c', 'echo w > /d/g')).code).toBe(0);
+    expect(existsSync(join(dir, 'g'))).toBe(true);
+  });
+  test('--network none leaves only lo', async () => {
+    const r = await run('--network', 'none', 'busybox', 'sh', '-c', 'cat /proc/net/dev | tail -n +3 | cut -d: -f1');
+    expect(r.stdout.trim()).toBe('lo');
+  });
+  test('--hostname sets the UTS hostname', async () => {
+    expect((await run('--hostname', 'sandboxed', 'busybox', 'hostname')).stdout).toBe('sandboxed\n');
+  });
+  test('--tmpfs mounts a tmpfs', async () => {
+    expect((await run('--tmpfs', '/scratch', 'busybox', 'sh', '-c', 'grep -c " /scratch tmpfs" /proc/mounts')).stdout).toBe('1\n');
+  });
+  test('--cap-drop ALL leaves no effective capability', async () => {
+    expect((await run('--cap-drop', 'ALL', 'busybox', 'grep', 'CapEff', '/proc/self/status')).stdout).toBe('CapEff:\t0000000000000000\n');
+  });
+  for (const [flag, field] of [[['--privileged'], 'HostConfig.Privileged'], [['-p', '8080:80/sctp'], 'HostConfig.PortBindings'], [['--security-opt', 'apparmor=unconfined'], 'HostConfig.SecurityOpt'], [['--memory-reservation', '64m'], 'HostConfig.MemoryReservation'], [['--blkio-weight', '300'], 'HostConfig.BlkioWeight']] as const) {
+    test(`${flag[0]} is refused with a message naming ${field}`, async () => {
+      const r = await run(...flag, 'busybox', 'true');
+      expect(r.code).toBe(125);
+      expect(r.stderr).toContain(field);
+    });
+  }
+  test('rm -f of sh -c "sleep & sleep & wait" leaves no process behind', async () => {
+    const { socket } = (await listening)!;
+    const name = `dg-tree-${Date.now()}`;
+    expect((await docker(socket, ['run', '-d', '--name', name, 'busybox', 'sh', '-c', 'sleep 2345 & sleep 2345 & wait'])).code).toBe(0);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(spawnSync('pgrep', ['-f', 'sleep 2345']).stdout.toString().trim()).not.toBe('');
+    expect((await docker(socket, ['rm', '-f', name])).code).toBe(0);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(spawnSync('pgrep', ['-f', 'sleep 2345']).stdout.toString().trim()).toBe('');
+  });
+});
