@@ -43,12 +43,14 @@ function attachWs(socket: string, path: string, input: (string | Buffer)[], ms =
       result.closeCode = code;
       done();
     });
-    ws.on('unexpected-response', (_req, res) => {
+    ws.on('unexpected-response', (req, res) => {
       let body = '';
       res.on('data', (c: Buffer) => (body += c.toString()));
       res.on('end', () => {
         result.status = res.statusCode;
         result.body = body;
+        // ws leaves the refused request's socket to this listener: closed here, or it keeps Jest from exiting.
+        req.destroy();
         done();
       });
     });
