@@ -73,7 +73,7 @@ export class LocalRuntime implements ContainerRuntime {
     private readonly executor: LocalExecutor,
     private readonly limits: LocalLimits,
   ) {
-    this.images = new LocalImageStore(executor.images?.() ?? [], (ref) => executor.image(ref));
+    this.images = new LocalImageStore(executor.images?.list() ?? [], (ref) => executor.images?.image(ref));
     this.lifecycle = new ContainerLifecycle(name, executor.exec?.bind(executor), (action, c) => this.bus.publish(action, eventActor(c)), {
       start: (c) => this.start(c.id),
       saved: (c) => void this.records?.save(c),
@@ -82,7 +82,7 @@ export class LocalRuntime implements ContainerRuntime {
       resolve: (ref) => this.table.resolve(ref), supervisor: this.lifecycle.supervisor,
       save: (c) => void this.records?.save(c), publish: (action, c, extra) => this.bus.publish(action, eventActor(c), extra),
     });
-    this.catalog = new LocalCatalog(name, this.images, executor.networks ?? [], this.bus, () => this.table.all(), executor.userNetworks);
+    this.catalog = new LocalCatalog(name, this.images, executor.networks, this.bus, () => this.table.all(), executor.userNetworks);
     // Exec, restart, rename, pause, top, stats, prune, update, archive (local-operations.ts).
     Object.assign(this, localOperations({
       name,
@@ -108,15 +108,15 @@ export class LocalRuntime implements ContainerRuntime {
       this.storeImages = ops;
       Object.assign(this, storeImageOperations(ops));
       // `docker commit` and `docker build`, where the executor can make layers (local-build.ts).
-      if (executor.buildDir !== undefined) {
+      if (executor.build && executor.filesystem) {
         Object.assign(this, localBuildOperations({
           runtime: this, store, resolve: (ref) => this.table.resolve(ref), publish: (action, c) => this.bus.publish(action, eventActor(c)),
-          buildDir: executor.buildDir, maxContextBytes: executor.maxBuildContextBytes ?? 4 * 1024 ** 3,
-        }, executor) ?? {});
+        }, executor.build, executor.filesystem));
       }
     }
-    if (executor.volumesDir !== undefined) {
-      const volumes = new LocalVolumes(executor.volumesDir, name, () => this.table.all().map((c) => ({ id: c.id, names: volumeNamesOf(c.mounts ?? []) })), executor.volumeOwner);
+    if (executor.volumes) {
+      const { dir, owner } = executor.volumes;
+      const volumes = new LocalVolumes(dir, name, () => this.table.all().map((c) => ({ id: c.id, names: volumeNamesOf(c.mounts ?? []) })), owner?.bind(executor.volumes));
       this.volumes = volumes;
       Object.assign(this, volumeOperations(volumes));
     }
@@ -142,7 +142,7 @@ export class LocalRuntime implements ContainerRuntime {
   }
 
   readonly systemInfo: LocalCatalog['systemInfo'] = async () => {
-    const info = { ...(await this.catalog.systemInfo()), ...this.executor.systemInfo?.() };
+    const info = { ...(await this.catalog.systemInfo()), ...this.executor.limits?.systemInfo() };
     // With a store, images are pulled and loaded, not configured: say so in `docker info`.
     return this.storeImages ? { ...info, Driver: 'dockgate', DriverStatus: [['Images', 'content-addressed store (pull, load, save)']] } : info;
   };
@@ -168,7 +168,7 @@ export class LocalRuntime implements ContainerRuntime {
   readonly inspectNetwork: LocalCatalog['inspectNetwork'] = (ref, o) => this.catalog.inspectNetwork(ref, o);
   readonly listVolumes: VolumeOperations['listVolumes'] = () => this.catalog.listVolumes();
   readonly inspectVolume: VolumeOperations['inspectVolume'] = (name) => this.catalog.inspectVolume(name);
-  /** Only with the executor's `volumesDir`; otherwise the routes answer 501. */
+  /** Only with the executor's `volumes`; otherwise the routes answer 501. */
   createVolume?: VolumeOperations['createVolume'];
   /** Only when the executor makes user-defined networks (see the constructor). */
   createNetwork?: NetworkManagementOperations['createNetwork'];
@@ -276,7 +276,7 @@ export class LocalRuntime implements ContainerRuntime {
       // A record kept by a server that did not resolve sources at create: resolved now, once.
       if (c.mounts) await resolveMountSources(c.mounts);
       // Each empty volume filled with what the image has at its path, once (dockerd's copy-up).
-      if (await copyUp(c, this.volumes, this.executor.copyImagePath?.bind(this.executor))) void this.records?.save(c);
+      if (await copyUp(c, this.volumes, this.executor.filesystem?.copyImagePath.bind(this.executor.filesystem))) void this.records?.save(c);
       const launching = this.executor.start({
         argv: c.argv,
         env: c.env,
