@@ -2,7 +2,7 @@ import { PassThrough, type Readable } from 'node:stream';
 import { posix } from 'node:path';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type { ContainerPathStat, PutArchiveOptions } from '../../../engine-api/container-operations.js';
-import type { LocalContainer, LocalExecProcess, LocalExecutor } from './local-container.js';
+import type { ExecutorFilesystem, LocalContainer, LocalExecProcess, LocalExecRun } from './local-container.js';
 
 /** Go's os.FileMode type bits, which `X-Docker-Container-Path-Stat` carries (the Docker CLI tests ModeDir and ModeSymlink). */
 const GO_MODE = { dir: 2 ** 31, symlink: 2 ** 27, device: 2 ** 26, pipe: 2 ** 25, socket: 2 ** 24, setuid: 2 ** 23, setgid: 2 ** 22, charDevice: 2 ** 21, sticky: 2 ** 20 };
@@ -13,12 +13,13 @@ const GO_MODE = { dir: 2 ** 31, symlink: 2 ** 27, device: 2 ** 26, pipe: 2 ** 25
  * kernel view (its mounts, and symlinks that cannot point out of it), never by the host, so a
  * symlink swapped in by the container cannot make the copy read or write a host file. The image
  * needs `tar` and `stat` (busybox has both). A container that is not running is copied from or
- * into through the executor's `copyOffline` (a fresh sandbox on its root filesystem), else 409.
+ * into through the filesystem's `copyOffline` (a fresh sandbox on its root filesystem).
  */
 export class LocalArchive {
   constructor(
-    private readonly runtimeName: string,
-    private readonly executor: LocalExecutor,
+    /** The executor's `docker exec`. */
+    private readonly exec: (run: LocalExecRun) => Promise<LocalExecProcess>,
+    private readonly filesystem: ExecutorFilesystem,
   ) {}
 
   async stat(c: LocalContainer, path: string, ref: string): Promise<ContainerPathStat> {
@@ -84,16 +85,12 @@ export class LocalArchive {
   }
 
   private async run(c: LocalContainer, argv: string[], stdin: boolean, output: (stream: 1 | 2, data: Buffer) => void): Promise<LocalExecProcess> {
-    if (!this.executor.exec) throw EngineError.unsupported('copying files (archive)', this.runtimeName);
     if (c.paused) throw EngineError.conflict(`Container ${c.id} is paused, unpause the container before copying files`);
-    if (c.status !== 'running') {
-      if (this.executor.copyOffline) return this.executor.copyOffline(c, argv, stdin, output);
-      throw EngineError.conflict(`Container ${c.id} is not running: the ${this.runtimeName} runtime copies files with tar inside the running container`);
-    }
+    if (c.status !== 'running') return this.filesystem.copyOffline(c, argv, stdin, output);
     // As uid 0 and gid 0 with a HOME of its own: the container's /etc/passwd is not read for a copy
     // (it may be a FIFO the container made; dockerd's copy never reads it either).
     const env = c.env.some((e) => e.startsWith('HOME=')) ? c.env : [...c.env, 'HOME=/root'];
-    return this.executor.exec({ container: c, argv, env, user: '0:0', workingDir: '/', tty: false, stdin, privileged: false, output });
+    return this.exec({ container: c, argv, env, user: '0:0', workingDir: '/', tty: false, stdin, privileged: false, output });
   }
 }
 

@@ -9,7 +9,7 @@ import { BuildCache } from '../../build/build-cache.js';
 import type { BuildBackend } from '../../build/build-backend.js';
 import { classicBuild } from '../../build/classic-builder.js';
 import { commitConfig } from '../../build/commit-config.js';
-import type { LocalContainer, LocalExecutor } from './local-container.js';
+import type { ExecutorBuild, ExecutorFilesystem, LocalContainer } from './local-container.js';
 import { withoutMountedPaths } from './mounted-paths.js';
 
 /** What the build and commit operations need from a local runtime. */
@@ -19,27 +19,22 @@ export interface LocalBuildHost {
   resolve(ref: string): LocalContainer;
   /** Publishes a container event (`commit`), as dockerd does. */
   publish(action: string, c: LocalContainer): void;
-  /** Where build contexts are spooled and the layer cache is kept. */
-  buildDir: string;
-  /** Bytes a build context may hold, uncompressed. */
-  maxContextBytes: number;
 }
 
 /**
- * `POST /commit` and `POST /build` for a local runtime whose executor can turn a container's
- * changes into a layer (`commitLayer`) and whose image store can write images. RUN steps go
+ * `POST /commit` and `POST /build` for a local runtime whose executor builds (`build`: where,
+ * how big a context, `--chown`) and can turn a container's changes into a layer (its
+ * `filesystem`), and whose image store can write images. RUN steps go
  * through the runtime's own create/start/wait, so they run as every container of the runtime.
  */
-export function localBuildOperations(host: LocalBuildHost, executor: LocalExecutor): BuildOperations | undefined {
-  const { commitLayer, changes } = executor;
-  if (!commitLayer || !changes) return undefined;
+export function localBuildOperations(host: LocalBuildHost, build: ExecutorBuild, fs: ExecutorFilesystem): BuildOperations {
   const writable = async () => {
     const store = await host.store;
     if (!store.createImage || !store.storeLayer || !store.imageRootfs) throw EngineError.unsupported('making images', host.runtime.name);
     return store as Required<Pick<ImageStoreApi, 'createImage' | 'storeLayer' | 'imageRootfs'>> & ImageStoreApi;
   };
   const layerOf = async (c: LocalContainer): Promise<StoredLayer> =>
-    commitLayer.call(executor, c, withoutMountedPaths(await changes.call(executor, c)), await writable());
+    fs.commitLayer(c, withoutMountedPaths(await fs.changes(c)), await writable());
   let cache: Promise<BuildCache> | undefined;
 
   const commit = async (request: CommitContainerRequest): Promise<{ Id: string }> => {
@@ -89,13 +84,10 @@ export function localBuildOperations(host: LocalBuildHost, executor: LocalExecut
         config: async (id) => (store.config ? store.config(id) : ((await store.resolve(id))?.config as ImageConfigBlob)),
       },
       containerLayer: async (id) => layerOf(host.resolve(id)),
-      resolveUser: async (rootfs, spec) => {
-        if (!executor.resolveUser) throw EngineError.unsupported('--chown', host.runtime.name);
-        return executor.resolveUser(rootfs, spec);
-      },
-      tempDir: join(host.buildDir, 'tmp'),
-      cache: () => (cache ??= BuildCache.open(join(host.buildDir, 'cache.json'))),
-      maxContextBytes: host.maxContextBytes,
+      resolveUser: async (rootfs, spec) => build.resolveUser(rootfs, spec),
+      tempDir: join(build.dir, 'tmp'),
+      cache: () => (cache ??= BuildCache.open(join(build.dir, 'cache.json'))),
+      maxContextBytes: build.maxContextBytes,
       platform: serverPlatform(),
     };
   };

@@ -126,15 +126,96 @@ export interface LocalUserNetworks {
   stoppedEndpoints?(container: Pick<LocalContainer, 'id' | 'body' | 'startedAt'>): Record<string, Record<string, unknown>>;
 }
 
-/** What runs containers for a local runtime: the process executor or a script. */
-export interface LocalExecutor {
+/** Images configured under exact references (the process and scripted runtimes'): what create runs and `docker images` lists. */
+export interface ExecutorImages {
   /** The image for a familiar reference, or undefined when it is not allowed/known. */
   image(ref: string): LocalImage | undefined;
-  /** The images configured under an exact reference (what `docker images` lists at start). Defaults to none. */
-  images?(): LocalImage[];
-  /** Networks the executor's containers really have (`host`: the server's own stack; `none`: no network at all; `bridge`: their own). Defaults to none listed. */
-  networks?: readonly LocalNetworkName[];
-  /** User-defined networks, when the executor makes them (`docker network create`, connect…). Optional: those routes answer 501. */
+  /** The images configured under an exact reference (what `docker images` lists at start). */
+  list(): LocalImage[];
+}
+
+/**
+ * A root filesystem of each container's own (the sandbox's copy): `docker diff`, `commit`,
+ * `export` and `cp`, what a prune reclaims, and volumes filled from the image at first start.
+ * Without it those routes answer 501, prune reports 0 and volumes start empty.
+ */
+export interface ExecutorFilesystem {
+  /** `docker diff`: what changed in the container's own filesystem. */
+  changes(container: LocalContainer): Promise<ContainerChange[]>;
+  /** Bytes the given changes of the container take in its own filesystem (its `SizeRw`, what a prune reclaims). */
+  sizeOfChanges(container: LocalContainer, changes: ContainerChange[]): Promise<number>;
+  /**
+   * `docker commit` and a build's RUN: stores the layer of the container's changes (as
+   * {@link changes} lists them, mount points left out) in the image store, with owners as the
+   * container sees them.
+   */
+  commitLayer(container: LocalContainer, changes: ContainerChange[], store: ImageStoreApi): Promise<StoredLayer>;
+  /**
+   * Copies what the container's image has at `path` (a directory; symlinks resolved inside the
+   * image) into the empty volume directory `into`, owners and modes kept, before its first start
+   * (dockerd's CopyImagePathContent).
+   */
+  copyImagePath(container: LocalContainer, path: string, into: string): Promise<void>;
+  /**
+   * Runs `tar`/`stat` on a container that is not running (created or exited), for `docker cp`.
+   * A running one has them run inside it through the executor's `exec` (the archive routes need both).
+   */
+  copyOffline(container: LocalContainer, argv: string[], stdin: boolean, output: (stream: 1 | 2, data: Buffer) => void): Promise<LocalProcess>;
+  /** `docker export`: a tar of the container's root filesystem copy (owners as the container sees them), streamed. */
+  exportRootfs(container: LocalContainer, signal: AbortSignal): Promise<Readable>;
+}
+
+/** Resource limits the executor enforces. Without them every set field of `docker update` is refused. */
+export interface ExecutorLimits {
+  /**
+   * `docker update`: applies the resource fields of `update` (a `POST /containers/{id}/update`
+   * body, only its set fields) to the container (its running processes too), throwing a 400
+   * naming any field it cannot honor; answers the HostConfig fields to keep.
+   */
+  update(container: LocalContainer, update: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** Fields of `GET /info` the executor knows (what it can limit); merged over the runtime's own. */
+  systemInfo(): Record<string, unknown>;
+}
+
+/** Named volumes (`local` driver: `<dir>/<name>/_data`), for an executor that mounts host directories (Binds). */
+export interface ExecutorVolumes {
+  /** Directory of the named volumes. */
+  dir: string;
+  /**
+   * Host owner of a new volume's directory, from the labels of the volume (`docker volume
+   * create`) or of the container it is made for (a name a create mentions, an anonymous volume):
+   * container root under that owner's user namespace range. Optional: the server's own.
+   */
+  owner?(labels: Readonly<Record<string, string>> | null | undefined): { uid: number; gid: number };
+}
+
+/** `docker build` and `docker commit`, for an executor with an image store and a {@link ExecutorFilesystem}. */
+export interface ExecutorBuild {
+  /** Directory where builds spool their contexts and keep their layer cache. */
+  dir: string;
+  /** Bytes a build context may hold, uncompressed (its spool on disk is bounded by it). */
+  maxContextBytes: number;
+  /** `user[:group]` as ids from the passwd and group files under `rootfs` (numbers only without one): a build's `--chown`. */
+  resolveUser(rootfs: string | undefined, spec: string): Promise<{ uid: number; gid: number }>;
+}
+
+/**
+ * What runs containers for a local runtime: the sandbox, a host process or a script. Beyond
+ * `start`, each capability is a small interface an executor has in full or not at all; the
+ * runtime offers the routes it backs and answers 501 (or refuses) the rest.
+ */
+export interface LocalExecutor {
+  /** Configured images. Either these or an {@link imageStore}; with neither, there is no image to run. */
+  images?: ExecutorImages;
+  /**
+   * A content-addressed image store behind every image operation (pull, load, save, tag, rmi,
+   * prune, list, inspect, history) instead of {@link images}. Called once with the runtime's
+   * usage callback (which containers use an image).
+   */
+  imageStore?(usage: ImageUsage): Promise<ImageStoreApi>;
+  /** Networks the executor's containers really have (`host`: the server's own stack; `none`: no network at all; `bridge`: their own). */
+  networks: readonly LocalNetworkName[];
+  /** User-defined networks, when the executor makes them (`docker network create`, connect…). Without them those routes answer 501. */
   userNetworks?: LocalUserNetworks;
   /**
    * Refuses (throws a 400 EngineError naming the field) a create body the executor cannot honor.
@@ -142,86 +223,27 @@ export interface LocalExecutor {
    */
   validate?(body: ContainerCreateBody, image: LocalImage): void | Promise<void>;
   /**
-   * A content-addressed image store behind every image operation (pull, load, save, tag, rmi,
-   * prune, list, inspect, history) instead of {@link image}/{@link images}. Called once with the
-   * runtime's usage callback (which containers use an image). Optional.
-   */
-  imageStore?(usage: ImageUsage): Promise<ImageStoreApi>;
-  /**
    * Directory where container records and their logs are kept (`<dir>/<id>/container.json`,
-   * `output.log`) so they survive a restart. Defaults to none: containers live in memory only.
+   * `output.log`) so they survive a restart. Without it containers live in memory only.
    */
   stateDir?: string;
+  /** Named volumes. Without them named volumes are refused as the executor refuses them, and the volume routes list none and answer 501 for the rest. */
+  volumes?: ExecutorVolumes;
   /**
-   * Directory of named volumes (`local` driver: `<dir>/<name>/_data`), for an executor that
-   * mounts host directories (Binds). Optional: without it named volumes are refused as the
-   * executor refuses them, and the volume routes list none and answer 501 for the rest.
+   * Runs a command in a running container (`docker exec`, healthchecks); throws a 400 EngineError
+   * naming a field it cannot honor. Without it the exec routes answer 501.
    */
-  volumesDir?: string;
-  /**
-   * Host owner of a new volume's directory, from the labels of the volume (`docker volume
-   * create`) or of the container it is made for (a name a create mentions, an anonymous volume):
-   * container root under that owner's user namespace range. Defaults to the server's own.
-   */
-  volumeOwner?(labels: Readonly<Record<string, string>> | null | undefined): { uid: number; gid: number };
-  /**
-   * Copies what the container's image has at `path` (a directory; symlinks resolved inside the
-   * image) into the empty volume directory `into`, owners and modes kept, before its first start
-   * (dockerd's CopyImagePathContent). Optional: without it volumes start empty.
-   */
-  copyImagePath?(container: LocalContainer, path: string, into: string): Promise<void>;
+  exec?(run: LocalExecRun): Promise<LocalExecProcess>;
+  /** Each container's own root filesystem. */
+  filesystem?: ExecutorFilesystem;
+  /** Resource limits (`docker update`, `/info`). */
+  limits?: ExecutorLimits;
+  /** Builds and commits (with {@link imageStore} and {@link filesystem} only). */
+  build?: ExecutorBuild;
   /** Frees what the executor keeps for a removed container (e.g. its root filesystem copy). Optional. */
   removed?(id: string): void;
   /** Frees what the executor keeps beyond containers (the runtime is closing, its containers have exited). Optional. */
   close?(): Promise<void>;
-  /**
-   * Runs a command in a running container (`docker exec`); throws a 400 EngineError naming a
-   * field it cannot honor. Optional: without it the exec routes answer 501.
-   */
-  exec?(run: LocalExecRun): Promise<LocalExecProcess>;
-  /**
-   * The container has its own root filesystem with `tar` and `stat`: `docker cp` runs them inside
-   * it through {@link exec}. Defaults to false (the archive routes answer 501).
-   */
-  copiesWithTar?: boolean;
-  /**
-   * Runs `tar`/`stat` on a container that is not running (created or exited), for `docker cp`;
-   * optional: without it copying needs a running container (409).
-   */
-  copyOffline?(container: LocalContainer, argv: string[], stdin: boolean, output: (stream: 1 | 2, data: Buffer) => void): Promise<LocalProcess>;
-  /**
-   * `docker export`: a tar of the container's root filesystem copy (owners as the container sees
-   * them), streamed. Optional: without it the export route answers 501.
-   */
-  exportRootfs?(container: LocalContainer, signal: AbortSignal): Promise<Readable>;
-  /**
-   * `docker update`: applies the resource fields of `update` (a `POST /containers/{id}/update`
-   * body, only its set fields) to the container (its running processes too), throwing a 400
-   * naming any field it cannot honor; answers the HostConfig fields to keep. Optional: without
-   * it every set field is refused.
-   */
-  update?(container: LocalContainer, update: Record<string, unknown>): Promise<Record<string, unknown>>;
-  /** `docker diff`: what changed in the container's own filesystem. Optional: without it the route answers 501. */
-  changes?(container: LocalContainer): Promise<ContainerChange[]>;
-  /**
-   * Bytes the given changes of the container take in its own filesystem (its `SizeRw`, what a
-   * prune reclaims). Optional: without it prune reports 0.
-   */
-  sizeOfChanges?(container: LocalContainer, changes: ContainerChange[]): Promise<number>;
-  /**
-   * `docker commit` and a build's RUN: stores the layer of the container's changes (as
-   * {@link changes} lists them, mount points left out) in the image store, with owners as the
-   * container sees them. Optional: without it (or {@link changes}) commit and build answer 501.
-   */
-  commitLayer?(container: LocalContainer, changes: ContainerChange[], store: ImageStoreApi): Promise<StoredLayer>;
-  /** `user[:group]` as ids from the passwd and group files under `rootfs` (numbers only without one): a build's `--chown`. Optional. */
-  resolveUser?(rootfs: string | undefined, spec: string): Promise<{ uid: number; gid: number }>;
-  /** Directory where builds spool their contexts and keep their layer cache. Optional: without it there is no build. */
-  buildDir?: string;
-  /** Bytes a build context may hold, uncompressed (its spool on disk is bounded by it). Defaults to 4 GiB. */
-  maxBuildContextBytes?: number;
-  /** Fields of `GET /info` the executor knows (what it can limit); merged over the runtime's own. */
-  systemInfo?(): Record<string, unknown>;
   /** Starts the command; rejects when it cannot start. */
   start(run: {
     argv: string[];

@@ -14,13 +14,13 @@ export type LocalOperations = Partial<ExecOperations> &
 /**
  * The exec and container operations of a local runtime, as methods to mix into it. Exec exists
  * only when the executor can run a command inside a container, `docker cp` only when it also
- * copies with tar, `changes` only when it can diff; otherwise those routes answer 501.
+ * has a filesystem of each container's own, `changes` and `export` only with that filesystem; otherwise those routes answer 501.
  */
 export function localOperations(host: LocalOpsHost, executor: LocalExecutor): LocalOperations {
-  const { changes, sizeOfChanges } = executor;
+  const fs = executor.filesystem;
   // What a removed container had written (dockerd's SizeRw), for prune's SpaceReclaimed.
-  const sizeRw = changes && sizeOfChanges
-    ? async (c: LocalContainer): Promise<number> => sizeOfChanges.call(executor, c, withoutMountedPaths(await changes.call(executor, c)))
+  const sizeRw = fs
+    ? async (c: LocalContainer): Promise<number> => fs.sizeOfChanges(c, withoutMountedPaths(await fs.changes(c)))
     : undefined;
   const ops = new LocalContainerOps(host, sizeRw);
   const out: LocalOperations = {
@@ -31,14 +31,13 @@ export function localOperations(host: LocalOpsHost, executor: LocalExecutor): Lo
     top: (ref, a) => ops.top(ref, a),
     stats: (ref, o) => ops.stats(ref, o),
     pruneContainers: (filters) => ops.prune(filters),
-    update: (ref, b) => ops.update(ref, b, executor.update?.bind(executor)),
+    update: (ref, b) => ops.update(ref, b, executor.limits?.update.bind(executor.limits)),
   };
-  if (changes) {
+  if (fs) {
     // Mount points and init-layer files are not changes, as dockerd lists them (mounted-paths.ts).
-    out.changes = async (ref) => withoutMountedPaths(await changes.call(executor, host.resolve(ref)));
+    out.changes = async (ref) => withoutMountedPaths(await fs.changes(host.resolve(ref)));
+    out.exportContainer = async (ref, signal) => fs.exportRootfs(host.resolve(ref), signal);
   }
-  const { exportRootfs } = executor;
-  if (exportRootfs) out.exportContainer = async (ref, signal) => exportRootfs.call(executor, host.resolve(ref), signal);
   if (!executor.exec) return out;
   const execs = new LocalExecs(host.name, executor, (action, c, extra) => host.publish(action, c, extra));
   Object.assign(out, {
@@ -47,8 +46,9 @@ export function localOperations(host: LocalOpsHost, executor: LocalExecutor): Lo
     inspectExec: async (id) => execs.inspect(id),
     resizeExec: async (id, { height, width }) => execs.resize(id, height, width),
   } satisfies ExecOperations);
-  if (!executor.copiesWithTar) return out;
-  const archive = new LocalArchive(host.name, executor);
+  // `docker cp` runs tar and stat inside the container's own root filesystem.
+  if (!fs) return out;
+  const archive = new LocalArchive(executor.exec.bind(executor), fs);
   Object.assign(out, {
     statPath: (ref, path) => archive.stat(host.resolve(ref), path, ref),
     getArchive: (ref, path, signal) => archive.get(host.resolve(ref), path, ref, signal),

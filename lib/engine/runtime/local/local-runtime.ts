@@ -1,37 +1,36 @@
 import { randomBytes } from 'node:crypto';
-import { PassThrough, Readable } from 'node:stream';
-import { setTimeout as delay } from 'node:timers/promises';
+import { Readable } from 'node:stream';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type {
   AttachOptions, AttachSession, ContainerCreateBody, ContainerRuntime, CreateRequest, EventsOptions, ListOptions,
   LogsOptions, OutputStream, PullRequest, RemoveOptions, StopOptions, WaitCondition, WaitHandle, WaitResult,
 } from '../../../engine-api/runtime-types.js';
-import { signalNumber, stopSignal } from '../../../engine-api/signal.js';
 import { upToDateProgress } from './pull-progress.js';
-import { inspectView, summaryView } from './container-views.js';
+import { inspectView } from './container-views.js';
 import { EventBus } from './event-bus.js';
 import { familiarImageRef } from '../../../engine-api/image-ref.js';
-import { nameFilter } from '../../../engine-api/name-pattern.js';
-import type { LocalContainer, LocalExecutor, LocalProcess } from './local-container.js';
-import { LogReader } from './log-reader.js';
+import type { LocalContainer, LocalExecutor } from './local-container.js';
 import { OutputLog } from './output-log.js';
-import { LogFiles } from './log-files.js';
-import { logSettings, keptLogSettings, type LogSettings } from './log-config.js';
+import { logSettings, type LogSettings } from './log-config.js';
 import { ContainerTable } from './container-table.js';
-import { labelMatches } from './label-filter.js';
+import { newContainer } from './new-container.js';
+import { ContainerStopping } from './container-stopping.js';
 import type { LocalLimits } from './local-limits.js';
-import { MAX_TIMER_MS } from './event-bus.js';
 import { LocalImageStore } from './local-image-store.js';
 import { LocalCatalog } from './local-catalog.js';
 import { localOperations, type LocalOperations } from './local-operations.js';
 import { applyImageConfig } from './image-config.js';
 import { StoreImageOperations } from './store-image-operations.js';
-import { ContainerRecords, restoredContainer, type RestoredContainer } from './container-records.js';
+import { ContainerRecords } from './container-records.js';
+import { restoreContainer } from './container-restore.js';
 import type { ImageOperations } from '../../../engine-api/image-operations.js';
 import { ContainerLifecycle } from './container-lifecycle.js';
-import { HEALTH_FILTER_VALUES } from './healthcheck.js';
 import { LocalVolumes } from './local-volumes.js';
-import { containerMounts, executionBody, mountView, volumeNamesOf, type MountPoint } from './container-mounts.js';
+import { executionBody, mountView, volumeNamesOf, type MountPoint } from './container-mounts.js';
+import { copyUp, mountsFor, removeAnonymous } from './volume-mounts.js';
+import { attachTo, logsOf, newOutputLog } from './container-output.js';
+import { listContainers } from './container-list.js';
+import { storeImageOperations, userNetworkOperations, volumeOperations } from './optional-operations.js';
 import { resolveMountSources } from './mount-sources.js';
 import type { VolumeOperations } from '../../../engine-api/volume-operations.js';
 import type { BuildOperations } from '../../../engine-api/build-operations.js';
@@ -66,18 +65,24 @@ export class LocalRuntime implements ContainerRuntime {
   private readonly lifecycle: ContainerLifecycle;
   /** Named volumes, when the executor keeps them (local-volumes.ts). */
   private readonly volumes: LocalVolumes | undefined;
+  /** `docker kill` and `docker stop` (container-stopping.ts). */
+  private readonly stopping: ContainerStopping;
 
   constructor(
     readonly name: string,
     private readonly executor: LocalExecutor,
     private readonly limits: LocalLimits,
   ) {
-    this.images = new LocalImageStore(executor.images?.() ?? [], (ref) => executor.image(ref));
+    this.images = new LocalImageStore(executor.images?.list() ?? [], (ref) => executor.images?.image(ref));
     this.lifecycle = new ContainerLifecycle(name, executor.exec?.bind(executor), (action, c) => this.bus.publish(action, eventActor(c)), {
       start: (c) => this.start(c.id),
       saved: (c) => void this.records?.save(c),
     });
-    this.catalog = new LocalCatalog(name, this.images, executor.networks ?? [], this.bus, () => this.table.all(), executor.userNetworks);
+    this.stopping = new ContainerStopping({
+      resolve: (ref) => this.table.resolve(ref), supervisor: this.lifecycle.supervisor,
+      save: (c) => void this.records?.save(c), publish: (action, c, extra) => this.bus.publish(action, eventActor(c), extra),
+    });
+    this.catalog = new LocalCatalog(name, this.images, executor.networks, this.bus, () => this.table.all(), executor.userNetworks);
     // Exec, restart, rename, pause, top, stats, prune, update, archive (local-operations.ts).
     Object.assign(this, localOperations({
       name,
@@ -101,46 +106,34 @@ export class LocalRuntime implements ContainerRuntime {
       store.catch(() => undefined);
       const ops = new StoreImageOperations(store, this.bus);
       this.storeImages = ops;
-      this.listImages = (o) => ops.listImages(o);
-      this.inspectImage = (ref) => ops.inspectImage(ref);
-      this.imageHistory = (ref) => ops.imageHistory(ref);
-      this.tagImage = (ref, target) => ops.tagImage(ref, target);
-      this.removeImage = (ref, o) => ops.removeImage(ref, o);
-      this.pruneImages = (filters) => ops.pruneImages(filters);
-      this.saveImages = (refs, signal) => ops.saveImages(refs, signal);
-      this.loadImages = (request) => ops.loadImages(request);
-      this.pushImage = (request) => ops.pushImage(request);
-      this.importImage = (request) => ops.importImage(request);
-      this.login = (request, options) => ops.login(request, options);
+      Object.assign(this, storeImageOperations(ops));
       // `docker commit` and `docker build`, where the executor can make layers (local-build.ts).
-      if (executor.buildDir !== undefined) {
+      if (executor.build && executor.filesystem) {
         Object.assign(this, localBuildOperations({
           runtime: this, store, resolve: (ref) => this.table.resolve(ref), publish: (action, c) => this.bus.publish(action, eventActor(c)),
-          buildDir: executor.buildDir, maxContextBytes: executor.maxBuildContextBytes ?? 4 * 1024 ** 3,
-        }, executor) ?? {});
+        }, executor.build, executor.filesystem));
       }
     }
-    if (executor.volumesDir !== undefined) {
-      const volumes = new LocalVolumes(executor.volumesDir, name, () => this.table.all().map((c) => ({ id: c.id, names: volumeNamesOf(c.mounts ?? []) })), executor.volumeOwner);
+    if (executor.volumes) {
+      const { dir, owner } = executor.volumes;
+      const volumes = new LocalVolumes(dir, name, () => this.table.all().map((c) => ({ id: c.id, names: volumeNamesOf(c.mounts ?? []) })), owner?.bind(executor.volumes));
       this.volumes = volumes;
-      this.listVolumes = async (filters) => volumes.list(filters);
-      this.inspectVolume = async (volume) => volumes.inspect(volume);
-      this.createVolume = async (body) => volumes.create(body);
-      this.removeVolume = async (volume, force) => volumes.remove(volume, force);
-      this.pruneVolumes = async (filters) => volumes.prune(filters);
+      Object.assign(this, volumeOperations(volumes));
     }
-    if (executor.userNetworks) {
-      // User-defined networks (the sandbox's, sandbox-networks.ts); the runtime resolves the containers.
-      const nets = executor.userNetworks;
-      this.createNetwork = (body) => nets.create(body);
-      this.removeNetwork = (ref) => nets.remove(ref);
-      this.pruneNetworks = (filters) => nets.prune(filters);
-      this.connectNetwork = (ref, body) => nets.connect(ref, this.table.resolve(body.Container), body);
-      this.disconnectNetwork = (ref, container, force) => nets.disconnect(ref, this.table.resolve(container), force);
-    }
+    // User-defined networks (the sandbox's, sandbox-networks.ts); the runtime resolves the containers.
+    if (executor.userNetworks) Object.assign(this, userNetworkOperations(executor.userNetworks, (ref) => this.table.resolve(ref)));
     if (executor.stateDir !== undefined) {
       this.records = new ContainerRecords(executor.stateDir);
-      for (const restored of this.records.loadAll()) this.restore(restored);
+      for (const restored of this.records.loadAll()) {
+        restoreContainer(restored, {
+          runtime: name, maxLogBytes: limits.maxLogBytes, newLog: (id, logging) => this.newLog(id, logging), mountsFor: (body) => this.mountsFor(body),
+          add: (c) => this.table.add(c), save: (c) => void this.records?.save(c),
+          drop: (id) => {
+            executor.removed?.(id);
+            void this.records?.remove(id);
+          },
+        });
+      }
       // Containers their restart policy brings back start once the runtime is constructed (dockerd's restore).
       setImmediate(() => {
         for (const c of this.lifecycle.supervisor.comeBack(this.table.all())) this.start(c.id).catch(() => undefined);
@@ -149,7 +142,7 @@ export class LocalRuntime implements ContainerRuntime {
   }
 
   readonly systemInfo: LocalCatalog['systemInfo'] = async () => {
-    const info = { ...(await this.catalog.systemInfo()), ...this.executor.systemInfo?.() };
+    const info = { ...(await this.catalog.systemInfo()), ...this.executor.limits?.systemInfo() };
     // With a store, images are pulled and loaded, not configured: say so in `docker info`.
     return this.storeImages ? { ...info, Driver: 'dockgate', DriverStatus: [['Images', 'content-addressed store (pull, load, save)']] } : info;
   };
@@ -175,7 +168,7 @@ export class LocalRuntime implements ContainerRuntime {
   readonly inspectNetwork: LocalCatalog['inspectNetwork'] = (ref, o) => this.catalog.inspectNetwork(ref, o);
   readonly listVolumes: VolumeOperations['listVolumes'] = () => this.catalog.listVolumes();
   readonly inspectVolume: VolumeOperations['inspectVolume'] = (name) => this.catalog.inspectVolume(name);
-  /** Only with the executor's `volumesDir`; otherwise the routes answer 501. */
+  /** Only with the executor's `volumes`; otherwise the routes answer 501. */
   createVolume?: VolumeOperations['createVolume'];
   /** Only when the executor makes user-defined networks (see the constructor). */
   createNetwork?: NetworkManagementOperations['createNetwork'];
@@ -230,76 +223,20 @@ export class LocalRuntime implements ContainerRuntime {
       this.removeAnonymous(mounts ?? []);
       throw EngineError.system(`cannot open the container's log files: ${(error as Error).message}`, error);
     }
-    const container: LocalContainer = {
-      id,
-      name: name ?? `dockgate_${id.slice(0, 12)}`,
-      created: new Date(),
-      image,
-      body,
-      argv,
-      env,
-      tty: body.Tty === true,
-      openStdin: body.OpenStdin === true,
-      autoRemove: body.HostConfig?.AutoRemove === true,
-      labels,
-      status: 'created',
-      pid: 0,
-      exitCode: 0,
-      error: '',
-      log,
-      logging,
-      stdin: body.OpenStdin === true ? new PassThrough() : undefined,
-      exitWaiters: new Set(),
-      removeWaiters: new Set(),
-      ...(mounts ? { mounts } : {}),
-    };
+    const container = newContainer({ id, name, image, body, argv, env, labels, log, logging, mounts });
     this.table.add(container);
     await this.records?.save(container);
     this.bus.publish('create', eventActor(container));
     return { id, warnings: [] };
   }
 
-  /** The mounts of a new container, when this runtime has volumes (container-mounts.ts). */
+  /** The mounts of a new container, when this runtime has volumes (volume-mounts.ts). */
   private mountsFor(body: ContainerCreateBody): MountPoint[] | undefined {
-    const volumes = this.volumes;
-    if (!volumes) return undefined;
-    const made: MountPoint[] = [];
-    try {
-      return containerMounts(body, {
-        runtime: this.name,
-        named: (name) => volumes.named(name, body.Labels),
-        anonymous: () => {
-          const volume = volumes.anonymous(body.Labels);
-          made.push({ Type: 'volume', Name: volume.name, Source: volume.source, Destination: '', Mode: '', RW: true, Propagation: '', anonymous: true });
-          return volume;
-        },
-        mountsOf: (ref) => {
-          try {
-            return this.table.resolve(ref).mounts ?? [];
-          } catch (error) {
-            // dockerd answers 400 here (a bad create body), not the lookup's 404, which the CLI would take for a missing image and pull.
-            if (error instanceof EngineError && error.kind === 'NotFound') throw EngineError.invalidParameter(error.message);
-            throw error;
-          }
-        },
-      });
-    } catch (error) {
-      this.removeAnonymous(made);
-      throw error;
-    }
+    return mountsFor(body, this.volumes, this.name, (ref) => this.table.resolve(ref));
   }
 
-  /** Removes the anonymous volumes among `mounts` (`docker rm -v`, `--rm`); one still in use by another container stays, as with dockerd. */
   private removeAnonymous(mounts: readonly MountPoint[]): void {
-    for (const m of mounts) {
-      if (m.anonymous && m.Name) {
-        try {
-          this.volumes?.remove(m.Name, false);
-        } catch {
-          // In use through VolumesFrom: dockerd keeps it too.
-        }
-      }
-    }
+    removeAnonymous(mounts, this.volumes);
   }
 
   /**
@@ -314,61 +251,11 @@ export class LocalRuntime implements ContainerRuntime {
     if (target.status !== 'running') throw EngineError.conflict(`cannot join network of a non running container: ${id}`);
   }
 
-  /** Fills each empty volume with what the image has at its path, once, before the first start (dockerd's copy-up). */
-  private async copyUp(c: LocalContainer): Promise<void> {
-    const copy = this.executor.copyImagePath;
-    if (!copy || !c.mounts?.some((m) => m.copy)) return;
-    for (const m of c.mounts) {
-      if (!m.copy || m.Type !== 'volume' || !m.Name) continue;
-      if (await this.volumes?.isEmpty(m.Name)) await copy.call(this.executor, c, m.Destination, m.Source);
-      m.copy = false;
-    }
-    void this.records?.save(c);
-  }
-
   /**
-   * A container's output: appended to its log files as it comes when the runtime keeps state
-   * (json-file and its alias local), in memory otherwise; with `none`, only to whoever is attached.
+   * A container's output, kept in its log files when the runtime keeps state (container-output.ts).
    */
   private newLog(id: string, logging: LogSettings): OutputLog {
-    const capacity = this.limits.maxLogBytes;
-    if (logging.driver === 'none') return new OutputLog({ capacity, keep: false });
-    if (!this.records || !logging.rotation) return new OutputLog({ capacity });
-    return new OutputLog({ capacity, files: LogFiles.open(this.records.logDir(id), logging.rotation) });
-  }
-
-  /** A container kept by an earlier server: back in the table as it was, a running one as exited. */
-  private restore(restored: RestoredContainer): void {
-    const logging = keptLogSettings(restored.record.body, this.name);
-    let log: OutputLog;
-    try {
-      log = this.newLog(restored.record.id, logging);
-    } catch {
-      log = new OutputLog({ capacity: this.limits.maxLogBytes });
-    }
-    const back: LocalContainer = { ...restoredContainer(restored, log), logging };
-    // A record from before mounts were kept: its binds and named volumes, as it ran them.
-    if (!back.mounts && this.volumes) {
-      try {
-        back.mounts = this.mountsFor({ ...back.body, Volumes: null, HostConfig: { ...(back.body.HostConfig ?? {}), VolumesFrom: null } });
-      } catch {
-        back.mounts = [];
-      }
-    }
-    // An AutoRemove container that was running is removed on the way back, as dockerd does after a crash.
-    if (back.autoRemove && back.status !== restored.record.status) {
-      log.close();
-      this.executor.removed?.(back.id);
-      void this.records?.remove(back.id);
-      return;
-    }
-    try {
-      this.table.add(back);
-    } catch {
-      log.close();
-      return;
-    }
-    if (back.status !== restored.record.status) void this.records?.save(back);
+    return newOutputLog(logging, this.limits.maxLogBytes, this.records?.logDir(id));
   }
 
   async start(ref: string): Promise<void> {
@@ -388,7 +275,8 @@ export class LocalRuntime implements ContainerRuntime {
       this.checkJoined(c);
       // A record kept by a server that did not resolve sources at create: resolved now, once.
       if (c.mounts) await resolveMountSources(c.mounts);
-      await this.copyUp(c);
+      // Each empty volume filled with what the image has at its path, once (dockerd's copy-up).
+      if (await copyUp(c, this.volumes, this.executor.filesystem?.copyImagePath.bind(this.executor.filesystem))) void this.records?.save(c);
       const launching = this.executor.start({
         argv: c.argv,
         env: c.env,
@@ -493,53 +381,11 @@ export class LocalRuntime implements ContainerRuntime {
   }
 
   async logs(ref: string, options: LogsOptions): Promise<OutputStream> {
-    const c = this.table.resolve(ref);
-    // dockerd's words and status for a driver that cannot be read back (daemon/logs.go).
-    if (c.logging?.driver === 'none') throw EngineError.notImplemented('configured logging driver does not support reading');
-    const log = c.log;
-    const stream = new LogReader(log, {
-      from: log.start,
-      ...(options.tail !== undefined ? { tail: options.tail } : {}),
-      ...(options.follow ? { untilRunsEnded: this.runToFollow(c) } : { stopAt: log.end }),
-      multiplexed: !c.tty,
-      lineFrames: true,
-      stdout: options.stdout,
-      stderr: options.stderr,
-      timestamps: options.timestamps,
-      since: options.since,
-      until: options.until,
-    });
-    return { stream, multiplexed: !c.tty };
+    return logsOf(this.table.resolve(ref), options);
   }
 
   async attach(ref: string, options: AttachOptions): Promise<AttachSession> {
-    const c = this.table.resolve(ref);
-    const log = c.log;
-    const stream = new LogReader(log, {
-      from: options.logs ? log.start : log.end,
-      ...(options.stream ? { untilRunsEnded: this.runToFollow(c) } : { stopAt: log.end }),
-      multiplexed: !c.tty,
-      stdout: options.stdout,
-      stderr: options.stderr,
-      timestamps: false,
-    });
-    if (options.stream) {
-      c.attachedStreams = (c.attachedStreams ?? 0) + 1;
-      stream.once('close', () => {
-        c.attachedStreams = (c.attachedStreams ?? 1) - 1;
-        c.onDetach?.();
-      });
-    }
-    // dockerd closes the container's stdin at the client's end only for StdinOnce without a TTY.
-    const keepStdinOpen = c.tty || c.body.StdinOnce !== true;
-    return { stream, multiplexed: !c.tty, ...(options.stdin && c.stdin ? { stdin: c.stdin, keepStdinOpen } : {}) };
-  }
-
-  /** A follower of a running container ends with this run; of a created one, with its first run. */
-  private runToFollow(c: LocalContainer): number {
-    if (c.status === 'running') return c.log.runsStarted;
-    if (c.status === 'created') return c.log.runsStarted + 1;
-    return c.log.runsEnded;
+    return attachTo(this.table.resolve(ref), options);
   }
 
   async inspect(ref: string): Promise<Record<string, unknown>> {
@@ -549,37 +395,9 @@ export class LocalRuntime implements ContainerRuntime {
     return { ...view, HostConfig: { ...(view.HostConfig as Record<string, unknown>), Runtime: this.name }, Mounts: (c.mounts ?? []).map(mountView) };
   }
 
-  async list({ all, limit, filters }: ListOptions): Promise<Record<string, unknown>[]> {
-    const now = Date.now();
-    const pick = (name: string): ReadonlySet<string> | undefined => {
-      const set = filters.get(name);
-      return set && set.size > 0 ? set : undefined;
-    };
-    const ids = pick('id');
-    const named = nameFilter(filters, true);
-    const statuses = pick('status');
-    const labels = pick('label');
-    const ancestors = pick('ancestor');
-    const health = pick('health');
-    for (const value of health ?? []) {
-      if (!(HEALTH_FILTER_VALUES as readonly string[]).includes(value)) throw EngineError.invalidParameter(`Unrecognised filter value for health: ${value}`);
-    }
-    // A limit counts the latest containers whatever their state, as dockerd's does: `docker ps -l`
-    // and `-n N` send only `limit` and show a stopped container too.
-    const everyState = all || (limit !== undefined && limit > 0) || statuses !== undefined;
-    let rows = this.table
-      .all()
-      .filter((c) => everyState || c.status === 'running' || c.restarting === true)
-      .filter((c) => !ids || [...ids].some((p) => c.id.startsWith(p)))
-      .filter((c) => named(c.name))
-      .filter((c) => !statuses || statuses.has(c.restarting ? 'restarting' : c.status))
-      .filter((c) => !health || health.has(c.health?.Status ?? 'none'))
-      .filter((c) => !ancestors || [...ancestors].some((a) => familiarImageRef(a) === c.image.ref))
-      .filter((c) => !labels || [...labels].every((l) => labelMatches(c.labels, l)))
-      .sort((a, b) => b.created.getTime() - a.created.getTime());
-    if (limit !== undefined && limit > 0) rows = rows.slice(0, limit);
+  async list(options: ListOptions): Promise<Record<string, unknown>[]> {
     const stopped = this.executor.userNetworks?.stoppedEndpoints?.bind(this.executor.userNetworks);
-    return rows.map((c) => summaryView(c, now, c.status === 'running' || !stopped ? undefined : stopped(c)));
+    return listContainers(this.table.all(), options, stopped);
   }
 
   async remove(ref: string, { force, volumes }: RemoveOptions): Promise<void> {
@@ -624,67 +442,11 @@ export class LocalRuntime implements ContainerRuntime {
   }
 
   async kill(ref: string, signal: NodeJS.Signals): Promise<void> {
-    let c: LocalContainer;
-    try {
-      c = this.table.resolve(ref);
-    } catch (error) {
-      // dockerd prefixes every kill failure, even the lookup (daemon/kill.go).
-      if (error instanceof EngineError && error.kind === 'NotFound') throw EngineError.notFound(`Cannot kill container: ${ref}: ${error.message}`);
-      throw error;
-    }
-    // dockerd's kill with SIGKILL or the stop signal cancels the restart policy's next restart (ExitOnNext).
-    const cancel = signal === 'SIGKILL' || signal === stopSignal(c.body.StopSignal);
-    if (c.restarting) {
-      this.lifecycle.supervisor.stoppedByUser(c, cancel);
-      if (cancel) this.lifecycle.supervisor.cancelPending(c);
-      void this.records?.save(c);
-      return;
-    }
-    await c.startup?.catch(() => undefined);
-    const proc = c.process;
-    if (c.status !== 'running' || !proc) throw EngineError.conflict(`Cannot kill container: ${ref}: Container ${c.id} is not running`);
-    this.lifecycle.supervisor.stoppedByUser(c, cancel);
-    this.signal(c, proc, signal);
-    // dockerd's kill with SIGKILL returns once the container is gone, so `docker kill; docker inspect` sees it exited.
-    if (signal === 'SIGKILL') await this.settled(proc);
+    return this.stopping.kill(ref, signal);
   }
 
-  async stop(ref: string, { timeout, signal }: StopOptions): Promise<void> {
-    const c = this.table.resolve(ref);
-    // A container waiting for its restart stops by not restarting (dockerd cancels its restart manager).
-    if (this.lifecycle.supervisor.cancelPending(c)) {
-      this.lifecycle.supervisor.stoppedByUser(c);
-      void this.records?.save(c);
-      this.bus.publish('stop', eventActor(c));
-      return;
-    }
-    await c.startup?.catch(() => undefined);
-    const proc = c.process;
-    if (c.status !== 'running' || !proc) throw EngineError.notModified('Container is already stopped');
-    this.lifecycle.supervisor.stoppedByUser(c);
-    const configured = c.body.StopTimeout;
-    const seconds = timeout ?? (typeof configured === 'number' && Number.isInteger(configured) ? configured : 10);
-    this.signal(c, proc, signal ?? stopSignal(c.body.StopSignal));
-    // Negative waits for the exit, as dockerd does; so does a wait longer than a timer can hold.
-    if (seconds >= 0 && seconds * 1000 <= MAX_TIMER_MS) {
-      const grace = new AbortController();
-      const exitedInTime = await Promise.race([proc.exited.then(() => true), delay(seconds * 1000, false, { signal: grace.signal }).catch(() => false)]);
-      grace.abort();
-      if (!exitedInTime) this.signal(c, proc, 'SIGKILL');
-    }
-    await this.settled(proc);
-    this.bus.publish('stop', eventActor(c));
-  }
-
-  private signal(c: LocalContainer, proc: LocalProcess, signal: NodeJS.Signals): void {
-    this.bus.publish('kill', eventActor(c), { signal: String(signalNumber(signal)) });
-    proc.kill(signal);
-  }
-
-  /** Resolves after the exit bookkeeping (status, waits, auto-removal) has run. */
-  private async settled(proc: LocalProcess): Promise<void> {
-    await proc.exited;
-    await new Promise((resolve) => setImmediate(resolve));
+  async stop(ref: string, options: StopOptions): Promise<void> {
+    return this.stopping.stop(ref, options);
   }
 
   /** `POST /containers/{id}/resize`: the container's terminal size (Tty containers of executors that have one). */

@@ -95,9 +95,11 @@ export function processRuntime(options: ProcessRuntimeOptions): ContainerRuntime
   /** Each running container's group (its execs join it). */
   const groups = new Map<string, ContainerCgroup>();
   const executor: LocalExecutor = {
-    image: (ref) => lookup(ref)?.image,
-    // A `name:*` entry lists as `name:latest`, the tag clients use when they name none.
-    images: () => [...images.keys()].map((ref) => lookup(ref.replace(/:\*$/, ':latest'))?.image).filter((i): i is LocalImage => i !== undefined),
+    images: {
+      image: (ref) => lookup(ref)?.image,
+      // A `name:*` entry lists as `name:latest`, the tag clients use when they name none.
+      list: () => [...images.keys()].map((ref) => lookup(ref.replace(/:\*$/, ':latest'))?.image).filter((i): i is LocalImage => i !== undefined),
+    },
     // Children share the server's network stack: `host` is what they really have; `none` would be a lie.
     networks: ['host'],
     validate: (body) => {

@@ -135,19 +135,20 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   };
 
   const executor: LocalExecutor = {
-    image: () => undefined,
     networks: ['bridge', 'host', 'none'],
     ...(userNets ? { userNetworks: userNets } : {}),
     stateDir: containersDir,
     // Named volumes (`local` driver): directories under the state dir, bound in like Binds.
-    volumesDir: join(stateDir, 'volumes'),
-    // Under the user namespace a volume belongs to container root's host ids in its owner's range, or root in it could not write it.
-    ...(owners ? {
-      volumeOwner: (labels: Readonly<Record<string, string>> | null | undefined) => {
-        const { uid, gid } = owners.of(labels).map;
-        return { uid, gid };
-      },
-    } : {}),
+    volumes: {
+      dir: join(stateDir, 'volumes'),
+      // Under the user namespace a volume belongs to container root's host ids in its owner's range, or root in it could not write it.
+      ...(owners ? {
+        owner: (labels: Readonly<Record<string, string>> | null | undefined) => {
+          const { uid, gid } = owners.of(labels).map;
+          return { uid, gid };
+        },
+      } : {}),
+    },
     imageStore: (usage) => {
       store = ImageStore.open(join(stateDir, 'images'), { usage, insecureRegistries, maxLoadBytes: defaults.maxLoadBytes, maxLayerBytes: defaults.maxLayerBytes }).then(async (opened) => {
         // The offline busybox: only names that mean no image yet (a pulled busybox is kept).
@@ -169,31 +170,6 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         ...(await withEnter(run.container.body, (userns) => userns.execEnter())),
       });
     },
-    // A volume's first content: what the container's root filesystem copy (made from the image, ids mapped) has there.
-    copyImagePath: async (c, path, into) => copyImagePath(await ensureRootfs(c), path, into),
-    // `docker cp` runs tar and stat inside the running container (local-archive.ts).
-    copiesWithTar: true,
-    // `docker commit` and a build's RUN: the changes as a layer, owners moved back out of the
-    // user namespace's range so the image holds the ids the container saw (changes-layer.ts).
-    commitLayer: async (c, changes, opened) => {
-      if (!opened.storeLayer) throw EngineError.unsupported('making layers', 'sandbox');
-      return opened.storeLayer(changesLayer(join(containersDir, c.id, 'rootfs'), changes, usernsOf(c.body)?.map));
-    },
-    resolveUser: async (rootfs, spec) => {
-      if (rootfs) return resolveUserIn(rootfs, spec);
-      const [user = '', group] = spec.split(':');
-      if (!/^\d+$/.test(user) || (group !== undefined && !/^\d+$/.test(group))) throw EngineError.invalidParameter(`unable to find user ${user}: no /etc/passwd in a scratch image (use numeric ids)`);
-      return { uid: Number(user), gid: Number(group ?? user) };
-    },
-    buildDir: join(stateDir, 'build'),
-    maxBuildContextBytes: defaults.maxBuildContextBytes,
-    // `docker diff`: the container's root filesystem copy against the image's (diff-trees.ts).
-    changes: async (c) => {
-      const rootfs = join(containersDir, c.id, 'rootfs');
-      const opened = store ? await store : undefined;
-      if (!existsSync(rootfs) || !opened?.imageRootfs) return [];
-      return diffTrees(await opened.imageRootfs(c.image.id, usernsOf(c.body)?.map), rootfs);
-    },
     validate: async (body, image) => {
       await refuseUnsupported(body, image, cgroups, cpus, { size: defaults.tmpfsSize, total: defaults.maxTmpfsBytes }, userNets !== undefined);
       userNets?.validate(body);
@@ -202,9 +178,91 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       const user = typeof body.User === 'string' ? body.User : '';
       if (userns && user !== '' && image?.rootfs) userns.checkUser(await resolveUserIn(image.rootfs, user), user);
     },
-    sizeOfChanges: (c, changes) => sizeOfChanges(join(containersDir, c.id, 'rootfs'), changes),
-    // `docker info`: what this server can limit, from the cgroup controllers it found (cgroup-info.ts).
-    systemInfo: () => cgroupInfo(cgroups),
+    // Each container's own root filesystem copy: diff, commit, export, `docker cp` (tar and stat run
+    // inside the running container, local-archive.ts) and a volume's first content.
+    filesystem: {
+      // A volume's first content: what the container's root filesystem copy (made from the image, ids mapped) has there.
+      copyImagePath: async (c, path, into) => copyImagePath(await ensureRootfs(c), path, into),
+      // `docker commit` and a build's RUN: the changes as a layer, owners moved back out of the
+      // user namespace's range so the image holds the ids the container saw (changes-layer.ts).
+      commitLayer: async (c, changes, opened) => {
+        if (!opened.storeLayer) throw EngineError.unsupported('making layers', 'sandbox');
+        return opened.storeLayer(changesLayer(join(containersDir, c.id, 'rootfs'), changes, usernsOf(c.body)?.map));
+      },
+      // `docker diff`: the container's root filesystem copy against the image's (diff-trees.ts).
+      changes: async (c) => {
+        const rootfs = join(containersDir, c.id, 'rootfs');
+        const opened = store ? await store : undefined;
+        if (!existsSync(rootfs) || !opened?.imageRootfs) return [];
+        return diffTrees(await opened.imageRootfs(c.image.id, usernsOf(c.body)?.map), rootfs);
+      },
+      sizeOfChanges: (c, changes) => sizeOfChanges(join(containersDir, c.id, 'rootfs'), changes),
+      // `docker cp` on a created or exited container: the image's tar in a fresh sandbox on its root, its volumes and binds mounted.
+      // The sources are walked and held as at a start (held-binds.ts) until the copy ends.
+      copyOffline: async (c, argv, stdin, output) => {
+        const binds = (c.mounts ?? []).filter((m) => m.Type !== 'tmpfs').sort((a, b) => a.Destination.split('/').length - b.Destination.split('/').length)
+          .map((m) => ({ source: hostPathOf(m), target: m.Destination, readOnly: !m.RW }));
+        const held = await HeldBinds.open(binds);
+        try {
+          const userns = usernsOf(c.body);
+          const proc = await runOnRootfs({
+            bwrap, rootfs: await ensureRootfs(c), argv, stdin, output,
+            binds: userns ? binds.map((b) => ({ ...b, source: held.path(b.source) })) : binds,
+            // As the container's root in its owner's namespace: copied files get the mapped owners.
+            ...(userns ? { enter: await userns.enter({ uid: 0, gid: 0 }) } : {}),
+            // The copy's own filter: Docker's profile with its capabilities (no CapAdd of the container applies).
+            ...(seccomp ? { seccompFile: prepareSeccomp({ Image: c.image.id }, join(containersDir, c.id, 'seccomp-copy.bpf')) } : {}),
+          });
+          return { ...proc, exited: proc.exited.finally(() => held.close()) };
+        } catch (error) {
+          await held.close();
+          throw error;
+        }
+      },
+      // `docker export`: the host's GNU tar over the root filesystem copy, in a sandbox of its own (sandbox-export.ts).
+      exportRootfs: async (c, signal) => exportRootfs({
+        bwrap, rootfs: await ensureRootfs(c), signal,
+        // Read as the container's root in its owner's namespace: the owners come out unshifted.
+        ...(await withEnter(c.body, (userns) => userns.enter({ uid: 0, gid: 0 }))),
+      }),
+    },
+    build: {
+      dir: join(stateDir, 'build'),
+      maxContextBytes: defaults.maxBuildContextBytes,
+      resolveUser: async (rootfs, spec) => {
+        if (rootfs) return resolveUserIn(rootfs, spec);
+        const [user = '', group] = spec.split(':');
+        if (!/^\d+$/.test(user) || (group !== undefined && !/^\d+$/.test(group))) throw EngineError.invalidParameter(`unable to find user ${user}: no /etc/passwd in a scratch image (use numeric ids)`);
+        return { uid: Number(user), gid: Number(group ?? user) };
+      },
+    },
+    limits: {
+      // `docker update`: the limits are checked as at create, written to the running container's
+      // groups (made when it had none for a controller, its processes moved in), and kept for its next start.
+      update: async (c, update) => {
+        const refused = Object.keys(update).filter((field) => !(CGROUP_HOST_FIELDS as readonly string[]).includes(field));
+        if (refused.length > 0) {
+          throw EngineError.invalidParameter(`${refused.join(', ')}: updating containers is not supported by the sandbox runtime (only ${CGROUP_HOST_FIELDS.join(', ')})`);
+        }
+        const limits = limitsOf({ ...c.body, HostConfig: { ...(c.body.HostConfig ?? {}), ...update } });
+        const entry = running.get(c.id);
+        if (!entry || !cgroups) return update;
+        let group: ContainerCgroup;
+        try {
+          group = cgroups.create(c.id, limits);
+          const pids = new Set([...(c.process?.pids?.() ?? []), ...(groups.get(c.id)?.pids() ?? [])]);
+          for (const pid of pids) for (const procs of group.procs) moveInto(procs, pid);
+        } catch (error) {
+          // The kernel's word, e.g. EBUSY for a memory limit below what the container already uses.
+          throw EngineError.invalidParameter(`Cannot update container ${c.id}: ${(error as Error).message}`);
+        }
+        groups.set(c.id, group);
+        running.set(c.id, { ...entry, cgroupProcs: group.procs });
+        return update;
+      },
+      // `docker info`: what this server can limit, from the cgroup controllers it found (cgroup-info.ts).
+      systemInfo: () => cgroupInfo(cgroups),
+    },
     // Spare root filesystem copies go with the runtime.
     close: () => spares.close(),
     // The writable root filesystem copy goes with the container (asynchronously: rm -f answers
@@ -215,34 +273,6 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       userNets?.forget(id);
       void rm(join(containersDir, id, 'rootfs'), { recursive: true, force: true }).catch(() => undefined);
     },
-    // `docker cp` on a created or exited container: the image's tar in a fresh sandbox on its root, its volumes and binds mounted.
-    // The sources are walked and held as at a start (held-binds.ts) until the copy ends.
-    copyOffline: async (c, argv, stdin, output) => {
-      const binds = (c.mounts ?? []).filter((m) => m.Type !== 'tmpfs').sort((a, b) => a.Destination.split('/').length - b.Destination.split('/').length)
-        .map((m) => ({ source: hostPathOf(m), target: m.Destination, readOnly: !m.RW }));
-      const held = await HeldBinds.open(binds);
-      try {
-        const userns = usernsOf(c.body);
-        const proc = await runOnRootfs({
-          bwrap, rootfs: await ensureRootfs(c), argv, stdin, output,
-          binds: userns ? binds.map((b) => ({ ...b, source: held.path(b.source) })) : binds,
-          // As the container's root in its owner's namespace: copied files get the mapped owners.
-          ...(userns ? { enter: await userns.enter({ uid: 0, gid: 0 }) } : {}),
-          // The copy's own filter: Docker's profile with its capabilities (no CapAdd of the container applies).
-          ...(seccomp ? { seccompFile: prepareSeccomp({ Image: c.image.id }, join(containersDir, c.id, 'seccomp-copy.bpf')) } : {}),
-        });
-        return { ...proc, exited: proc.exited.finally(() => held.close()) };
-      } catch (error) {
-        await held.close();
-        throw error;
-      }
-    },
-    // `docker export`: the host's GNU tar over the root filesystem copy, in a sandbox of its own (sandbox-export.ts).
-    exportRootfs: async (c, signal) => exportRootfs({
-      bwrap, rootfs: await ensureRootfs(c), signal,
-      // Read as the container's root in its owner's namespace: the owners come out unshifted.
-      ...(await withEnter(c.body, (userns) => userns.enter({ uid: 0, gid: 0 }))),
-    }),
     // Each host bind source walked from / without following and held open while the container
     // runs (held-binds.ts): a link planted on its path since create is a 400, before anything is prepared.
     start: async (run) => {
@@ -254,29 +284,6 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         await held.close();
         throw error;
       }
-    },
-    // `docker update`: the limits are checked as at create, written to the running container's
-    // groups (made when it had none for a controller, its processes moved in), and kept for its next start.
-    update: async (c, update) => {
-      const refused = Object.keys(update).filter((field) => !(CGROUP_HOST_FIELDS as readonly string[]).includes(field));
-      if (refused.length > 0) {
-        throw EngineError.invalidParameter(`${refused.join(', ')}: updating containers is not supported by the sandbox runtime (only ${CGROUP_HOST_FIELDS.join(', ')})`);
-      }
-      const limits = limitsOf({ ...c.body, HostConfig: { ...(c.body.HostConfig ?? {}), ...update } });
-      const entry = running.get(c.id);
-      if (!entry || !cgroups) return update;
-      let group: ContainerCgroup;
-      try {
-        group = cgroups.create(c.id, limits);
-        const pids = new Set([...(c.process?.pids?.() ?? []), ...(groups.get(c.id)?.pids() ?? [])]);
-        for (const pid of pids) for (const procs of group.procs) moveInto(procs, pid);
-      } catch (error) {
-        // The kernel's word, e.g. EBUSY for a memory limit below what the container already uses.
-        throw EngineError.invalidParameter(`Cannot update container ${c.id}: ${(error as Error).message}`);
-      }
-      groups.set(c.id, group);
-      running.set(c.id, { ...entry, cgroupProcs: group.procs });
-      return update;
     },
   };
   const runtime = new LocalRuntime('sandbox', executor, limits);

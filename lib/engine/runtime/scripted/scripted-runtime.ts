@@ -76,8 +76,10 @@ export function scriptedRuntime(options: ScriptedRuntimeOptions): ContainerRunti
   }
   let pids = 1000;
   const executor: LocalExecutor = {
-    image: (ref) => scripts.get(ref)?.image,
-    images: () => [...scripts.values()].map((s) => s.image),
+    images: {
+      image: (ref) => scripts.get(ref)?.image,
+      list: () => [...scripts.values()].map((s) => s.image),
+    },
     // A script runs inside the server and opens no network of its own.
     networks: ['none'],
     start: async ({ argv, env, image, output }) => runScript(scripts.get(image.ref)!.script, { argv, env, output }, ++pids),

@@ -1,0 +1,48 @@
+import { PassThrough } from 'node:stream';
+import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
+import type { LocalContainer, LocalImage } from './local-container.js';
+import type { OutputLog } from './output-log.js';
+import type { LogSettings } from './log-config.js';
+import type { MountPoint } from './container-mounts.js';
+
+/** What a create has settled for a new container. */
+export interface NewContainer {
+  id: string;
+  /** Without the leading `/`; a generated one when the create names none. */
+  name: string | undefined;
+  image: LocalImage;
+  body: ContainerCreateBody;
+  argv: string[];
+  env: string[];
+  labels: Record<string, string>;
+  log: OutputLog;
+  logging: LogSettings;
+  mounts: MountPoint[] | undefined;
+}
+
+/** A just-created container's entry: `created`, with no run yet. */
+export function newContainer({ id, name, image, body, argv, env, labels, log, logging, mounts }: NewContainer): LocalContainer {
+  return {
+    id,
+    name: name ?? `dockgate_${id.slice(0, 12)}`,
+    created: new Date(),
+    image,
+    body,
+    argv,
+    env,
+    tty: body.Tty === true,
+    openStdin: body.OpenStdin === true,
+    autoRemove: body.HostConfig?.AutoRemove === true,
+    labels,
+    status: 'created',
+    pid: 0,
+    exitCode: 0,
+    error: '',
+    log,
+    logging,
+    stdin: body.OpenStdin === true ? new PassThrough() : undefined,
+    exitWaiters: new Set(),
+    removeWaiters: new Set(),
+    ...(mounts ? { mounts } : {}),
+  };
+}
