@@ -2,7 +2,10 @@
 /**
  * npm run check:imports — the import graph of lib/, type-only imports included: file cycles,
  * and pairs of sibling folders that import each other (a folder and its own subfolder are one
- * part: the parent holds the part's entry and orchestration). Exits 1 when there is either.
+ * part: the parent holds the part's entry and orchestration), and two rules of the runtime wing:
+ * a runtime under engine/runtime imports no sibling runtime's folder (`local`, the local-runtime
+ * base that process, sandbox and scripted build on, aside), and engine/linux, the Linux floor the
+ * runtimes share, imports nothing but itself and the engine-api vocabulary. Exits 1 on any.
  * Written here rather than taken from madge/dpdm: neither is installed, and the rule (siblings,
  * type imports count) is ours.
  */
@@ -53,7 +56,26 @@ for (const [from, targets] of graph) {
 }
 const pairs = [...folderEdges.keys()].map((k) => k.split(' -> ')).filter(([a, b]) => a < b && folderEdges.has(`${b} -> ${a}`));
 
+// The runtime wing: no runtime borrows from a sibling runtime (the shared local base aside), and
+// the Linux floor below the runtimes imports nothing above it.
+const RUNTIMES = 'engine/runtime/';
+const SHARED_RUNTIME_BASE = 'local';
+const LINUX_FLOOR = 'engine/linux/';
+const FLOOR_MAY_IMPORT = [LINUX_FLOOR, 'engine-api/'];
+const runtimeOf = (f) => (f.startsWith(RUNTIMES) ? f.slice(RUNTIMES.length).split('/')[0] : undefined);
+const wingViolations = [];
+for (const [from, targets] of graph) {
+  const a = relative(lib, from);
+  for (const to of targets) {
+    const b = relative(lib, to);
+    const [ra, rb] = [runtimeOf(a), runtimeOf(b)];
+    if (ra !== undefined && rb !== undefined && ra !== rb && rb !== SHARED_RUNTIME_BASE) wingViolations.push(`runtime imports a sibling runtime: ${a} -> ${b}`);
+    if (a.startsWith(LINUX_FLOOR) && !FLOOR_MAY_IMPORT.some((p) => b.startsWith(p))) wingViolations.push(`the Linux floor imports above it: ${a} -> ${b}`);
+  }
+}
+
 for (const cycle of cycles) console.log(`file cycle: ${cycle.join(' -> ')}`);
 for (const [a, b] of pairs) console.log(`folders import each other: ${a} <-> ${b}\n  ${folderEdges.get(`${a} -> ${b}`)}\n  ${folderEdges.get(`${b} -> ${a}`)}`);
-console.log(`${files.length} files: ${cycles.length} file cycle(s), ${pairs.length} sibling folder pair(s) importing each other`);
-process.exitCode = cycles.length + pairs.length === 0 ? 0 : 1;
+for (const v of wingViolations) console.log(v);
+console.log(`${files.length} files: ${cycles.length} file cycle(s), ${pairs.length} sibling folder pair(s) importing each other, ${wingViolations.length} runtime-wing import(s) out of place`);
+process.exitCode = cycles.length + pairs.length + wingViolations.length === 0 ? 0 : 1;

@@ -1,7 +1,7 @@
 import { test, expect } from '@jest/globals';
 import { readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { Cgroups } from '../../../lib/engine/runtime/sandbox/cgroups.js';
+import { Cgroups } from '../../../lib/engine/linux/cgroups.js';
 import { describeWithPeers, type PeerCheck } from '../../support/peers.js';
 import { bwrap, hasBwrap, sandboxOnSocket } from '../sandbox-socket.js';
 

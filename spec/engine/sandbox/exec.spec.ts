@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import request from 'supertest';
 import { sandboxRuntime } from '../../../lib/engine/runtime/sandbox/index.js';
-import { Cgroups } from '../../../lib/engine/runtime/sandbox/cgroups.js';
+import { Cgroups } from '../../../lib/engine/linux/cgroups.js';
 import { describeWithPeers, type PeerCheck } from '../../support/peers.js';
 import { socketRequest, listenOnSocket, testApp } from '../helpers.js';
 

@@ -9,7 +9,7 @@ import { pack } from 'tar-stream';
 import { sandboxRuntime } from '../../../lib/engine/runtime/sandbox/index.js';
 import { withoutMountedPaths } from '../../../lib/engine/runtime/local/mounted-paths.js';
 import { cgroupInfo } from '../../../lib/engine/runtime/sandbox/cgroup-info.js';
-import { Cgroups } from '../../../lib/engine/runtime/sandbox/cgroups.js';
+import { Cgroups } from '../../../lib/engine/linux/cgroups.js';
 import { describeWithPeers, type PeerCheck } from '../../support/peers.js';
 import { testApp } from '../helpers.js';
 

@@ -2,8 +2,9 @@ import { describe, expect, test } from '@jest/globals';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { controllersFor, resourceLimits } from '../../../lib/engine/runtime/sandbox/resource-limits.js';
-import { Cgroups } from '../../../lib/engine/runtime/sandbox/cgroups.js';
+import { resourceLimits } from '../../../lib/engine/runtime/sandbox/resource-limits.js';
+import { controllersFor } from '../../../lib/engine/linux/cgroup-limits.js';
+import { Cgroups } from '../../../lib/engine/linux/cgroups.js';
 
 const body = (host: Record<string, unknown>) => ({ Image: 'busybox', HostConfig: host });
 const MiB = 1024 * 1024;

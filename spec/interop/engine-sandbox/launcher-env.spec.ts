@@ -2,7 +2,7 @@ import { test, expect, afterAll } from '@jest/globals';
 import { describe } from '@jest/globals';
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { describeWithPeers } from '../../support/peers.js';
-import { discardEnvArgs, writeEnvArgs } from '../../../lib/engine/runtime/sandbox/launcher-env.js';
+import { discardEnvArgs, writeEnvArgs } from '../../../lib/engine/runtime/sandbox/env-args.js';
 import { CGROUPS_V1, SANDBOX_PEERS, sandboxCli } from '../support/sandbox-cli.js';
 
 /**

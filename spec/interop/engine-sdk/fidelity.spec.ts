@@ -7,7 +7,7 @@ import { describeWithPeers, dockerd, type PeerCheck } from '../../support/peers.
 import { type ContainerRuntime } from '../../../lib/engine/index.js';
 import { sandboxRuntime } from '../../../lib/engine/runtime/sandbox/index.js';
 import { dockerRuntime } from '../../../lib/engine/runtime/docker/index.js';
-import { Cgroups } from '../../../lib/engine/runtime/sandbox/cgroups.js';
+import { Cgroups } from '../../../lib/engine/linux/cgroups.js';
 import { listenOnSocket } from '../../engine/helpers.js';
 import { dockerCli, DOCKER_CLI } from '../support/index.js';
 

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
-import { Cgroups, type ContainerCgroup } from '../sandbox/cgroups.js';
-import { LAUNCHER_ENV } from '../sandbox/launcher-env.js';
+import { Cgroups, type ContainerCgroup } from '../../linux/cgroups.js';
+import { LAUNCHER_ENV } from '../../linux/launcher-env.js';
 
 /**
  * The launcher of a process-runtime container, in Perl (perl-base is part of every Debian
@@ -43,7 +43,7 @@ export interface TrackedSpawn {
 
 /**
  * Each process-runtime container in a cgroup v1 pids group of its own (`…/dockgate/<id>`, made
- * by sandbox/cgroups.ts), with a pids limit. The group, not the process tree or the process group,
+ * by linux/cgroups.ts), with a pids limit. The group, not the process tree or the process group,
  * is what kill and rm reach: a child that calls setsid leaves its process group and, when its
  * parent exits, the tree, but never its cgroup.
  */

@@ -15,7 +15,7 @@ import { processExec } from './process-exec.js';
 import { groupKiller, pipedProcess } from '../local/piped-process.js';
 import { envRecord } from '../local/env-record.js';
 import { joined, killGroup, ProcessTracker } from './process-cgroup.js';
-import type { ContainerCgroup } from '../sandbox/cgroups.js';
+import type { ContainerCgroup } from '../../linux/cgroups.js';
 
 /** How one allow-listed image runs on the host. */
 export interface ProcessImage {

@@ -4,7 +4,7 @@ import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
 import type { ResolvedUser } from './passwd.js';
 import { seccompArgs } from './seccomp/seccomp-fd.js';
 import { cgroupViewArgs, UNSHARE_CGROUP } from './cgroup-view.js';
-import type { CgroupController } from './resource-limits.js';
+import type { CgroupController } from '../../linux/cgroup-limits.js';
 import { procProtectionArgs } from './masked-paths.js';
 
 /** How one container runs under bubblewrap, beyond its create body. */

@@ -1,9 +1,9 @@
-import type { Cgroups } from './cgroups.js';
+import type { Cgroups } from '../../linux/cgroups.js';
 
 /**
  * What `docker info` says the sandbox can limit, truthfully: dockerd's capability fields
  * (MemoryLimit, CpuCfsQuota…) are true exactly for the limits this server honors through the
- * cgroup v1 controllers it found (cgroups.ts), and false for those it refuses by name at create
+ * cgroup v1 controllers it found (linux/cgroups.ts), and false for those it refuses by name at create
  * (kernel memory, OOM-kill disabling, and real-time CPU, which dockerd's /info has no
  * field for: CpuRealtimePeriod/Runtime are refused like the rest). The warnings are dockerd's own
  * for a missing feature, so `docker info` prints them as it would.

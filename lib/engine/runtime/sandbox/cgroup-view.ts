@@ -1,4 +1,4 @@
-import type { CgroupController } from './resource-limits.js';
+import type { CgroupController } from '../../linux/cgroup-limits.js';
 
 /**
  * What a container sees of cgroups, as under dockerd with a private cgroup namespace: its own

@@ -1,6 +1,6 @@
 import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
-import type { Cgroups } from './cgroups.js';
-import type { ResourceLimits } from './resource-limits.js';
+import type { Cgroups } from '../../linux/cgroups.js';
+import type { ResourceLimits } from '../../linux/cgroup-limits.js';
 
 /** The bounds every sandbox container gets unless its create body says otherwise, and the size caps of the image store. */
 export interface SandboxDefaults {

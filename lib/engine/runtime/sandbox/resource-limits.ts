@@ -1,6 +1,7 @@
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
 import { isUnset } from '../local/refuse-fields.js';
+import type { CgroupController, ResourceLimits } from '../../linux/cgroup-limits.js';
 
 /** The HostConfig resource fields the sandbox runtime honors through cgroups. */
 export const CGROUP_HOST_FIELDS = ['Memory', 'MemorySwap', 'MemorySwappiness', 'NanoCpus', 'CpuQuota', 'CpuPeriod', 'CpuShares', 'CpusetCpus', 'CpusetMems', 'PidsLimit'] as const;
@@ -10,26 +11,6 @@ export const CONTROLLER_OF: Record<(typeof CGROUP_HOST_FIELDS)[number], CgroupCo
   Memory: 'memory', MemorySwap: 'memory', MemorySwappiness: 'memory', NanoCpus: 'cpu', CpuQuota: 'cpu', CpuPeriod: 'cpu', CpuShares: 'cpu',
   CpusetCpus: 'cpuset', CpusetMems: 'cpuset', PidsLimit: 'pids',
 };
-
-export type CgroupController = 'memory' | 'cpu' | 'cpuset' | 'pids';
-
-/** A container's limits in the kernel's units; an absent member is no limit. */
-export interface ResourceLimits {
-  /** Bytes of memory (`memory.limit_in_bytes`). */
-  memory?: number;
-  /** Bytes of memory plus swap (`memory.memsw.limit_in_bytes`); -1 is unlimited swap. */
-  memorySwap?: number;
-  /** CFS bandwidth: `quota` µs of CPU time per `period` µs. */
-  cpu?: { quota: number; period: number };
-  /** Relative CPU weight (`cpu.shares`). */
-  cpuShares?: number;
-  /** Most tasks at once (`pids.max`). */
-  pids?: number;
-  /** `memory.swappiness` (0-100). */
-  swappiness?: number;
-  /** `cpuset.cpus` and `cpuset.mems` lists (`0-1,3`); an absent one is the parent's. */
-  cpuset?: { cpus?: string; mems?: string };
-}
 
 /** dockerd's floor for `--memory` (daemon/daemon_unix.go: linuxMinMemory). */
 const MIN_MEMORY = 6 * 1024 * 1024;
@@ -116,14 +97,4 @@ function expandList(list: string): number[] {
     const [from = 0, to = from] = part.split('-').map(Number);
     return Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
   });
-}
-
-/** The controllers a set of limits needs. */
-export function controllersFor(limits: ResourceLimits): CgroupController[] {
-  const needed = new Set<CgroupController>();
-  if (limits.memory !== undefined || limits.swappiness !== undefined) needed.add('memory');
-  if (limits.cpuset !== undefined) needed.add('cpuset');
-  if (limits.cpu !== undefined || limits.cpuShares !== undefined) needed.add('cpu');
-  if (limits.pids !== undefined) needed.add('pids');
-  return [...needed];
 }

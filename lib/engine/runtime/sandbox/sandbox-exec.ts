@@ -11,7 +11,8 @@ import { bwrapExecArgs, hasUserNamespace, type BwrapPlan } from './bwrap-args.js
 import { JOIN_CGROUPS, viaShell, withEnvArgs } from './sandbox-process.js';
 import { OPEN_SECCOMP } from './seccomp/seccomp-fd.js';
 import { withExecFailure } from './exec-failure.js';
-import { discardEnvArgs, LAUNCHER_ENV, OPEN_ENV_ARGS, removeOnceOpened, writeEnvArgs } from './launcher-env.js';
+import { discardEnvArgs, OPEN_ENV_ARGS, removeOnceOpened, writeEnvArgs } from './env-args.js';
+import { LAUNCHER_ENV } from '../../linux/launcher-env.js';
 
 /** What an exec needs to know of the running container and the host tools. */
 export interface SandboxExecContext {
@@ -38,7 +39,7 @@ export interface SandboxExecContext {
  * directory, the container's environment plus the exec's `Env` (and HOME). The command is a
  * process of the container's PID namespace (its /proc/1 is the container's pid 1) and dies
  * with it. Every way in starts with a launcher shell (with a fixed environment of its own,
- * launcher-env.ts) that opens the exec's environment file for bwrap's `--args`, the container's
+ * LAUNCHER_ENV) that opens the exec's environment file for bwrap's `--args`, the container's
  * PID namespace and seccomp filter, and joins the container's cgroups; nsenter then joins its
  * network, IPC, UTS and cgroup namespaces, and bwrap joins its PID namespace, builds a mount
  * namespace from the same host directories (masked /proc paths and the /sys cgroup view
@@ -139,7 +140,7 @@ const EXEC_BUSYBOX = '/dev/busybox-dockgate';
  * joins the container's user namespace when it has one and sets the uid and gid; and the
  * capabilities for that, which the kernel clears at the setuid to a non-root uid. bwrap cannot
  * set another uid without a user namespace of its own, and the host's nsenter and setpriv would
- * read the container's Env as host root (launcher-env.ts); busybox is static, so no loader
+ * read the container's Env as host root (linux/launcher-env.ts); busybox is static, so no loader
  * variable reaches it, and it runs with the container's own capability set plus these.
  */
 function userSwitchArgs(busybox: string, joinUserNamespace: boolean): string[] {

@@ -4,12 +4,13 @@ import type { LocalImage } from '../local/local-container.js';
 import { refuseHostFields, UNHONORED_HOST_FIELDS } from '../local/refuse-fields.js';
 import { asArray, parseBind, parseMount } from './bwrap-args.js';
 import { resolveUserIn } from './passwd.js';
-import type { Cgroups } from './cgroups.js';
+import type { Cgroups } from '../../linux/cgroups.js';
 import { ownsNetwork } from './network/container-network.js';
 import { exposedPortKeys, portRequests } from './network/port-bindings.js';
 import { SANDBOX_DEFAULTS } from './default-limits.js';
 import { tmpfsMounts } from './tmpfs-options.js';
-import { CGROUP_HOST_FIELDS, CONTROLLER_OF, resourceLimits, type ResourceLimits } from './resource-limits.js';
+import { CGROUP_HOST_FIELDS, CONTROLLER_OF, resourceLimits } from './resource-limits.js';
+import type { ResourceLimits } from '../../linux/cgroup-limits.js';
 import { securityOptions } from './seccomp/security-opt.js';
 
 /**

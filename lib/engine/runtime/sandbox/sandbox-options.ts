@@ -3,7 +3,7 @@ import { isIPv4 } from 'node:net';
 import { optionChecks } from '../../../options/option-checks.js';
 import { isDomain } from '../../../reference/repository-name.js';
 import { localLimits, type LocalLimits } from '../local/local-limits.js';
-import { Cgroups } from './cgroups.js';
+import { Cgroups } from '../../linux/cgroups.js';
 import { SANDBOX_DEFAULTS, TMPFS_MOUNTS_AT_CAP, type SandboxDefaults } from './default-limits.js';
 import { seccompSupported } from './seccomp/container-seccomp.js';
 import { checkIdRange, subordinateIdRange, type IdMap } from './userns/id-map.js';

@@ -6,7 +6,8 @@ import { descendants } from '../local/proc-stats.js';
 import { pipedProcess } from '../local/piped-process.js';
 import { ptyProcess } from '../local/pty-process.js';
 import { OPEN_SECCOMP } from './seccomp/seccomp-fd.js';
-import { discardEnvArgs, ENV_ARGS_FD, LAUNCHER_ENV, OPEN_ENV_ARGS, removeOnceOpened, writeEnvArgs } from './launcher-env.js';
+import { discardEnvArgs, ENV_ARGS_FD, OPEN_ENV_ARGS, removeOnceOpened, writeEnvArgs } from './env-args.js';
+import { LAUNCHER_ENV } from '../../linux/launcher-env.js';
 
 /** One bwrap invocation: its arguments, the command, and how its output leaves. */
 export interface SandboxLaunch {
@@ -52,7 +53,7 @@ export const JOIN_CGROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1
 
 /**
  * The shell of these small launchers. It runs as host root with {@link LAUNCHER_ENV} only (no
- * container data in its environment: see launcher-env.ts), then execs the program.
+ * container data in its environment: see linux/launcher-env.ts), then execs the program.
  */
 const SHELL = '/bin/sh';
 
@@ -70,14 +71,14 @@ export function viaShell(script: string, args: string[]): [string, string[]] {
   return [SHELL, [...NO_RC, '-c', `${script}; exec "$@"`, 'sh', ...args]];
 }
 
-/** `bwrap`'s own arguments reading the container's environment from the launcher's descriptor (launcher-env.ts), then `args`. */
+/** `bwrap`'s own arguments reading the container's environment from the launcher's descriptor (env-args.ts), then `args`. */
 export function withEnvArgs(args: readonly string[]): string[] {
   return ['--args', String(ENV_ARGS_FD), ...args];
 }
 
 /**
  * The program and arguments that start bwrap: a launcher shell opens the file holding the
- * container's environment for bwrap's `--args` (launcher-env.ts) and the seccomp filter for its
+ * container's environment for bwrap's `--args` (env-args.ts) and the seccomp filter for its
  * `--seccomp`, joins the cgroups, then execs bwrap (through the user namespace's launcher when
  * there is one, userns/enter.ts), which gives the command that environment and nothing of the
  * launcher's. Every host program on the way (shell, unshare, nsenter, setpriv, bwrap) runs with

@@ -14,7 +14,7 @@ import { bindSpecs } from './bwrap-args.js';
 import { HeldBinds } from './held-binds.js';
 import { resolveUserIn } from './passwd.js';
 import { checkLimits, refuseUnsupported } from './sandbox-fields.js';
-import type { ContainerCgroup } from './cgroups.js';
+import type { ContainerCgroup } from '../../linux/cgroups.js';
 import { cgroupInfo } from './cgroup-info.js';
 import { CGROUP_HOST_FIELDS } from './resource-limits.js';
 import { sandboxExec } from './sandbox-exec.js';

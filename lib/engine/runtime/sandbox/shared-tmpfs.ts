@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { lstatSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { LAUNCHER_ENV } from './launcher-env.js';
+import { LAUNCHER_ENV } from '../../linux/launcher-env.js';
 import type { TmpfsMount } from './tmpfs-options.js';
 
 /**

@@ -1,10 +1,10 @@
 import type { ContainerCreateBody } from '../../../../engine-api/runtime-types.js';
 import type { LocalExecutor, LocalNetworkSettings, LocalProcess } from '../../local/local-container.js';
 import type { BwrapPlan } from '../bwrap-args.js';
-import type { Cgroups, ContainerCgroup } from '../cgroups.js';
+import type { Cgroups, ContainerCgroup } from '../../../linux/cgroups.js';
 import type { HeldBinds } from '../held-binds.js';
 import type { ResolvedUser } from '../passwd.js';
-import type { ResourceLimits } from '../resource-limits.js';
+import type { ResourceLimits } from '../../../linux/cgroup-limits.js';
 import type { SharedTmpfs } from '../shared-tmpfs.js';
 import type { ContainerNetwork, NetworkHost } from '../network/container-network.js';
 import type { SandboxNetworks } from '../network/sandbox-networks.js';

@@ -3,7 +3,7 @@
  * filter file there ({@link OPEN_SECCOMP}); bubblewrap reads it and closes it before the command
  * starts, so the container never holds it. A single digit: the launcher shell is /bin/sh, and
  * dash's redirections take descriptors 0-9 only. 3 is an exec's PID namespace, 5 the
- * environment file (launcher-env.ts), 7 the user namespace (userns/enter.ts).
+ * environment file (env-args.ts), 7 the user namespace (userns/enter.ts).
  */
 export const SECCOMP_FD = 6;
 

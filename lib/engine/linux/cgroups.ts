@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { CgroupController, ResourceLimits } from './resource-limits.js';
-import { controllersFor } from './resource-limits.js';
+import type { CgroupController, ResourceLimits } from './cgroup-limits.js';
+import { controllersFor } from './cgroup-limits.js';
 
 /** One container's cgroups: the `cgroup.procs` files its first process joins, and what they count. */
 export interface ContainerCgroup {

@@ -5,15 +5,6 @@ import { join } from 'node:path';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import { envRecord } from '../local/env-record.js';
 
-/**
- * The whole environment of every host-side launcher (the shell that joins cgroups, nsenter,
- * bwrap): fixed and ours. A container's Env never reaches them, because they run as host root
- * and read their environment before any sandbox exists: `BASH_ENV` or `ENV` would run a command
- * in the launcher shell, `LD_PRELOAD` or `LD_LIBRARY_PATH` would load a library into nsenter or
- * bwrap, `PATH` would pick the programs, `IFS` would split the script.
- */
-export const LAUNCHER_ENV: Readonly<Record<string, string>> = Object.freeze({ PATH: '/usr/sbin:/usr/bin:/sbin:/bin' });
-
 /** The descriptor on which bwrap reads the container's environment (`--args`). */
 export const ENV_ARGS_FD = 5;
 
