@@ -35,6 +35,12 @@ describe('a build context is unpacked with its modes and times, and nothing is w
     expect(existsSync(join(outside, 'pwned'))).toBe(false);
     expect(readlinkSync(join(root, 'evil'))).toBe(outside);
   });
+  test('a later entry of a name replaces the earlier one: a file, and a directory made for an earlier entry\'s parent', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'dockgate-ctx-'));
+    await extractContext(root, await tarOf([{ name: 'f', body: 'first' }, { name: 'f', body: 'second' }, { name: 'a/b', body: 'x' }, { name: 'a', body: 'now a file' }]));
+    expect(readFileSync(join(root, 'f'), 'utf8')).toBe('second');
+    expect(readFileSync(join(root, 'a'), 'utf8')).toBe('now a file');
+  });
   test('`..` is refused; a `.wh.` name is an ordinary file (a context is not a layer)', async () => {
     const root = mkdtempSync(join(tmpdir(), 'dockgate-ctx-'));
     await expect(extractContext(root, await tarOf([{ name: '../escape', body: 'x' }]))).rejects.toThrow(/leaves the root/);

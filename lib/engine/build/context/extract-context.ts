@@ -27,6 +27,9 @@ export async function extractContext(root: string, tar: Readable): Promise<void>
   tar.pipe(ex as unknown as NodeJS.WritableStream);
   const held = new Map<string, Beneath>();
   const dirs: [string, Date][] = [];
+  // The root starts empty and nobody else writes in it: a name no earlier entry made needs no removal.
+  const made = new Set<string>();
+  const umask = process.umask();
   /** The directory `rel` (made when missing), walked once and then kept open while entries land in it. */
   const dirOf = async (rel: string): Promise<Beneath> => {
     if (rel === '') return top;
@@ -35,6 +38,9 @@ export async function extractContext(root: string, tar: Readable): Promise<void>
     if (held.size >= MAX_HELD) await release('');
     const dir = await top.dir(rel, { mode: 0o755 });
     held.set(rel, dir);
+    // Its missing parents were made on the way: names a later entry may replace.
+    for (let i = rel.indexOf('/'); i !== -1; i = rel.indexOf('/', i + 1)) made.add(rel.slice(0, i));
+    made.add(rel);
     return dir;
   };
   /** Closes the held handles at and below `rel` (all of them for ''): a later entry replaced that directory. */
@@ -83,11 +89,12 @@ export async function extractContext(root: string, tar: Readable): Promise<void>
     const mtime = header.mtime ?? new Date(0);
     switch (header.type) {
       case 'directory': {
-        const stat = await parent.lstat(name);
+        const stat = made.has(rel) ? await parent.lstat(name) : undefined;
         if (stat && !stat.isDirectory()) await parent.remove(name);
         const dir = await parent.mkdir(name, { mode });
         await dir.own({ mode });
         await dir.close();
+        made.add(rel);
         dirs.push([rel, mtime]);
         body.resume();
         return;
@@ -95,12 +102,16 @@ export async function extractContext(root: string, tar: Readable): Promise<void>
       case 'file':
       case 'contiguous-file': {
         // A later entry of the same name replaces the earlier one (the tar's last word wins).
-        await release(rel);
-        await parent.remove(name);
+        if (made.has(rel)) {
+          await release(rel);
+          await parent.remove(name);
+        }
+        made.add(rel);
         const file = await parent.create(name, mode);
         try {
           for await (const chunk of body) await file.write(chunk);
-          await file.chmod(mode);
+          // The umask may have narrowed the mode create asked for.
+          if ((mode & umask) !== 0) await file.chmod(mode);
           await file.utimes(mtime, mtime);
         } finally {
           await file.close();
@@ -108,8 +119,11 @@ export async function extractContext(root: string, tar: Readable): Promise<void>
         return;
       }
       case 'symlink':
-        await release(rel);
-        await parent.remove(name);
+        if (made.has(rel)) {
+          await release(rel);
+          await parent.remove(name);
+        }
+        made.add(rel);
         await parent.symlink(header.linkname ?? '', name);
         body.resume();
         return;
@@ -122,8 +136,11 @@ export async function extractContext(root: string, tar: Readable): Promise<void>
         try {
           const stat = await from.lstat(targetName);
           if (!stat?.isFile()) throw EngineError.invalidParameter(`hard link ${header.name}: its target ${header.linkname} is not a file earlier in the context`);
-          await release(rel);
-          await parent.remove(name);
+          if (made.has(rel)) {
+            await release(rel);
+            await parent.remove(name);
+          }
+          made.add(rel);
           // link(2) follows neither name: the target is the entry itself, in the directory held open.
           await link(from.at(targetName), parent.at(name));
         } finally {
