@@ -174,25 +174,42 @@ export class Beneath {
   async resolve(path: string): Promise<string> {
     let pending = path.split('/').filter((p) => p !== '' && p !== '.');
     const done: string[] = [];
+    // The directories of `done`, held as the walk goes down (held[i] is done[0..i]), so each
+    // component is one lstat in the directory above it rather than a walk from the root. Shorter
+    // than `done` once a component is missing or not a directory: what follows is kept as it is.
+    const held: Beneath[] = [];
+    const here = (): Beneath => held[held.length - 1] ?? this;
     let hops = 0;
-    while (pending.length > 0) {
-      const part = pending.shift() as string;
-      if (part === '..') {
-        done.pop();
-        continue;
-      }
-      const stat = await this.lstat([...done, part].join('/')).catch(() => undefined);
-      if (!stat?.isSymbolicLink()) {
+    try {
+      while (pending.length > 0) {
+        const part = pending.shift() as string;
+        if (part === '..') {
+          done.pop();
+          if (held.length > done.length) await held.pop()?.close();
+          continue;
+        }
+        const inSync = held.length === done.length;
+        const stat = inSync ? await here().lstatChild(part).catch(() => undefined) : undefined;
+        if (stat?.isSymbolicLink()) {
+          if (++hops > 40) throw new BeneathError(path, 'ELOOP', `${path}: too many levels of symbolic links`);
+          const target = await here().readlink(part);
+          if (target.startsWith('/')) {
+            done.length = 0;
+            for (const dir of held.splice(0)) await dir.close();
+          }
+          pending = [...target.split('/').filter((p) => p !== '' && p !== '.'), ...pending];
+          continue;
+        }
         done.push(part);
-        continue;
+        if (stat?.isDirectory() && pending.length > 0) {
+          const child = await here().dir(part).catch(() => undefined);
+          if (child) held.push(child);
+        }
       }
-      if (++hops > 40) throw new BeneathError(path, 'ELOOP', `${path}: too many levels of symbolic links`);
-      const dir = await this.dir(done.join('/'));
-      const target = await dir.readlink(part).finally(() => dir.close());
-      if (target.startsWith('/')) done.length = 0;
-      pending = [...target.split('/').filter((p) => p !== '' && p !== '.'), ...pending];
+      return done.join('/');
+    } finally {
+      for (const dir of held) await dir.close();
     }
-    return done.join('/');
   }
 
   /** lstat of `path` (nothing followed), or undefined when it or a directory on the way is missing. */

@@ -156,3 +156,22 @@ describe('copyBeneath copies a tree with owners, modes and links, and never writ
     expect(() => statSync(join(outside, 'x'))).toThrow();
   });
 });
+
+describe('resolve reads links inside the tree as a chroot would, never the host\'s', () => {
+  test('absolute and relative links, ".." never above the root, missing components kept, a file in the way kept', async () => {
+    const { tree } = fixture();
+    mkdirSync(join(tree, 'usr', 'lib'), { recursive: true });
+    writeFileSync(join(tree, 'usr', 'file'), '');
+    symlinkSync('/usr/lib', join(tree, 'abs'));
+    symlinkSync('usr/lib', join(tree, 'rel'));
+    symlinkSync('../../../etc', join(tree, 'usr', 'up'));
+    const root = await Beneath.open(tree);
+    expect(await root.resolve('/abs/x')).toBe('usr/lib/x');
+    expect(await root.resolve('rel/../file')).toBe('usr/file');
+    expect(await root.resolve('usr/up/passwd')).toBe('etc/passwd');
+    expect(await root.resolve('/missing/../usr/lib/y')).toBe('usr/lib/y');
+    expect(await root.resolve('usr/file/z')).toBe('usr/file/z');
+    expect(await root.resolve('abs')).toBe('usr/lib');
+    await root.close();
+  });
+});
