@@ -1,6 +1,6 @@
 import type { Stats } from 'node:fs';
 import { opendir } from 'node:fs/promises';
-import { Beneath, BeneathError } from './beneath.js';
+import { Beneath } from './beneath.js';
 
 /** Entries lstat'ed at once while a directory is walked (the threadpool's work, in small batches). */
 const BATCH = 32;
@@ -87,19 +87,10 @@ async function walk(dir: Beneath, depth: number, count: BlockCount): Promise<num
   await measure(batch);
   for (const name of subdirectories) {
     if (depth >= count.maxDepth) throw new TreeTooLargeError(`directories more than ${count.maxDepth} levels deep`);
-    let child: Beneath;
-    try {
-      child = await dir.dir(name);
-    } catch (error) {
-      // Swapped for a link or removed since its lstat: nothing in it is this tree's.
-      if (error instanceof BeneathError || (error as NodeJS.ErrnoException).code === 'ENOENT') continue;
-      throw error;
-    }
-    try {
+    // Swapped for a link or removed since its lstat: nothing in it is this tree's.
+    await dir.within(name, async (child) => {
       total += await walk(child, depth + 1, count);
-    } finally {
-      await child.close();
-    }
+    });
   }
   return total;
 }

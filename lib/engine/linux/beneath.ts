@@ -40,6 +40,11 @@ export class BeneathError extends Error {
   }
 }
 
+/** Whether an error says what a walk went to is no longer there as it was: refused by this module (a link, not a directory…) or removed. */
+export function isGone(error: unknown): boolean {
+  return error instanceof BeneathError || (error as NodeJS.ErrnoException).code === 'ENOENT';
+}
+
 /** The components of a path inside a tree (`/etc/passwd` and `etc/passwd` alike); `..` is refused. */
 export function components(path: string): string[] {
   const parts = path.split('/').filter((p) => p !== '' && p !== '.');
@@ -155,6 +160,25 @@ export class Beneath {
     }
     // The empty path: a second handle on this directory (its `.`), so the caller may close either.
     return owned ? here : new Beneath(await open(`${this.self}/.`, DIR_FLAGS), this.label);
+  }
+
+  /**
+   * Runs `body` in the directory `name` here, opened without following, and closes it after;
+   * nothing runs when it is gone (swapped for a link or removed since it was listed).
+   */
+  async within(name: string, body: (child: Beneath) => Promise<void>): Promise<void> {
+    let child: Beneath;
+    try {
+      child = await this.dir(name);
+    } catch (error) {
+      if (isGone(error)) return;
+      throw error;
+    }
+    try {
+      await body(child);
+    } finally {
+      await child.close();
+    }
   }
 
   /** The held directory and last component of `path` (its parent opened without following); close the directory after. */

@@ -4,7 +4,7 @@ import { posix } from 'node:path';
 import type { Header as Headers } from 'tar-stream';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type { ContainerChange } from '../../../engine-api/container-operations.js';
-import { Beneath, BeneathError } from '../../linux/beneath.js';
+import { Beneath, isGone } from '../../linux/beneath.js';
 import type { IdShift } from '../image-store-types.js';
 import type { LayerEntry } from './layer-writer.js';
 
@@ -85,7 +85,7 @@ export async function* changesLayer(rootfs: string, changes: readonly ContainerC
  */
 async function entryAt(root: Beneath, rel: string): Promise<{ info: Stats; linkname?: string; file?: FileHandle } | undefined> {
   const gone = (error: unknown): undefined => {
-    if (error instanceof BeneathError || (error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if (isGone(error)) return undefined;
     throw error;
   };
   const parent = await root.parentOf(rel).catch(gone);

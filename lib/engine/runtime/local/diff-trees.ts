@@ -2,7 +2,7 @@ import { lstat, readdir, readlink } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { join } from 'node:path';
 import type { ContainerChange } from '../../../engine-api/container-operations.js';
-import { Beneath, BeneathError } from '../../linux/beneath.js';
+import { Beneath } from '../../linux/beneath.js';
 
 /** Entries compared at most, so a huge tree cannot hold the server (dockerd has no such bound). */
 const MAX_ENTRIES = 500_000;
@@ -80,19 +80,7 @@ export async function diffTrees(image: string, container: string): Promise<Conta
  * PATH_MAX, there is nothing in it to list.
  */
 async function within(here: Beneath, name: string, path: string, body: (child: Beneath) => Promise<void>): Promise<void> {
-  if (path.length > MAX_PATH) return;
-  let child: Beneath;
-  try {
-    child = await here.dir(name);
-  } catch (error) {
-    if (error instanceof BeneathError || (error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw error;
-  }
-  try {
-    await body(child);
-  } finally {
-    await child.close();
-  }
+  if (path.length <= MAX_PATH) await here.within(name, body);
 }
 
 async function list(dir: string): Promise<string[]> {
