@@ -178,7 +178,7 @@ export class OutputLog extends EventEmitter {
 
   /** Call after moving a cursor forward: read records can go, a waiting rotation can happen. */
   advanced(): void {
-    if (!this.writing) this.rotateIfDue();
+    if (!this.writing) this.write();
     this.trim();
   }
 
@@ -242,6 +242,9 @@ export class OutputLog extends EventEmitter {
     if (this.writing || !this.onDisk) return;
     this.rotateIfDue();
     const files = this.files!;
+    // A rotation that waits for a reader still in the oldest file: what comes waits in memory (the
+    // producer is paused by `full`) rather than growing the newest file past max-size.
+    if (files.current.size >= files.rotation.maxSize) return;
     let from = this.first;
     while (from < this.records.length && this.records[from]!.offset < files.end) from++;
     if (from === this.records.length) return;
