@@ -208,6 +208,25 @@ describe('rotation keeps at most max-file files of about max-size', () => {
   });
 });
 
+describe('while a reader holds rotation back, no log file grows past max-size: what comes waits in memory', () => {
+  test('the newest file stays within max-size (plus one record) until the reader leaves, then rotation goes on', async () => {
+    const dir = tmp();
+    const log = onDisk(dir, 4096, 2, 64 * 1024);
+    log.beginRun();
+    const cursor = log.register(0);
+    for (let i = 0; i < 16; i++) log.append(1, kb(1));
+    await new Promise((r) => setTimeout(r, 100));
+    const sizes = () => readdirSync(dir).map((f) => statSync(join(dir, f)).size);
+    for (const size of sizes()) expect(size).toBeLessThanOrEqual(4096 + 1024 + 64);
+    expect(readdirSync(dir).length).toBe(2);
+    log.unregister(cursor);
+    log.endRun();
+    await log.settled();
+    for (const size of sizes()) expect(size).toBeLessThanOrEqual(4096 + 1024 + 64);
+    expect((await readAll(log)).length).toBeGreaterThan(0);
+  });
+});
+
 describe('a follower reads the files, then the live output, with no gap and no duplicate at the seam', () => {
   test('a counter written while a follower joins late is read back whole, in order', async () => {
     const log = onDisk(tmp(), 64 * 1024, 4);
