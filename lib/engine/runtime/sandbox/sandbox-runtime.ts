@@ -37,6 +37,7 @@ import { runStages } from './launch/stages.js';
 import { START_STAGES } from './launch/start-stages.js';
 import { StartContext, type RunningContainer, type SandboxHost, type StartRun } from './launch/start-context.js';
 import { started } from './launch/started.js';
+import { refusePrivilegedPorts, rootlessIdentity, rootlessNotice, rootlessStateDir, unprivilegedPortStart } from './rootless.js';
 
 /**
  * The isolating embedded runtime: each container runs under bubblewrap in its own mount, PID,
@@ -64,8 +65,13 @@ import { started } from './launch/started.js';
 export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRuntime {
   const settings = sandboxOptions(options);
   const { limits, bwrap, busybox, seedTags, seedRepositories, insecureRegistries, cgroups, defaults, seccomp } = settings;
-  const stateDir = settings.stateDir ?? mkdtempSync(join(tmpdir(), 'dockgate-sandbox-'));
+  // Rootless (not root, read once): state under the user's data directory, low ports and
+  // undelegated limits refused by name, and a start notice of what is enforced (rootless.ts).
+  const rootless = rootlessIdentity();
+  const firstPort = rootless ? unprivilegedPortStart() : 0;
+  const stateDir = settings.stateDir ?? (rootless ? rootlessStateDir() : mkdtempSync(join(tmpdir(), 'dockgate-sandbox-')));
   const containersDir = join(stateDir, 'containers');
+  if (rootless) settings.notice(rootlessNotice(cgroups, rootless));
   mkdirSync(containersDir, { recursive: true });
   // Only root may traverse the state directory (made so even when it already exists): it holds
   // the image store and every container's root filesystem copy, with whatever files a container
@@ -171,6 +177,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       });
     },
     validate: async (body, image) => {
+      if (rootless) refusePrivilegedPorts(body, firstPort, rootless);
       await refuseUnsupported(body, image, cgroups, cpus, { size: defaults.tmpfsSize, total: defaults.maxTmpfsBytes }, userNets !== undefined);
       userNets?.validate(body);
       // The owner's range is assigned here, at its first create: an owner beyond the server's range is refused before anything is made.
@@ -261,7 +268,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         return update;
       },
       // `docker info`: what this server can limit, from the cgroup controllers it found (cgroup-info.ts).
-      systemInfo: () => cgroupInfo(cgroups),
+      systemInfo: () => ({ ...cgroupInfo(cgroups), ...(rootless ? { SecurityOptions: ['name=rootless'] } : {}) }),
     },
     // Spare root filesystem copies go with the runtime.
     close: () => spares.close(),
