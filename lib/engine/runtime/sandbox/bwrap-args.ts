@@ -67,10 +67,18 @@ export function bwrapArgs(body: ContainerCreateBody, plan: BwrapPlan): string[] 
   return args;
 }
 
-/** A container whose user is not root:root runs in its own user namespace mapping just that uid and gid. */
+/**
+ * A container whose user is not root:root runs in its own user namespace mapping just that uid
+ * and gid. So does every container of a rootless server (not root: bwrap always makes one
+ * there), root's too: `--uid 0 --gid 0` maps container root onto the server's user in a single
+ * namespace, which owns the container's network namespace (slirp4netns joins it, slirp-stack.ts).
+ */
 export function hasUserNamespace(user: ResolvedUser): boolean {
-  return user.uid !== 0 || user.gid !== 0;
+  return user.uid !== 0 || user.gid !== 0 || RUNS_ROOTLESS;
 }
+
+/** The server is not root, read once (rootless.ts). */
+const RUNS_ROOTLESS = (process.geteuid?.() ?? 0) !== 0;
 
 /**
  * bwrap's arguments for a root exec in a running container without a user namespace (its

@@ -84,7 +84,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   // short, since a socket path has 108 bytes; a temporary directory when the state dir is too deep.
   const runDir = join(stateDir, 'run').length < 80 ? join(stateDir, 'run') : mkdtempSync(join(tmpdir(), 'dockgate-net-'));
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
-  const network: NetworkHost = { slirp4netns: settings.slirp4netns, runDir, defaultHostIp: settings.publishHostIp };
+  const network: NetworkHost = { slirp4netns: settings.slirp4netns, runDir, defaultHostIp: settings.publishHostIp, ...(rootless ? { rootless: true } : {}) };
   // User-defined networks need root (they make network namespaces, bridges and veths) and iproute2;
   // without either their routes answer 501 and NetworkMode stays bridge, host or none.
   const ipTool = ['/usr/sbin/ip', '/sbin/ip', '/usr/bin/ip'].find((p) => existsSync(p));

@@ -18,6 +18,11 @@ export interface NetworkHost {
   runDir: string;
   /** Host address of a published port whose binding names none (dockerd's `--ip`). */
   defaultHostIp: string;
+  /**
+   * The server is not root (rootless): the container's network namespace belongs to bwrap's user
+   * namespace, which slirp4netns must join to configure it (host root needs no such step).
+   */
+  rootless?: boolean;
 }
 
 /**
@@ -103,7 +108,7 @@ export class ContainerNetwork {
       this.gate.remove();
       return undefined;
     }
-    if (this.user?.internalOnly !== true) this.stack = await SlirpStack.start(this.host.slirp4netns, pid, this.requests.length > 0 ? this.apiSocket : undefined);
+    if (this.user?.internalOnly !== true) this.stack = await SlirpStack.start(this.host.slirp4netns, pid, this.requests.length > 0 ? this.apiSocket : undefined, this.host.rootless === true);
     await this.user?.attach(pid);
     const ports: PortMap = Object.fromEntries(exposedPortKeys(this.body).map((key) => [key, null]));
     for (const r of this.requests) {
