@@ -96,3 +96,39 @@ export function refusePrivilegedPorts(body: ContainerCreateBody, firstPort: numb
     }
   }
 }
+
+/** The user's entry in a subordinate id file (`name:start:count` or `uid:start:count`), as written there; undefined when it has none. */
+export function subordinateEntry(user: Rootless, file: string): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  return text.split('\n').map((l) => l.trim()).find((l) => {
+    const [name, start, count] = l.split(':');
+    return (name === user.name || name === String(user.uid)) && /^\d+$/.test(start ?? '') && /^\d+$/.test(count ?? '') && Number(count) > 0;
+  });
+}
+
+/**
+ * A rootless server maps one id: container root is the server's user. A container user other
+ * than root:root would need more ids: refused (400) naming User and the /etc/subuid and
+ * /etc/subgid entries it needs (mapping the range through newuidmap is not done yet, so a user
+ * that has them is told that too).
+ */
+export function refuseOtherUsers(resolved: { uid: number; gid: number }, spec: string, user: Rootless, subuid = '/etc/subuid', subgid = '/etc/subgid'): void {
+  if (resolved.uid === 0 && resolved.gid === 0) return;
+  const has = subordinateEntry(user, subuid) !== undefined && subordinateEntry(user, subgid) !== undefined;
+  throw EngineError.invalidParameter(`User "${spec}": the server runs rootless (as ${user.name}) with a single mapped id (container root is ${user.name}); `
+    + (has
+      ? `a user other than root needs the subordinate range of /etc/subuid and /etc/subgid mapped, which this version of the sandbox runtime does not do yet`
+      : `a user other than root needs a subordinate id range: add "${user.name}:100000:65536" (an unused range) to /etc/subuid and /etc/subgid`));
+}
+
+/** `uid[:gid]` of a User spec when no image root is there to resolve names (a name counts as not root). */
+export function numericUser(spec: string): { uid: number; gid: number } {
+  const [u = '', g] = spec.split(':');
+  const id = (s: string | undefined): number => (s !== undefined && /^\d+$/.test(s) ? Number(s) : -1);
+  return { uid: id(u), gid: g === undefined ? 0 : id(g) };
+}

@@ -37,7 +37,7 @@ import { runStages } from './launch/stages.js';
 import { START_STAGES } from './launch/start-stages.js';
 import { StartContext, type RunningContainer, type SandboxHost, type StartRun } from './launch/start-context.js';
 import { started } from './launch/started.js';
-import { refusePrivilegedPorts, rootlessIdentity, rootlessNotice, rootlessStateDir, unprivilegedPortStart } from './rootless.js';
+import { numericUser, refuseOtherUsers, refusePrivilegedPorts, rootlessIdentity, rootlessNotice, rootlessStateDir, unprivilegedPortStart } from './rootless.js';
 
 /**
  * The isolating embedded runtime: each container runs under bubblewrap in its own mount, PID,
@@ -184,6 +184,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       const userns = usernsOf(body);
       const user = typeof body.User === 'string' ? body.User : '';
       if (userns && user !== '' && image?.rootfs) userns.checkUser(await resolveUserIn(image.rootfs, user), user);
+      if (rootless && user !== '') refuseOtherUsers(image?.rootfs ? await resolveUserIn(image.rootfs, user) : numericUser(user), user, rootless);
     },
     // Each container's own root filesystem copy: diff, commit, export, `docker cp` (tar and stat run
     // inside the running container, local-archive.ts) and a volume's first content.
