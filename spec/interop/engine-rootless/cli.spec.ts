@@ -30,6 +30,7 @@ const peers: PeerCheck[] = [
   { name: 'demo/dist/main.js (npm run build:demo)', available: () => existsSync(MAIN) },
   { name: 'this run as root (to start the engine as another user)', available: () => process.geteuid?.() === 0 },
   { name: `an ordinary user ${USER} (DOCKGATE_ROOTLESS_USER; .ci/run creates dgrootless)`, available: () => ids !== undefined && ids.uid !== 0 },
+  { name: `demo/dist/main.js readable by ${USER} (a checkout it can traverse)`, available: () => ids !== undefined && spawnSync('setpriv', [`--reuid=${ids.uid}`, `--regid=${ids.gid}`, '--clear-groups', '--', 'test', '-r', MAIN]).status === 0 },
   { name: '/dev/net/tun usable by an ordinary user (mode 0666, slirp4netns opens it)', available: () => (statSync('/dev/net/tun', { throwIfNoEntry: false })?.mode ?? 0) % 0o1000 === 0o666 },
 ];
 
