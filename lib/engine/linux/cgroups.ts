@@ -50,21 +50,7 @@ export class Cgroups {
   static detect(procRoot = '/proc/self'): Cgroups {
     const bases = new Map<CgroupController, string>();
     const refused = new Map<CgroupController, string>();
-    let mountinfo: string;
-    let own: string;
-    try {
-      mountinfo = readFileSync(join(procRoot, 'mountinfo'), 'utf8');
-      own = readFileSync(join(procRoot, 'cgroup'), 'utf8');
-    } catch {
-      return new Cgroups(bases);
-    }
-    for (const controller of ['memory', 'cpu', 'cpuset', 'pids'] as const) {
-      const mount = v1Mount(mountinfo, controller);
-      const path = v1OwnPath(own, controller);
-      if (!mount || path === undefined) continue;
-      const relative = mount.root === '/' ? path : path.startsWith(mount.root) ? path.slice(mount.root.length) : undefined;
-      if (relative === undefined) continue;
-      const base = join(mount.point, relative, 'dockgate');
+    for (const [controller, base] of Cgroups.groups(procRoot)) {
       try {
         mkdirSync(base, { recursive: true });
         // Made earlier by root, it exists but is not this (non-root) server's unless delegated to it.
@@ -78,6 +64,32 @@ export class Cgroups {
       }
     }
     return new Cgroups(bases, refused);
+  }
+
+  /**
+   * The `dockgate` group of each mounted v1 controller, under the process's own group (from
+   * /proc/self/mountinfo and /proc/self/cgroup), without making or checking anything: where a
+   * server's groups are, or would be (what `dockgate rootless-cgroups` hands over).
+   */
+  static groups(procRoot = '/proc/self'): Map<CgroupController, string> {
+    const out = new Map<CgroupController, string>();
+    let mountinfo: string;
+    let own: string;
+    try {
+      mountinfo = readFileSync(join(procRoot, 'mountinfo'), 'utf8');
+      own = readFileSync(join(procRoot, 'cgroup'), 'utf8');
+    } catch {
+      return out;
+    }
+    for (const controller of ['memory', 'cpu', 'cpuset', 'pids'] as const) {
+      const mount = v1Mount(mountinfo, controller);
+      const path = v1OwnPath(own, controller);
+      if (!mount || path === undefined) continue;
+      const relative = mount.root === '/' ? path : path.startsWith(mount.root) ? path.slice(mount.root.length) : undefined;
+      if (relative === undefined) continue;
+      out.set(controller, join(mount.point, relative, 'dockgate'));
+    }
+    return out;
   }
 
   /** The controllers this server can set limits with. */

@@ -38,6 +38,7 @@ const BLOCKING: Record<string, string> = {
   'engine/runtime/sandbox/network/launch-gate.ts': "the FIFOs the server makes in its run directory, the kernel's /proc/PID files",
   'engine/runtime/sandbox/network/sandbox-networks.ts': "networks.json and the containers' resolv.conf in the server's state directory",
   'engine/runtime/sandbox/rootfs-spares.ts': 'the spares directory the server makes (a spare renamed into place)',
+  'engine/runtime/sandbox/rootless.ts': 'host files read once at construction or at a refusal: /proc/sys/net/ipv4/ip_unprivileged_port_start, /etc/subuid and /etc/subgid',
   'engine/runtime/sandbox/sandbox-exec.ts': "readlink of the kernel's /proc/PID/exe",
   'engine/runtime/sandbox/sandbox-export.ts': "the host's /usr and account files bound into the export sandbox",
   'engine/runtime/sandbox/sandbox-options.ts': 'the bwrap and slirp4netns binaries the operator names, run with --version once at construction',
