@@ -158,6 +158,12 @@ export interface ImageStoreOptions {
   maxLoadBytes?: number;
   /** Bytes one pulled or loaded layer may hold, uncompressed. Defaults to 4 GiB. */
   maxLayerBytes?: number;
+  /**
+   * The store cannot give files other owners (a rootless server, which maps one id: its own as
+   * container root): an image whose layers hold a file owned by anyone but 0:0 fails to unpack,
+   * naming the file, rather than having its owners dropped. Defaults to false.
+   */
+  onlyRootOwners?: boolean;
 }
 
 /**

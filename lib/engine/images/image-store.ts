@@ -47,6 +47,9 @@ import type { EngineFilters } from '../../engine-api/filters.js';
  */
 export type { CommitRequest } from './store-core.js';
 
+/** The one id a rootless store's roots may hold (container root: the server's own user). */
+const ONLY_ROOT = { uid: 0, gid: 0, size: 1 };
+
 export class ImageStore implements ImageStoreApi, ImageStoreCore {
   readonly dir: string;
   readonly options: ResolvedStoreOptions;
@@ -58,7 +61,7 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
     this.dir = dir;
     this.#index = index;
     this.options = options;
-    this.files = new LayerFiles(join(dir, 'layers'), join(dir, 'rootfs'), options.maxLayerBytes);
+    this.files = new LayerFiles(join(dir, 'layers'), join(dir, 'rootfs'), options.maxLayerBytes, options.onlyRootOwners ? ONLY_ROOT : undefined);
   }
 
   /** Opens (creating when needed) the store in `dir`, reading back its index. */

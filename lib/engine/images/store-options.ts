@@ -11,6 +11,7 @@ export interface ResolvedStoreOptions {
   platform: string;
   maxLoadBytes: number;
   maxLayerBytes: number;
+  onlyRootOwners: boolean;
 }
 
 const FOUR_GIB = 4 * 1024 * 1024 * 1024;
@@ -38,5 +39,6 @@ export function resolveStoreOptions(options: ImageStoreOptions): ResolvedStoreOp
     platform,
     maxLoadBytes: byteCap(options.maxLoadBytes, 'maxLoadBytes'),
     maxLayerBytes: byteCap(options.maxLayerBytes, 'maxLayerBytes'),
+    onlyRootOwners: options.onlyRootOwners === true,
   };
 }

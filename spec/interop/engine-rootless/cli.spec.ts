@@ -8,11 +8,12 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { accessSync, chownSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { accessSync, chownSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeWithPeers, program, type PeerCheck } from '../../support/peers.js';
 import { freePort } from '../support/free-port.js';
+import { oneLayerArchive } from '../support/image-archive.js';
 
 const CLI = '/usr/local/bin/docker';
 const MAIN = join(process.cwd(), 'demo/dist/main.js');
@@ -162,6 +163,29 @@ describeWithPeers(`the sandbox runtime runs rootless: the demo as ${USER}, drive
     test('--network none leaves only lo', async () => {
       const r = await docker(['run', '--rm', '--network', 'none', 'busybox', 'sh', '-c', 'tail -n +3 /proc/net/dev | cut -d: -f1']);
       expect(r.stdout.trim()).toBe('lo');
+    });
+  });
+
+  describe('images: built with RUN, and only root\'s files where one id is mapped', () => {
+    test('docker build with a RUN step makes an image whose files are root\'s, as the container saw them', async () => {
+      const ctx = mkdtempSync(join(tmpdir(), 'dockgate-rootless-build-'));
+      writeFileSync(join(ctx, 'Dockerfile'), 'FROM busybox\nRUN echo built > /f\n');
+      try {
+        expect((await docker(['build', '-q', '-t', 'rootless-built', ctx], 60_000)).code).toBe(0);
+        expect(await docker(['run', '--rm', 'rootless-built', 'sh', '-c', 'cat /f; stat -c %u:%g /f'])).toMatchObject({ code: 0, stdout: 'built\n0:0\n' });
+      } finally {
+        rmSync(ctx, { recursive: true, force: true });
+      }
+    });
+    test('an image with a file owned by 1000:1000 is refused at load, naming the file (its owner is never dropped)', async () => {
+      const archive = await oneLayerArchive('rootless-owned:1', [
+        { header: { name: 'owned', type: 'file', mode: 0o644, uid: 1000, gid: 1000 }, body: Buffer.from('x') },
+      ]);
+      const file = join(dir, 'owned.tar');
+      writeFileSync(file, archive);
+      const r = await docker(['load', '-i', file]);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain('the image\'s /owned is owned by 1000:1000: a rootless server maps one id');
     });
   });
 

@@ -69,6 +69,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   // undelegated limits refused by name, and a start notice of what is enforced (rootless.ts).
   const rootless = rootlessIdentity();
   const firstPort = rootless ? unprivilegedPortStart() : 0;
+  /** Rootless, container root is the server's user: a commit records its files as root's. */
+  const rootlessMap = rootless ? { uid: rootless.uid, gid: rootless.gid, size: 1 } : undefined;
   const stateDir = settings.stateDir ?? (rootless ? rootlessStateDir() : mkdtempSync(join(tmpdir(), 'dockgate-sandbox-')));
   const containersDir = join(stateDir, 'containers');
   if (rootless) settings.notice(rootlessNotice(cgroups, rootless));
@@ -156,7 +158,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       } : {}),
     },
     imageStore: (usage) => {
-      store = ImageStore.open(join(stateDir, 'images'), { usage, insecureRegistries, maxLoadBytes: defaults.maxLoadBytes, maxLayerBytes: defaults.maxLayerBytes }).then(async (opened) => {
+      store = ImageStore.open(join(stateDir, 'images'), { usage, insecureRegistries, maxLoadBytes: defaults.maxLoadBytes, maxLayerBytes: defaults.maxLayerBytes, ...(rootless ? { onlyRootOwners: true } : {}) }).then(async (opened) => {
         // The offline busybox: only names that mean no image yet (a pulled busybox is kept).
         if (existsSync(busybox)) await opened.seedBusybox(seedTags);
         return existsSync(busybox) ? withSeedAliases(opened, seedRepositories) : opened;
@@ -195,7 +197,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       // user namespace's range so the image holds the ids the container saw (changes-layer.ts).
       commitLayer: async (c, changes, opened) => {
         if (!opened.storeLayer) throw EngineError.unsupported('making layers', 'sandbox');
-        return opened.storeLayer(changesLayer(join(containersDir, c.id, 'rootfs'), changes, usernsOf(c.body)?.map));
+        return opened.storeLayer(changesLayer(join(containersDir, c.id, 'rootfs'), changes, usernsOf(c.body)?.map ?? rootlessMap));
       },
       // `docker diff`: the container's root filesystem copy against the image's (diff-trees.ts).
       changes: async (c) => {
