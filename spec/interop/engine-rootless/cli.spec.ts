@@ -235,6 +235,28 @@ describeWithPeers(`the sandbox runtime runs rootless: the demo as ${USER}, drive
     });
   });
 
+  describe('the demo\'s engine socket is in the user\'s runtime directory by default', () => {
+    test('started without --engine-socket, it listens at $XDG_RUNTIME_DIR/dockgate-engine.sock', async () => {
+      const runtimeDir = join(dir, 'xdg-run');
+      mkdirSync(runtimeDir, { mode: 0o700 });
+      chownSync(runtimeDir, ids!.uid, ids!.gid);
+      const child = spawn('setpriv', [`--reuid=${ids!.uid}`, `--regid=${ids!.gid}`, '--init-groups', '--', process.execPath, MAIN,
+        '--port', '0', '--state-dir', join(dir, 'state2'), '--log-level', 'silent'], {
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: ids!.home, XDG_RUNTIME_DIR: runtimeDir, XDG_DATA_HOME: join(dir, 'data') },
+        stdio: 'ignore',
+      });
+      try {
+        const socket = join(runtimeDir, 'dockgate-engine.sock');
+        for (let i = 0; i < 200 && !existsSync(socket); i++) await new Promise((r) => setTimeout(r, 50));
+        expect(statSync(socket).isSocket()).toBe(true);
+        expect(statSync(socket).uid).toBe(ids!.uid);
+      } finally {
+        child.kill('SIGTERM');
+        await new Promise((r) => child.once('exit', r));
+      }
+    });
+  });
+
   describe('state lives where the user can write it', () => {
     test('the state directory is the user\'s and private (0700)', () => {
       const st = statSync(join(dir, 'state', 'engine'));
