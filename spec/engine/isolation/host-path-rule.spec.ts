@@ -37,7 +37,7 @@ const BLOCKING: Record<string, string> = {
   'engine/runtime/sandbox/network/container-network.ts': "resolv.conf and hosts in the container's state directory (the server's), the host's /etc/resolv.conf",
   'engine/runtime/sandbox/network/launch-gate.ts': "the FIFOs the server makes in its run directory, the kernel's /proc/PID files",
   'engine/runtime/sandbox/network/sandbox-networks.ts': "networks.json and the containers' resolv.conf in the server's state directory",
-  'engine/runtime/sandbox/rootfs-spares.ts': 'the spares directory the server makes (a spare renamed into place)',
+  'engine/runtime/sandbox/overlay-rootfs.ts': "the overlays directory the server makes (made and listed once at construction), the kernel's /proc/self/mountinfo",
   'engine/runtime/sandbox/sandbox-exec.ts': "readlink of the kernel's /proc/PID/exe",
   'engine/runtime/sandbox/sandbox-export.ts': "the host's /usr and account files bound into the export sandbox",
   'engine/runtime/sandbox/sandbox-options.ts': 'the bwrap and slirp4netns binaries the operator names, run with --version once at construction',
