@@ -158,6 +158,12 @@ export interface ImageStoreOptions {
   maxLoadBytes?: number;
   /** Bytes one pulled or loaded layer may hold, uncompressed. Defaults to 4 GiB. */
   maxLayerBytes?: number;
+  /**
+   * The user namespace ranges each new image's root is prepared for as soon as it is unpacked
+   * (in the background, after the pull, load or import answers), so that the first container of
+   * the image on such a range does not wait for it. Defaults to none.
+   */
+  prepareShifts?: () => readonly IdShift[];
 }
 
 /**

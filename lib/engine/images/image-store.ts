@@ -52,6 +52,8 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
   readonly options: ResolvedStoreOptions;
   readonly files: LayerFiles;
   readonly #index: ImageIndex;
+  /** Shifted roots being built, by target directory (imageRootfs). */
+  readonly #shifting = new Map<string, Promise<string>>();
   #queue: Promise<unknown> = Promise.resolve();
 
   private constructor(dir: string, index: ImageIndex, options: ResolvedStoreOptions) {
@@ -136,11 +138,19 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
     if (!shift) return plain;
     const target = join(shiftedDir(this.dir, shift), digestHex(record.id));
     if (await stat(target).catch(() => undefined)) return target;
-    // A built image's parent has its shifted root already: linked, and the new layers applied
-    // with shifted owners, instead of a whole copy with every owner changed.
-    const base = await this.#base(record.id, diffIds, (id) => join(shiftedDir(this.dir, shift), digestHex(id)));
-    if (base) return this.files.buildRootfs(record.id, diffIds, undefined, base, { target, shift });
-    return buildShiftedRootfs(plain, target, shift);
+    // One build per image and range at a time: a start while it is prepared in the background waits for it.
+    let building = this.#shifting.get(target);
+    if (!building) {
+      building = (async () => {
+        // A built image's parent has its shifted root already: linked, and the new layers applied
+        // with shifted owners, instead of a whole copy with every owner changed.
+        const base = await this.#base(record.id, diffIds, (id) => join(shiftedDir(this.dir, shift), digestHex(id)));
+        if (base) return this.files.buildRootfs(record.id, diffIds, undefined, base, { target, shift });
+        return buildShiftedRootfs(plain, target, shift);
+      })().finally(() => this.#shifting.delete(target));
+      this.#shifting.set(target, building);
+    }
+    return building;
   }
 
   async materialize(imageId: string, destDir: string, shift?: IdShift): Promise<void> {
@@ -176,7 +186,7 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
     await writeFileAtomic(this.blobFile(id), request.config);
     // A built image's root is unpacked when first run (from its parent's), not at each step.
     if (!request.lazyRootfs) await this.#rootfs(id, diffIds, request.onLayer);
-    return this.exclusive(async () => {
+    const committed = await this.exclusive(async () => {
       const now = new Date().toISOString();
       const record = this.#index.get(id) ?? { id, repoTags: [], repoDigests: [], layers: request.layers, ...(request.parent ? { parent: request.parent } : {}) };
       if (request.repoDigest && !record.repoDigests.includes(request.repoDigest)) record.repoDigests.push(request.repoDigest);
@@ -189,6 +199,9 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
       await this.#index.save();
       return { id, moved };
     });
+    // Its root for the ranges containers will run on, made while the client goes on (imageRootfs).
+    if (!request.lazyRootfs) for (const shift of this.options.prepareShifts()) void this.imageRootfs(id, shift).catch(() => undefined);
+    return committed;
   }
 
   addRepoDigest(id: string, repoDigest: string): Promise<void> {

@@ -169,7 +169,12 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       } : {}),
     },
     imageStore: (usage) => {
-      store = ImageStore.open(join(stateDir, 'images'), { usage, insecureRegistries, maxLoadBytes: defaults.maxLoadBytes, maxLayerBytes: defaults.maxLayerBytes }).then(async (opened) => {
+      store = ImageStore.open(join(stateDir, 'images'), {
+        usage, insecureRegistries, maxLoadBytes: defaults.maxLoadBytes, maxLayerBytes: defaults.maxLayerBytes,
+        // Each new image's tree for the range of containers without an owner (the first), unpacked
+        // while the client goes on: their first container mounts it instead of waiting for the copy.
+        prepareShifts: () => (owners ? [owners.of(undefined).map] : []),
+      }).then(async (opened) => {
         // The offline busybox: only names that mean no image yet (a pulled busybox is kept).
         if (existsSync(busybox)) await opened.seedBusybox(seedTags);
         return existsSync(busybox) ? withSeedAliases(opened, seedRepositories) : opened;
