@@ -347,10 +347,13 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
   async #deleteImage(record: ImageRecord): Promise<ImageDeleteEntry[]> {
     this.#index.delete(record.id);
     await this.#index.save();
-    await rm(this.files.rootfs(record.id), { recursive: true, force: true });
-    // Its copies prepared for user namespace ranges (shifted-rootfs.ts) go with it.
-    for (const name of await readdir(this.dir).catch(() => [] as string[])) {
-      if (name.startsWith('rootfs-')) await rm(join(this.dir, name, digestHex(record.id)), { recursive: true, force: true });
+    // Its unpacked trees, with its copies prepared for user namespace ranges (shifted-rootfs.ts);
+    // kept while a container still runs on them (a forced rmi: their overlays' lower layer).
+    if (this.options.usage(record.id).length === 0) {
+      await rm(this.files.rootfs(record.id), { recursive: true, force: true });
+      for (const name of await readdir(this.dir).catch(() => [] as string[])) {
+        if (name.startsWith('rootfs-')) await rm(join(this.dir, name, digestHex(record.id)), { recursive: true, force: true });
+      }
     }
     await rm(this.blobFile(record.id), { force: true });
     const entries: ImageDeleteEntry[] = [{ Deleted: record.id }];

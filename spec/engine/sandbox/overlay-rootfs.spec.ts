@@ -151,3 +151,26 @@ describeWithPeers('overlays are unmounted when their container is removed, when 
     await third.close();
   });
 });
+
+describeWithPeers('an image removed with force past a stopped container keeps the tree that container\'s overlay runs on', [bwrap, overlayPeer], () => {
+  const stateDir = mkdtempSync(join(tmpdir(), 'dockgate-overlay-rmi-'));
+  const served = hasBwrap && root ? serve(stateDir) : undefined;
+  afterAll(async () => {
+    await (await served)?.close();
+  });
+  test('docker rmi -f of its image, then docker start: the container still sees the image\'s files and its own', async () => {
+    const { run, call } = (await served)!;
+    const base = await run('echo image > /marker');
+    const committed = await call('POST', `/commit?container=${base.id}&repo=dg-overlay-rmi&tag=1`);
+    expect(committed.status).toBe(201);
+    const created = await call('POST', '/containers/create', { Image: 'dg-overlay-rmi:1', Cmd: ['sh', '-c', 'echo own >> /own; cat /marker /own'], HostConfig: { NetworkMode: 'none' } });
+    const id = created.json.Id as string;
+    expect((await call('POST', `/containers/${id}/start`)).status).toBe(204);
+    await call('POST', `/containers/${id}/wait`);
+    expect((await call('DELETE', `/images/${committed.json.Id as string}?force=1`)).status).toBe(200);
+    expect((await call('POST', `/containers/${id}/start`)).status).toBe(204);
+    expect((await call('POST', `/containers/${id}/wait`)).json.StatusCode).toBe(0);
+    const logs = await call('GET', `/containers/${id}/logs?stdout=1&stderr=1`);
+    expect(new FrameDecoder().push(logs.body).map((f) => f.payload.toString()).join('')).toBe('image\nown\nimage\nown\nown\n');
+  });
+});

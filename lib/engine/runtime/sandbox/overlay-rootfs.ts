@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import { Beneath } from '../../linux/beneath.js';
@@ -60,6 +60,11 @@ export class OverlayRootfs {
     return { dir, upper: join(dir, 'upper'), work: join(dir, 'work'), merged: join(dir, 'merged') };
   }
 
+  /** The lower layer the container's overlay was first mounted on (its image's tree), or undefined. */
+  async lowerOf(id: string): Promise<string | undefined> {
+    return readFile(join(this.paths(id).dir, 'lower'), 'utf8').catch(() => undefined);
+  }
+
   /** Whether the container has written anything yet (has an upper directory). */
   async exists(id: string): Promise<boolean> {
     return (await stat(this.paths(id).upper).catch(() => undefined)) !== undefined;
@@ -98,6 +103,7 @@ export class OverlayRootfs {
         await upper.close();
       }
     }
+    await writeFile(join(p.dir, 'lower'), lower, { mode: 0o600 });
     await mkdir(p.work, { recursive: true, mode: 0o700 });
     await mkdir(p.merged, { recursive: true, mode: 0o755 });
     await run(this.tools.mount, ['-t', 'overlay', 'overlay', '-o', `lowerdir=${lower},upperdir=${p.upper},workdir=${p.work},${OPTIONS}`, '--', p.merged])

@@ -30,6 +30,7 @@ import { changesLayer } from '../../images/store/changes-layer.js';
 import { runOnRootfs } from './sandbox-offline.js';
 import { prepareSeccomp } from './seccomp/container-seccomp.js';
 import { SandboxUserns } from './userns/sandbox-userns.js';
+import type { IdMap } from './userns/id-map.js';
 import { OwnerUserns } from './userns/owner-userns.js';
 import type { NetworkHost } from './network/container-network.js';
 import { SandboxNetworks } from './network/sandbox-networks.js';
@@ -123,6 +124,16 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
    * removed: a restarted container keeps its writes, as with dockerd. Its overlay is mounted
    * again when it is not (after a server restart).
    */
+  /** The image's tree for the range; when the image was removed since (rmi -f past a stopped container), the one it was mounted on (the store keeps it). */
+  const lowerOf = async (opened: ImageStoreApi, c: { id: string; image: { id: string } }, map: IdMap | undefined): Promise<string> => {
+    try {
+      return await opened.imageRootfs!(c.image.id, map);
+    } catch (error) {
+      const kept = await overlays?.lowerOf(c.id);
+      if (kept !== undefined && existsSync(kept)) return kept;
+      throw error;
+    }
+  };
   const ensureRootfs = async (c: { id: string; image: { id: string }; body: ContainerCreateBody }): Promise<string> => {
     const map = usernsOf(c.body)?.map;
     const marker = join(containersDir, c.id, 'rootfs.idmap');
@@ -139,7 +150,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     if (!opened.imageRootfs) throw EngineError.unsupported('image roots', 'sandbox');
     mkdirSync(join(containersDir, c.id), { recursive: true });
     SandboxUserns.checkRootfs(marker, map, !(await overlays.exists(c.id)));
-    return overlays.mount(c.id, await opened.imageRootfs(c.image.id, map));
+    return overlays.mount(c.id, await lowerOf(opened, c, map));
   };
   const host: SandboxHost = {
     bwrap, containersDir, network, userNets, sharedTmpfs, seccomp, tmpfsSize: defaults.tmpfsSize, cgroups, limitsOf, usernsOf, ensureRootfs, hostTool,
@@ -221,7 +232,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         if (writable.copy) return existsSync(writable.path) ? diffTrees(await opened.imageRootfs(c.image.id, usernsOf(c.body)?.map), writable.path) : [];
         if (!overlays || !(await overlays.exists(c.id))) return [];
         const merged = await ensureRootfs(c);
-        return overlayChanges(await opened.imageRootfs(c.image.id, usernsOf(c.body)?.map), writable.path, merged);
+        return overlayChanges(await lowerOf(opened, c, usernsOf(c.body)?.map), writable.path, merged);
       },
       // What the container wrote: in its upper layer (or copy), each added or modified path is there.
       sizeOfChanges: (c, changes) => sizeOfChanges(writableOf(c.id).path, changes),
