@@ -59,7 +59,7 @@ const BLOCKING: Record<string, string> = {
 const PATH_TOOLS: Record<string, string> = {
   'engine/images/store/apply-layer.ts': "mkfifo of a new name in a directory the server holds open (/proc/PID/fd/N/name), nothing followed",
   'engine/images/store/copy-tree.ts': 'cp -a between image roots the store unpacked (no container runs there) into a new directory',
-  'engine/images/store/shifted-rootfs.ts': 'cp -a of an image root the store unpacked into a new directory',
+  'engine/images/store/shifted-rootfs.ts': 'cp -a of an image root the store unpacked into a new directory, chown -hR (never following a link) of that fresh copy',
   'engine/images/image-store.ts': 'cp -a of an image root the store unpacked into a new container root, before any of its processes runs',
 };
 

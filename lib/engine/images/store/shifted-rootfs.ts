@@ -24,7 +24,7 @@ export async function buildShiftedRootfs(plain: string, target: string, shift: I
   const copy = join(temp, 'rootfs');
   try {
     await copyTree(plain, copy);
-    await shiftTree(plain, copy, shift, '');
+    if (!(await shiftByOwner(plain, copy, shift))) await shiftTree(plain, copy, shift, '');
     await rename(copy, target).catch(async (err: NodeJS.ErrnoException) => {
       // Another start of the same image finished first: its copy is the same.
       if (!(await stat(target).catch(() => undefined))) throw err;
@@ -33,6 +33,42 @@ export async function buildShiftedRootfs(plain: string, target: string, shift: I
     await rm(temp, { recursive: true, force: true });
   }
   return target;
+}
+
+/**
+ * The shift done in C (findutils' find, coreutils' chown) instead of one lchown per entry from here (a
+ * 3,000-file image: 30 ms instead of a second): the distinct owners of the unpacked root, listed
+ * by `find -printf`, each moved by one `chown -hR --from=UID:GID` over the copy (links not
+ * followed, -R never crosses a link), then the setuid and setgid bits put back. Only when the
+ * shifted ids cannot be mistaken for unshifted ones (the range starts at or above its size);
+ * answers false, shifting nothing, when it cannot be used (then the walk below does it and names
+ * an owner beyond the range).
+ */
+async function shiftByOwner(plain: string, copy: string, shift: IdShift): Promise<boolean> {
+  if (shift.uid < shift.size || shift.gid < shift.size) return false;
+  const owners = new Set((await output('find', [plain, '-printf', '%U:%G\\n'])).split('\n').filter((l) => l !== ''));
+  const pairs = [...owners].map((o) => o.split(':').map(Number) as [number, number]);
+  if (pairs.some(([uid, gid]) => !(uid < shift.size && gid < shift.size))) return false;
+  for (const [uid, gid] of pairs) await output('chown', ['-hR', `--from=${uid}:${gid}`, `${shift.uid + uid}:${shift.gid + gid}`, '--', copy]);
+  // chown cleared them; find lists each with its mode, never a link (whose mode means nothing).
+  const special = (await output('find', [plain, '-perm', '/6000', '!', '-type', 'l', '-printf', '%m %P\\0'])).split('\0').filter((l) => l !== '');
+  for (const entry of special) {
+    const space = entry.indexOf(' ');
+    await chmod(join(copy, entry.slice(space + 1)), parseInt(entry.slice(0, space), 8));
+  }
+  return true;
+}
+
+function output(file: string, args: string[]): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => out.push(c));
+    child.stderr.on('data', (c: Buffer) => { err += c.toString(); });
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(out).toString()) : reject(EngineError.system(`shifting the image's owners failed: ${file}: ${err.trim()}`))));
+  });
 }
 
 async function shiftTree(plain: string, copy: string, shift: IdShift, relative: string): Promise<void> {
