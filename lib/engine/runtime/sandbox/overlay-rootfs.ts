@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import { Beneath } from '../../linux/beneath.js';
@@ -89,19 +89,20 @@ export class OverlayRootfs {
       if (/[,:\\\s]/.test(path)) throw EngineError.system(`cannot mount an overlay on ${path}: the path holds a comma, colon, backslash or space`);
     }
     await mkdir(p.dir, { recursive: true, mode: 0o700 });
-    const made = await mkdir(p.upper, { mode: 0o755 }).then(() => true, (error: NodeJS.ErrnoException) => {
-      if (error.code === 'EEXIST') return false;
-      throw error;
-    });
-    if (made) {
-      // The merged root takes the upper directory's owner and mode: the image root's (its range's root).
+    if (!(await this.exists(id))) {
+      // The merged root takes the upper directory's owner and mode: the image root's (its range's
+      // root). Made under another name and renamed, so that an upper directory is always owned so.
       const image = await stat(lower);
-      const upper = await Beneath.open(p.upper);
+      const making = `${p.upper}.new`;
+      await rm(making, { recursive: true, force: true });
+      await mkdir(making, { mode: 0o755 });
+      const upper = await Beneath.open(making);
       try {
         await upper.own({ uid: image.uid, gid: image.gid, mode: image.mode & 0o7777 });
       } finally {
         await upper.close();
       }
+      await rename(making, p.upper);
     }
     await writeFile(join(p.dir, 'lower'), lower, { mode: 0o600 });
     await mkdir(p.work, { recursive: true, mode: 0o700 });
