@@ -135,8 +135,10 @@ try {
   }
   const disk = {
     dockerd: du(dockerdLayers),
-    dockgate: du(created.dockgate.map((id) => join(demo.stateDir, 'overlays', id))),
+    dockgate: du(created.dockgate.map((id) => join(demo.stateDir, 'engine', 'overlays', id))),
   };
+  const missing = created.dockgate.filter((id) => !existsSync(join(demo.stateDir, 'engine', 'overlays', id, 'upper')));
+  if (missing.length > 0) throw new Error(`no overlay upper directory for ${missing.join(', ')} under ${demo.stateDir}/engine/overlays`);
   console.log(`\n${CONTAINERS} x docker run -d --network none IMAGE sleep 3600, then the disk their roots take (du -x of each container's own layer)`);
   for (const e of engines) console.log(`  ${e.name.padEnd(9)} ${mib(disk[e.name])} in all, ${mib(disk[e.name] / CONTAINERS)} per container (${(100 * disk[e.name] / CONTAINERS / imageBytes).toFixed(3)}% of the image); the ${CONTAINERS} starts took ${detached[e.name].toFixed(0)} ms`);
   console.log(`  dockgate's whole state directory grew by ${mib(stateAfter - stateBefore)} (${(100 * (stateAfter - stateBefore) / CONTAINERS / imageBytes).toFixed(3)}% of the image per container; target per container <= 1%)`);

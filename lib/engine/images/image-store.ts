@@ -30,6 +30,9 @@ import { historyView, inspectView, listView } from './store/views.js';
 import { danglingFilter, imageMatches, LIST_FILTERS, PRUNE_FILTERS } from './store/image-filters.js';
 import type { EngineFilters } from '../../engine-api/filters.js';
 
+/** Whether shifted roots are overlay layers of the owners alone (mounting them needs root; shifted-rootfs.ts). */
+const SHIFT_LAYERS = process.getuid?.() === 0;
+
 /**
  * A content-addressed image store in a state directory:
  * `blobs/sha256/<hex>` (image configs; the ID is the config's digest), `layers/<diffhex>.tar`
@@ -130,7 +133,12 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
    * --reflink=auto` (a copy-on-write clone on btrfs/xfs, a plain copy elsewhere), keeping owners,
    * modes, links and times. `destDir` must not exist yet.
    */
-  /** The image's own unpacked root filesystem (built once, shared, never to be written): what `docker diff` compares a container with. */
+  /**
+   * The image's own unpacked root filesystem (built once, shared, never to be written). With
+   * `shift`, the one prepared for that range: on a root server an overlay layer of the owners
+   * alone, to stack on the plain root (`lowerdir=shifted:plain`, shifted-rootfs.ts), not a tree
+   * to read on its own.
+   */
   async imageRootfs(imageId: string, shift?: IdShift): Promise<string> {
     const record = this.recordOrThrow(imageId);
     const diffIds = (await this.config(record.id)).rootfs.diff_ids;
@@ -142,8 +150,10 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
     let building = this.#shifting.get(target);
     if (!building) {
       building = (async () => {
-        // A built image's parent has its shifted root already: linked, and the new layers applied
-        // with shifted owners, instead of a whole copy with every owner changed.
+        // A root server makes an overlay layer of the owners alone (stacked on the plain tree, shifted-rootfs.ts).
+        if (SHIFT_LAYERS) return buildShiftedRootfs(plain, target, shift, { layer: true });
+        // Else a built image's parent has its shifted copy already: linked, and the new layers
+        // applied with shifted owners, instead of a whole copy with every owner changed.
         const base = await this.#base(record.id, diffIds, (id) => join(shiftedDir(this.dir, shift), digestHex(id)));
         if (base) return this.files.buildRootfs(record.id, diffIds, undefined, base, { target, shift });
         return buildShiftedRootfs(plain, target, shift);

@@ -13,7 +13,8 @@ interface Level { upper: Beneath; merged: Beneath; lower: Beneath | undefined }
 /**
  * `docker diff` of an overlay root (overlay-rootfs.ts) from its upper layer, as dockerd's
  * overlay2 does: only what the container wrote is walked, never the whole image. Each name in
- * the upper layer is compared with the image's (the lower layer): in the mounted view but not in
+ * the upper layer is compared with the image's (the plain tree, the lowest layer, its owners moved
+ * by `shift`: what the range's layer above it holds): in the mounted view but not in
  * the image, added (1); in both, modified (0) when type, mode, owner, size, mtime or link target
  * differ (a directory that gained or lost entries has a new mtime, as in dockerd); in the image but
  * no longer in the view, deleted (2, its children not listed). That last covers both of
@@ -25,7 +26,8 @@ interface Level { upper: Beneath; merged: Beneath; lower: Beneath | undefined }
  * All three trees are walked through {@link Beneath} (the container's and the image's content are
  * a caller's: nothing is followed), each directory entered through the descriptor opened on it.
  */
-export async function overlayChanges(lower: string, upper: string, merged: string): Promise<ContainerChange[]> {
+export async function overlayChanges(lower: string, upper: string, merged: string, shift?: { uid: number; gid: number }): Promise<ContainerChange[]> {
+  const [uid, gid] = [shift?.uid ?? 0, shift?.gid ?? 0];
   const out: ContainerChange[] = [];
   let seen = 0;
   const count = (): void => {
@@ -49,7 +51,7 @@ export async function overlayChanges(lower: string, upper: string, merged: strin
         if (b.isDirectory()) await within(at.merged, name, path, (child) => addAll(path, child));
         continue;
       }
-      if (await differs(a, b, at.lower!, at.merged, name)) out.push({ Path: path, Kind: 0 });
+      if (await differs(a, b, at.lower!, at.merged, name, uid, gid)) out.push({ Path: path, Kind: 0 });
       if (!b.isDirectory()) continue;
       if (!a.isDirectory()) {
         await within(at.merged, name, path, (child) => addAll(path, child));
@@ -79,8 +81,8 @@ async function within(here: Beneath, name: string, path: string, body: (child: B
   if (path.length <= MAX_PATH) await here.within(name, body);
 }
 
-async function differs(a: Stats, b: Stats, dirA: Beneath, dirB: Beneath, name: string): Promise<boolean> {
-  if (a.mode !== b.mode || a.uid !== b.uid || a.gid !== b.gid) return true;
+async function differs(a: Stats, b: Stats, dirA: Beneath, dirB: Beneath, name: string, uid: number, gid: number): Promise<boolean> {
+  if (a.mode !== b.mode || a.uid + uid !== b.uid || a.gid + gid !== b.gid) return true;
   if (a.isSymbolicLink()) return (await dirA.readlink(name).catch(() => '')) !== (await dirB.readlink(name).catch(() => ''));
   if (a.isDirectory()) return a.mtimeMs !== b.mtimeMs;
   return a.size !== b.size || a.mtimeMs !== b.mtimeMs;

@@ -4,6 +4,7 @@ import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import { Beneath } from '../../linux/beneath.js';
+import { METACOPY_OPTIONS } from '../../images/store/shifted-rootfs.js';
 
 /** A container's overlay directories: its own writes (`upper`), overlayfs's `work` and the mounted view (`merged`). */
 export interface OverlayPaths {
@@ -20,11 +21,11 @@ export interface OverlayTools {
 }
 
 /**
- * Mount options besides the layers: no directory redirects, metadata-only copy-ups or index, so
- * that the upper directory alone holds every change (a renamed directory is copied up whole, a
- * chown copies the file), which is what `docker diff` and commit read.
+ * Mount options besides the layers: metadata-only copy-up, which the range's layer of owners
+ * needs (shifted-rootfs.ts), with directory redirects; no index. `docker diff` and commit read the
+ * mounted view for what the upper layer names (a renamed directory's content is in the layers below).
  */
-const OPTIONS = 'redirect_dir=off,metacopy=off,index=off';
+const OPTIONS = METACOPY_OPTIONS;
 
 /**
  * Each container's root filesystem as a kernel overlay (as dockerd's overlay2): the image's
@@ -70,7 +71,7 @@ export class OverlayRootfs {
     return (await stat(this.paths(id).upper).catch(() => undefined)) !== undefined;
   }
 
-  /** The container's merged root over `lower` (mounted now unless it is already). */
+  /** The container's merged root over `lower` (overlayfs's lowerdir: layers separated by colons, top first; mounted now unless it is already). */
   mount(id: string, lower: string): Promise<string> {
     let pending = this.mounted.get(id);
     if (!pending) {
@@ -85,14 +86,14 @@ export class OverlayRootfs {
     await this.recovered;
     const p = this.paths(id);
     // mount(8) options are separated by commas and overlayfs's lower layers by colons.
-    for (const path of [lower, p.dir]) {
+    for (const path of [...lower.split(':'), p.dir]) {
       if (/[,:\\\s]/.test(path)) throw EngineError.system(`cannot mount an overlay on ${path}: the path holds a comma, colon, backslash or space`);
     }
     await mkdir(p.dir, { recursive: true, mode: 0o700 });
     if (!(await this.exists(id))) {
       // The merged root takes the upper directory's owner and mode: the image root's (its range's
       // root). Made under another name and renamed, so that an upper directory is always owned so.
-      const image = await stat(lower);
+      const image = await stat(lower.split(':')[0]!);
       const making = `${p.upper}.new`;
       await rm(making, { recursive: true, force: true });
       await mkdir(making, { mode: 0o755 });

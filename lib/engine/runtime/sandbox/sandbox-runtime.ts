@@ -127,10 +127,12 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   /** The image's tree for the range; when the image was removed since (rmi -f past a stopped container), the one it was mounted on (the store keeps it). */
   const lowerOf = async (opened: ImageStoreApi, c: { id: string; image: { id: string } }, map: IdMap | undefined): Promise<string> => {
     try {
-      return await opened.imageRootfs!(c.image.id, map);
+      // The range's layer of owners over the plain tree (shifted-rootfs.ts); the plain tree alone without a range.
+      const plain = await opened.imageRootfs!(c.image.id);
+      return map ? `${await opened.imageRootfs!(c.image.id, map)}:${plain}` : plain;
     } catch (error) {
       const kept = await overlays?.lowerOf(c.id);
-      if (kept !== undefined && existsSync(kept)) return kept;
+      if (kept !== undefined && kept.split(':').every((dir) => existsSync(dir))) return kept;
       throw error;
     }
   };
@@ -232,7 +234,9 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         if (writable.copy) return existsSync(writable.path) ? diffTrees(await opened.imageRootfs(c.image.id, usernsOf(c.body)?.map), writable.path) : [];
         if (!overlays || !(await overlays.exists(c.id))) return [];
         const merged = await ensureRootfs(c);
-        return overlayChanges(await lowerOf(opened, c, usernsOf(c.body)?.map), writable.path, merged);
+        // Against the plain tree (the lowest layer) with owners moved by the range: what the range's layer holds.
+        const plain = (await lowerOf(opened, c, usernsOf(c.body)?.map)).split(':').at(-1)!;
+        return overlayChanges(plain, writable.path, merged, usernsOf(c.body)?.map);
       },
       // What the container wrote: in its upper layer (or copy), each added or modified path is there.
       sizeOfChanges: (c, changes) => sizeOfChanges(writableOf(c.id).path, changes),
