@@ -1,6 +1,6 @@
 import { expect, test, afterAll } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FrameDecoder } from '../../../lib/engine/index.js';
@@ -64,6 +64,8 @@ describeWithPeers('a container\'s root is an overlay of its image\'s tree: it wr
   const served = hasBwrap && root ? serve(stateDir) : undefined;
   afterAll(async () => {
     await (await served)?.close();
+    // Nothing is mounted there once the runtime closed.
+    if (mountsUnder(stateDir).length === 0) rmSync(stateDir, { recursive: true, force: true });
   });
   test('the first container writes /written and removes /bin/cat; the next ones see the image as it is', async () => {
     const { run } = (await served)!;
@@ -92,6 +94,8 @@ describeWithPeers('docker diff of an overlay root is read from its upper layer: 
   const served = hasBwrap && root ? serve(stateDir) : undefined;
   afterAll(async () => {
     await (await served)?.close();
+    // Nothing is mounted there once the runtime closed.
+    if (mountsUnder(stateDir).length === 0) rmSync(stateDir, { recursive: true, force: true });
   });
   test('an added file, a changed one, a removed one (a whiteout) and a directory removed and made again (opaque: its image entries deleted)', async () => {
     const { run, call } = (await served)!;
@@ -149,6 +153,8 @@ describeWithPeers('overlays are unmounted when their container is removed, when 
     expect(mountsUnder(overlaysOf(stateDir))).toEqual([]);
     await second.close();
     await third.close();
+    expect(mountsUnder(stateDir)).toEqual([]);
+    rmSync(stateDir, { recursive: true, force: true });
   });
 });
 
@@ -157,6 +163,8 @@ describeWithPeers('an image removed with force past a stopped container keeps th
   const served = hasBwrap && root ? serve(stateDir) : undefined;
   afterAll(async () => {
     await (await served)?.close();
+    // Nothing is mounted there once the runtime closed.
+    if (mountsUnder(stateDir).length === 0) rmSync(stateDir, { recursive: true, force: true });
   });
   test('docker rmi -f of its image, then docker start: the container still sees the image\'s files and its own', async () => {
     const { run, call } = (await served)!;
