@@ -164,6 +164,12 @@ export interface ImageStoreOptions {
    * naming the file, rather than having its owners dropped. Defaults to false.
    */
   onlyRootOwners?: boolean;
+  /**
+   * The user namespace ranges each new image's root is prepared for as soon as it is unpacked
+   * (in the background, after the pull, load or import answers), so that the first container of
+   * the image on such a range does not wait for it. Defaults to none.
+   */
+  prepareShifts?: () => readonly IdShift[];
 }
 
 /**

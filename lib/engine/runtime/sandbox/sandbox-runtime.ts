@@ -19,7 +19,8 @@ import { cgroupInfo } from './cgroup-info.js';
 import { CGROUP_HOST_FIELDS } from './resource-limits.js';
 import { sandboxExec } from './sandbox-exec.js';
 import { SharedTmpfs } from './shared-tmpfs.js';
-import { RootfsSpares } from './rootfs-spares.js';
+import { OverlayRootfs } from './overlay-rootfs.js';
+import { overlayChanges } from './overlay-changes.js';
 import { withDefaults } from './default-limits.js';
 import { sandboxOptions, type SandboxRuntimeOptions } from './sandbox-options.js';
 import { diffTrees, sizeOfChanges } from '../local/diff-trees.js';
@@ -29,6 +30,7 @@ import { changesLayer } from '../../images/store/changes-layer.js';
 import { runOnRootfs } from './sandbox-offline.js';
 import { prepareSeccomp } from './seccomp/container-seccomp.js';
 import { SandboxUserns } from './userns/sandbox-userns.js';
+import type { IdMap } from './userns/id-map.js';
 import { OwnerUserns } from './userns/owner-userns.js';
 import type { NetworkHost } from './network/container-network.js';
 import { SandboxNetworks } from './network/sandbox-networks.js';
@@ -106,29 +108,59 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   /** The user namespace of a container (its owner's range, owner-userns.ts), from its create body's labels; none without `userns`. */
   const usernsOf = (body: ContainerCreateBody): SandboxUserns | undefined => owners?.of(body.Labels);
 
-  // Under the user namespace, from the image's copy prepared once for the owner's range; a spare
-  // copy made ahead of the next start of the same image for the same range (rootfs-spares.ts).
-  const spares = new RootfsSpares(join(stateDir, 'spares'), async (imageId, dest, map) => {
-    if (!store) throw EngineError.system('the image store is not open');
-    await (await store).materialize(imageId, dest, map);
-  });
+  // Each container's root: an overlay whose lower layer is the image's tree unpacked once for the
+  // owner's range, shared by all of that owner's containers of the image (overlay-rootfs.ts). A
+  // server that is not root cannot mount one: its containers get a copy of the tree instead.
+  const overlays = process.getuid?.() === 0
+    ? new OverlayRootfs(join(stateDir, 'overlays'), { mount: hostTool('mount'), umount: hostTool('umount') }, new Set(readdirSync(containersDir)))
+    : undefined;
+  /** Where a copy of the image is (a container made by a server before overlays, or by one that is not root). */
+  const copyOf = (id: string): string => join(containersDir, id, 'rootfs');
+  /** The container's own writes: its overlay's upper layer, or its whole copy. */
+  const writableOf = (id: string): { path: string; copy: boolean } => (!overlays || existsSync(copyOf(id)) ? { path: copyOf(id), copy: true } : { path: overlays.paths(id).upper, copy: false });
   /** `{ enter }` made by `make` from the container's user namespace; none without one. */
   const withEnter = async <T>(body: ContainerCreateBody, make: (userns: SandboxUserns) => Promise<T>): Promise<{ enter?: T }> => {
     const userns = usernsOf(body);
     return userns ? { enter: await make(userns) } : {};
   };
-  /** The container's root filesystem copy, made once (at its first start or copy): a restarted container keeps its writes, as with dockerd. */
-  const ensureRootfs = async (c: { id: string; image: { id: string }; body: ContainerCreateBody }): Promise<string> => {
-    const rootfs = join(containersDir, c.id, 'rootfs');
-    const map = usernsOf(c.body)?.map;
-    const made = !existsSync(rootfs);
-    if (made) {
-      if (!store) throw EngineError.system('the image store is not open');
-      mkdirSync(join(containersDir, c.id), { recursive: true });
-      await spares.take(c.image.id, rootfs, map);
+  const openStore = async (): Promise<ImageStoreApi> => {
+    if (!store) throw EngineError.system('the image store is not open');
+    return store;
+  };
+  /**
+   * The container's root filesystem, made at its first start or copy and kept until it is
+   * removed: a restarted container keeps its writes, as with dockerd. Its overlay is mounted
+   * again when it is not (after a server restart).
+   */
+  /** The image's tree for the range; when the image was removed since (rmi -f past a stopped container), the one it was mounted on (the store keeps it). */
+  const lowerOf = async (opened: ImageStoreApi, c: { id: string; image: { id: string } }, map: IdMap | undefined): Promise<string> => {
+    try {
+      // The range's layer of owners over the plain tree (shifted-rootfs.ts); the plain tree alone without a range.
+      const plain = await opened.imageRootfs!(c.image.id);
+      return map ? `${await opened.imageRootfs!(c.image.id, map)}:${plain}` : plain;
+    } catch (error) {
+      const kept = await overlays?.lowerOf(c.id);
+      if (kept !== undefined && kept.split(':').every((dir) => existsSync(dir))) return kept;
+      throw error;
     }
-    SandboxUserns.checkRootfs(join(containersDir, c.id, 'rootfs.idmap'), map, made);
-    return rootfs;
+  };
+  const ensureRootfs = async (c: { id: string; image: { id: string }; body: ContainerCreateBody }): Promise<string> => {
+    const map = usernsOf(c.body)?.map;
+    const marker = join(containersDir, c.id, 'rootfs.idmap');
+    if (!overlays || existsSync(copyOf(c.id))) {
+      const made = !existsSync(copyOf(c.id));
+      if (made) {
+        mkdirSync(join(containersDir, c.id), { recursive: true });
+        await (await openStore()).materialize(c.image.id, copyOf(c.id), map);
+      }
+      SandboxUserns.checkRootfs(marker, map, made);
+      return copyOf(c.id);
+    }
+    const opened = await openStore();
+    if (!opened.imageRootfs) throw EngineError.unsupported('image roots', 'sandbox');
+    mkdirSync(join(containersDir, c.id), { recursive: true });
+    SandboxUserns.checkRootfs(marker, map, !(await overlays.exists(c.id)));
+    return overlays.mount(c.id, await lowerOf(opened, c, map));
   };
   const host: SandboxHost = {
     bwrap, containersDir, network, userNets, sharedTmpfs, seccomp, tmpfsSize: defaults.tmpfsSize, cgroups, limitsOf, usernsOf, ensureRootfs, hostTool,
@@ -158,7 +190,13 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       } : {}),
     },
     imageStore: (usage) => {
-      store = ImageStore.open(join(stateDir, 'images'), { usage, insecureRegistries, maxLoadBytes: defaults.maxLoadBytes, maxLayerBytes: defaults.maxLayerBytes, ...(rootless ? { onlyRootOwners: true } : {}) }).then(async (opened) => {
+      store = ImageStore.open(join(stateDir, 'images'), {
+        usage, insecureRegistries, maxLoadBytes: defaults.maxLoadBytes, maxLayerBytes: defaults.maxLayerBytes,
+        // Each new image's tree for the range of containers without an owner (the first), unpacked
+        // while the client goes on: their first container mounts it instead of waiting for the copy.
+        prepareShifts: () => (owners ? [owners.of(undefined).map] : []),
+        ...(rootless ? { onlyRootOwners: true } : {}),
+      }).then(async (opened) => {
         // The offline busybox: only names that mean no image yet (a pulled busybox is kept).
         if (existsSync(busybox)) await opened.seedBusybox(seedTags);
         return existsSync(busybox) ? withSeedAliases(opened, seedRepositories) : opened;
@@ -197,16 +235,22 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       // user namespace's range so the image holds the ids the container saw (changes-layer.ts).
       commitLayer: async (c, changes, opened) => {
         if (!opened.storeLayer) throw EngineError.unsupported('making layers', 'sandbox');
-        return opened.storeLayer(changesLayer(join(containersDir, c.id, 'rootfs'), changes, usernsOf(c.body)?.map ?? rootlessMap));
+        return opened.storeLayer(changesLayer(await ensureRootfs(c), changes, usernsOf(c.body)?.map ?? rootlessMap));
       },
-      // `docker diff`: the container's root filesystem copy against the image's (diff-trees.ts).
+      // `docker diff`: an overlay's upper layer against the image's tree (overlay-changes.ts), a copy against the whole tree (diff-trees.ts).
       changes: async (c) => {
-        const rootfs = join(containersDir, c.id, 'rootfs');
         const opened = store ? await store : undefined;
-        if (!existsSync(rootfs) || !opened?.imageRootfs) return [];
-        return diffTrees(await opened.imageRootfs(c.image.id, usernsOf(c.body)?.map), rootfs);
+        if (!opened?.imageRootfs) return [];
+        const writable = writableOf(c.id);
+        if (writable.copy) return existsSync(writable.path) ? diffTrees(await opened.imageRootfs(c.image.id, usernsOf(c.body)?.map), writable.path) : [];
+        if (!overlays || !(await overlays.exists(c.id))) return [];
+        const merged = await ensureRootfs(c);
+        // Against the plain tree (the lowest layer) with owners moved by the range: what the range's layer holds.
+        const plain = (await lowerOf(opened, c, usernsOf(c.body)?.map)).split(':').at(-1)!;
+        return overlayChanges(plain, writable.path, merged, usernsOf(c.body)?.map);
       },
-      sizeOfChanges: (c, changes) => sizeOfChanges(join(containersDir, c.id, 'rootfs'), changes),
+      // What the container wrote: in its upper layer (or copy), each added or modified path is there.
+      sizeOfChanges: (c, changes) => sizeOfChanges(writableOf(c.id).path, changes),
       // `docker cp` on a created or exited container: the image's tar in a fresh sandbox on its root, its volumes and binds mounted.
       // The sources are walked and held as at a start (held-binds.ts) until the copy ends.
       copyOffline: async (c, argv, stdin, output) => {
@@ -273,15 +317,18 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       // `docker info`: what this server can limit, from the cgroup controllers it found (cgroup-info.ts).
       systemInfo: () => ({ ...cgroupInfo(cgroups), ...(rootless ? { SecurityOptions: ['name=rootless'] } : {}) }),
     },
-    // Spare root filesystem copies go with the runtime.
-    close: () => spares.close(),
-    // The writable root filesystem copy goes with the container (asynchronously: rm -f answers
-    // first); the record and output are removed by the runtime's records.
+    // Every overlay is unmounted with the runtime (the containers' writes stay for the next server).
+    close: async () => {
+      await overlays?.close();
+    },
+    // The overlay is unmounted and its writes (or the copy) go with the container (asynchronously:
+    // rm -f answers first); the record and output are removed by the runtime's records.
     removed: (id) => {
       stopReasons.delete(id);
       sharedTmpfs.remove(id);
       userNets?.forget(id);
-      void rm(join(containersDir, id, 'rootfs'), { recursive: true, force: true }).catch(() => undefined);
+      void overlays?.remove(id).catch(() => undefined);
+      void rm(copyOf(id), { recursive: true, force: true }).catch(() => undefined);
     },
     // Each host bind source walked from / without following and held open while the container
     // runs (held-binds.ts): a link planted on its path since create is a 400, before anything is prepared.
@@ -299,7 +346,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   const runtime = new LocalRuntime('sandbox', executor, limits);
   guardOwnerDisk(runtime, {
     maxBytes: defaults.maxOwnerDiskBytes, intervalMs: defaults.diskCheckIntervalMs, stopReasons,
-    rootfs: (id) => join(containersDir, id, 'rootfs'),
+    rootfs: writableOf,
     // The image's own unpacked root: its size is that of every range's shifted copy.
     imageRootfs: async (imageId) => (await store)?.imageRootfs?.(imageId, undefined),
   });

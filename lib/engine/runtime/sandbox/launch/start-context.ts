@@ -65,7 +65,7 @@ export class StartContext {
   joined?: { id: string; pid: number };
   /** rootfs: its user namespace, when the runtime has one. */
   userns?: SandboxUserns;
-  /** rootfs: its root filesystem copy. */
+  /** rootfs: its root filesystem (its overlay's merged view, overlay-rootfs.ts). */
   rootfs!: string;
   /** etc: the joined container's /etc/resolv.conf and /etc/hosts, bound over its root. */
   joinedFiles?: Record<string, string>;
