@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, expect, jest, test } from '@jest/globals';
+import { execFile, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describeWithPeers, dockerd, dockerImage, type PeerCheck } from '../../support/peers.js';
+import type { ContainerRuntime } from '../../../lib/engine/index.js';
+import { sandboxRuntime } from '../../../lib/engine/runtime/sandbox/index.js';
+import { listenOnSocket } from '../../engine/helpers.js';
+
+// Issue 33: what clients' own suites (docker-py's, docker-compose's, another SDK's) do that worked
+// on dockerd and failed on dockgate. One docker-py script probes each detail
+// (fixtures/docker-py-client-gaps.py); it runs against dockerd on this machine, whose answers are
+// the reference, and against the sandbox runtime, which must give the same ones.
+const here = dirname(fileURLToPath(import.meta.url));
+jest.setTimeout(240_000);
+const hasBwrap = spawnSync('bwrap', ['--version']).status === 0 && existsSync('/bin/busybox');
+const bwrap: PeerCheck = { name: 'bwrap (bubblewrap) and /bin/busybox (busybox-static)', available: () => hasBwrap };
+const root: PeerCheck = { name: 'root with iproute2 (user-defined networks make network namespaces)', available: () => process.getuid?.() === 0 && spawnSync('ip', ['-V']).status === 0 };
+const dockerPy: PeerCheck = { name: 'docker-py (python3 -c "import docker")', available: () => spawnSync('python3', ['-c', 'import docker']).status === 0 };
+
+type Probe = Record<string, Record<string, unknown>>;
+const SECTIONS = ['networks'];
+
+function probe(socket: string, image: string, sections = SECTIONS): Promise<Probe> {
+  const prefix = `dg${process.pid % 100000}x`;
+  return new Promise((resolve, reject) => {
+    execFile('python3', [join(here, '../fixtures/docker-py-client-gaps.py'), image, prefix, ...sections], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', DOCKER_HOST: `unix://${socket}` }, timeout: 200_000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`docker-py probe failed: ${stderr || error.message}`));
+      else resolve(JSON.parse(stdout) as Probe);
+    });
+  });
+}
+
+const engines: [string, PeerCheck[], () => Promise<{ out: Probe; close?: () => Promise<void> }>][] = [
+  ['dockerd (the reference)', [dockerPy, dockerd(), dockerImage('busybox:local')], async () => ({ out: await probe('/var/run/docker.sock', 'busybox:local') })],
+  ['the sandbox runtime', [dockerPy, bwrap, root], async () => {
+    const runtime: ContainerRuntime = sandboxRuntime();
+    const listening = await listenOnSocket(runtime, '1.12-1.41');
+    return { out: await probe(listening.socket, 'busybox', [...SECTIONS, 'isolation']), close: async () => { await listening.close(); await runtime.close?.(); } };
+  }],
+];
+
+for (const [label, peers, open] of engines) {
+  const sandbox = label === 'the sandbox runtime';
+  describeWithPeers(`docker-py 7 against ${label}: the network details of docker-py's and docker-compose's suites`, peers, () => {
+    let out: Probe;
+    let close: (() => Promise<void>) | undefined;
+    beforeAll(async () => ({ out, close } = await open()));
+    afterAll(async () => close?.());
+
+    test('an IPAM pool whose Gateway is null is taken; IPAM Options is null and the network\'s Options {}', () => {
+      expect(out.networks!.null_gateway).toEqual({ IPAM: { Driver: 'default', Options: null, Config: [{ Subnet: '10.91.3.0/24' }] }, Options: {} });
+    });
+    test('a network name with a space is taken, as dockerd takes any name', () => {
+      expect(out.networks!.name_with_space).toEqual(['ok']);
+    });
+    test('the bridge driver\'s MTU and inter-container options are kept and the MTU is on the container\'s interface', () => {
+      expect(out.networks!.mtu_options).toEqual({ 'com.docker.network.driver.mtu': '1400', 'com.docker.network.bridge.enable_icc': 'true' });
+      expect(out.networks!.mtu_seen).toBe('1');
+    });
+    test('a created container is disconnected from its network, connected again with aliases, and started with them (docker-compose up)', () => {
+      expect(out.networks).toMatchObject({
+        disconnect_created: ['ok'], networks_after_disconnect: [], connect_created: ['ok'], aliases_after_start: ['web', '<short id>'], alias_resolves: true,
+      });
+    });
+    test('force=True disconnects; disconnecting a container that is not connected is an error, forced or not', () => {
+      const notConnected = ['APIError', 'container <id> is not connected to network <prefix>compose'];
+      expect(out.networks).toMatchObject({ force_disconnect: ['ok'], force_disconnect_again: notConnected, disconnect_again: notConnected });
+    });
+    test(sandbox ? 'a MAC address at connect is honored: the interface has it' : 'a MAC address at connect is taken (dockerd 20.10 ignores it: the MAC stays the one from the address)', () => {
+      expect(out.networks!.connect_with_mac).toEqual(['ok']);
+      if (sandbox) expect(out.networks!.mac_shown).toBe('02:42:0a:5b:00:99');
+      else expect(out.networks!.mac_shown).toMatch(/^02:42:/);
+    });
+    test(sandbox ? 'a driver option the sandbox cannot honor (the host bridge\'s name) is refused by name' : 'dockerd takes the host bridge\'s name as a driver option', () => {
+      if (sandbox) expect(out.networks!.bridge_name_option).toEqual(['APIError', 'network option com.docker.network.bridge.name is not supported by the sandbox runtime']);
+      else expect(out.networks!.bridge_name_option).toEqual(['ok']);
+    });
+    // dockerd here runs with --iptables=false, which cannot keep containers apart: the sandbox only.
+    if (sandbox) {
+      test('enable_icc=false: a container reaches the network\'s DNS but not another container; true (the default) reaches it', () => {
+        expect(out.isolation).toEqual({ false: ['dns', 'nc:', 'timed', 'out'], true: ['dns', 'hi'] });
+      });
+    }
+  });
+}
