@@ -20,7 +20,7 @@ const root: PeerCheck = { name: 'root with iproute2 (user-defined networks make 
 const dockerPy: PeerCheck = { name: 'docker-py (python3 -c "import docker")', available: () => spawnSync('python3', ['-c', 'import docker']).status === 0 };
 
 type Probe = Record<string, Record<string, unknown>>;
-const SECTIONS = ['networks'];
+const SECTIONS = ['networks', 'detach_keys'];
 
 function probe(socket: string, image: string, sections = SECTIONS): Promise<Probe> {
   const prefix = `dg${process.pid % 100000}x`;
@@ -43,7 +43,7 @@ const engines: [string, PeerCheck[], () => Promise<{ out: Probe; close?: () => P
 
 for (const [label, peers, open] of engines) {
   const sandbox = label === 'the sandbox runtime';
-  describeWithPeers(`docker-py 7 against ${label}: the network details of docker-py's and docker-compose's suites`, peers, () => {
+  describeWithPeers(`docker-py 7 against ${label}: details of docker-py's and docker-compose's suites`, peers, () => {
     let out: Probe;
     let close: (() => Promise<void>) | undefined;
     beforeAll(async () => ({ out, close } = await open()));
@@ -76,6 +76,11 @@ for (const [label, peers, open] of engines) {
     test(sandbox ? 'a driver option the sandbox cannot honor (the host bridge\'s name) is refused by name' : 'dockerd takes the host bridge\'s name as a driver option', () => {
       if (sandbox) expect(out.networks!.bridge_name_option).toEqual(['APIError', 'network option com.docker.network.bridge.name is not supported by the sandbox runtime']);
       else expect(out.networks!.bridge_name_option).toEqual(['ok']);
+    });
+    test('detach keys from docker-py\'s config file (`detachKeys` in the exec create body) end an exec session, as the default keys do; exec inspect shows them', () => {
+      expect(out.detach_keys).toEqual({
+        attach_default: 'closed', attach_config: 'closed', exec_default: 'closed', exec_config: 'closed', exec_inspect_default: '', exec_inspect_config: Buffer.from([16]).toString('base64'),
+      });
     });
     // dockerd here runs with --iptables=false, which cannot keep containers apart: the sandbox only.
     if (sandbox) {
