@@ -20,7 +20,7 @@ const root: PeerCheck = { name: 'root with iproute2 (user-defined networks make 
 const dockerPy: PeerCheck = { name: 'docker-py (python3 -c "import docker")', available: () => spawnSync('python3', ['-c', 'import docker']).status === 0 };
 
 type Probe = Record<string, Record<string, unknown>>;
-const SECTIONS = ['networks', 'detach_keys'];
+const SECTIONS = ['networks', 'detach_keys', 'registry_routes'];
 
 function probe(socket: string, image: string, sections = SECTIONS): Promise<Probe> {
   const prefix = `dg${process.pid % 100000}x`;
@@ -81,6 +81,21 @@ for (const [label, peers, open] of engines) {
       expect(out.detach_keys).toEqual({
         attach_default: 'closed', attach_config: 'closed', exec_default: 'closed', exec_config: 'closed', exec_inspect_default: '', exec_inspect_config: Buffer.from([16]).toString('base64'),
       });
+    });
+    test(sandbox
+      ? 'registry search, registry manifest inspection and BuildKit\'s session are 501s naming the feature, not 404 page not found'
+      : 'dockerd answers registry search and manifest inspection from the registry (none is reachable here) and refuses a session without its upgrade', () => {
+      const routes = out.registry_routes as Record<string, [number, string]>;
+      for (const answer of Object.values(routes)) expect(answer[1]).not.toBe('page not found');
+      if (sandbox) {
+        expect(routes.search).toEqual([501, expect.stringMatching(/^searching a registry \(GET \/images\/search, docker search\) is not supported by dockgate/)]);
+        expect(routes.distribution).toEqual([501, expect.stringMatching(/^registry manifest inspection \(GET \/distribution\/\{name\}\/json\) is not supported by dockgate/)]);
+        expect(routes.session).toEqual([501, expect.stringMatching(/^BuildKit sessions \(POST \/session\) are not supported by dockgate .*DOCKER_BUILDKIT=0/)]);
+      } else {
+        expect(routes.search[0]).toBe(500);
+        expect(routes.distribution).toEqual([500, expect.stringContaining('127.0.0.1:9')]);
+        expect(routes.session).toEqual([400, 'no upgrade proto in request']);
+      }
     });
     // dockerd here runs with --iptables=false, which cannot keep containers apart: the sandbox only.
     if (sandbox) {
