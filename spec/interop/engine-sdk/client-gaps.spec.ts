@@ -92,7 +92,7 @@ for (const [label, peers, open] of engines) {
         expect(routes.distribution).toEqual([501, expect.stringMatching(/^registry manifest inspection \(GET \/distribution\/\{name\}\/json\) is not supported by dockgate/)]);
         expect(routes.session).toEqual([501, expect.stringMatching(/^BuildKit sessions \(POST \/session\) are not supported by dockgate .*DOCKER_BUILDKIT=0/)]);
       } else {
-        expect(routes.search[0]).toBe(500);
+        expect(routes.search![0]).toBe(500);
         expect(routes.distribution).toEqual([500, expect.stringContaining('127.0.0.1:9')]);
         expect(routes.session).toEqual([400, 'no upgrade proto in request']);
       }
