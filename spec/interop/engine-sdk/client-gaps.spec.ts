@@ -20,7 +20,7 @@ const root: PeerCheck = { name: 'root with iproute2 (user-defined networks make 
 const dockerPy: PeerCheck = { name: 'docker-py (python3 -c "import docker")', available: () => spawnSync('python3', ['-c', 'import docker']).status === 0 };
 
 type Probe = Record<string, Record<string, unknown>>;
-const SECTIONS = ['networks', 'detach_keys', 'registry_routes'];
+const SECTIONS = ['networks', 'detach_keys', 'registry_routes', 'etc_files'];
 
 function probe(socket: string, image: string, sections = SECTIONS): Promise<Probe> {
   const prefix = `dg${process.pid % 100000}x`;
@@ -37,7 +37,7 @@ const engines: [string, PeerCheck[], () => Promise<{ out: Probe; close?: () => P
   ['the sandbox runtime', [dockerPy, bwrap, root], async () => {
     const runtime: ContainerRuntime = sandboxRuntime();
     const listening = await listenOnSocket(runtime, '1.12-1.41');
-    return { out: await probe(listening.socket, 'busybox', [...SECTIONS, 'isolation']), close: async () => { await listening.close(); await runtime.close?.(); } };
+    return { out: await probe(listening.socket, 'busybox', [...SECTIONS, 'isolation', 'etc_files_bridge']), close: async () => { await listening.close(); await runtime.close?.(); } };
   }],
 ];
 
@@ -96,6 +96,14 @@ for (const [label, peers, open] of engines) {
         expect(routes.distribution).toEqual([500, expect.stringContaining('127.0.0.1:9')]);
         expect(routes.session).toEqual([400, 'no upgrade proto in request']);
       }
+    });
+    test('/etc/hostname, /etc/hosts and /etc/resolv.conf are in a created container (archive GET), owned by its root, and its hostname is its short id (the host\'s with --network host)', () => {
+      const made = { hostname: { uid: 0, regular: true }, hosts: { uid: 0, regular: true }, 'resolv.conf': { uid: 0, regular: true } };
+      expect(out.etc_files).toEqual({
+        none: { before_start: made, inside: ['<short id>', '<short id>', '0:0', '0:0', '0:0', '2', ''] },
+        host: { before_start: made, inside: ['<host name>', '<host name>', '0:0', '0:0', '0:0', expect.stringMatching(/^\d+$/), ''] },
+      });
+      if (sandbox) expect(out.etc_files_bridge).toEqual({ bridge: { before_start: made, inside: ['<short id>', '<short id>', '0:0', '0:0', '0:0', '2', ''] } });
     });
     // dockerd here runs with --iptables=false, which cannot keep containers apart: the sandbox only.
     if (sandbox) {

@@ -27,6 +27,7 @@ import { exportRootfs } from './sandbox-export.js';
 import { copyImagePath } from './image-path-copy.js';
 import { changesLayer } from '../../images/store/changes-layer.js';
 import { runOnRootfs } from './sandbox-offline.js';
+import { offlineEtcFiles } from './network/etc-files.js';
 import { prepareSeccomp } from './seccomp/container-seccomp.js';
 import { SandboxUserns } from './userns/sandbox-userns.js';
 import { OwnerUserns } from './userns/owner-userns.js';
@@ -200,13 +201,17 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       // `docker cp` on a created or exited container: the image's tar in a fresh sandbox on its root, its volumes and binds mounted.
       // The sources are walked and held as at a start (held-binds.ts) until the copy ends.
       copyOffline: async (c, argv, stdin, output) => {
-        const binds = (c.mounts ?? []).filter((m) => m.Type !== 'tmpfs').sort((a, b) => a.Destination.split('/').length - b.Destination.split('/').length)
-          .map((m) => ({ source: hostPathOf(m), target: m.Destination, readOnly: !m.RW }));
+        const userns = usernsOf(c.body);
+        const rootfs = await ensureRootfs(c);
+        // Its network files (network/etc-files.ts) first: a bind of the container's own at one of those paths wins.
+        const etcFiles = await offlineEtcFiles(c.id, c.body, join(containersDir, c.id), rootfs, userns ? { uid: userns.map.uid, gid: userns.map.gid } : undefined);
+        const mounts = (c.mounts ?? []).filter((m) => m.Type !== 'tmpfs').map((m) => ({ source: hostPathOf(m), target: m.Destination, readOnly: !m.RW }));
+        const binds = [...Object.entries(etcFiles).filter(([path]) => !mounts.some((m) => m.target === path)).map(([target, source]) => ({ source, target, readOnly: false })), ...mounts]
+          .sort((a, b) => a.target.split('/').length - b.target.split('/').length);
         const held = await HeldBinds.open(binds);
         try {
-          const userns = usernsOf(c.body);
           const proc = await runOnRootfs({
-            bwrap, rootfs: await ensureRootfs(c), argv, stdin, output,
+            bwrap, rootfs, argv, stdin, output,
             binds: userns ? binds.map((b) => ({ ...b, source: held.path(b.source) })) : binds,
             // As the container's root in its owner's namespace: copied files get the mapped owners.
             ...(userns ? { enter: await userns.enter({ uid: 0, gid: 0 }) } : {}),
