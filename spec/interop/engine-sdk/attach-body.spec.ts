@@ -14,6 +14,8 @@ import { sandboxRuntime } from '../../../lib/engine/runtime/sandbox/index.js';
 import { listenOnSocket, socketRequest } from '../../engine/helpers.js';
 
 jest.setTimeout(60_000);
+/** dockerd's offline busybox (PEERS.md); another may be named when that one is damaged on a shared machine. */
+const DOCKERD_IMAGE = process.env.DOCKGATE_DOCKERD_IMAGE ?? 'busybox:local';
 const hasBwrap = spawnSync('bwrap', ['--version']).status === 0 && existsSync('/bin/busybox');
 const bwrap: PeerCheck = { name: 'bwrap (bubblewrap) and /bin/busybox (busybox-static)', available: () => hasBwrap };
 
@@ -43,7 +45,7 @@ let sandbox: { runtime: ContainerRuntime; socket: string; close: () => Promise<v
 afterAll(async () => sandbox?.close());
 
 const engines: [string, PeerCheck[], () => Promise<{ socket: string; image: string; network: string }>][] = [
-  ['dockerd (the reference)', [dockerd(), dockerImage('busybox:local')], async () => ({ socket: '/var/run/docker.sock', image: 'busybox:local', network: 'none' })],
+  ['dockerd (the reference)', [dockerd(), dockerImage(DOCKERD_IMAGE)], async () => ({ socket: '/var/run/docker.sock', image: DOCKERD_IMAGE, network: 'none' })],
   ['the sandbox runtime', [bwrap], async () => {
     if (!sandbox) {
       const runtime = sandboxRuntime();
