@@ -204,7 +204,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         const userns = usernsOf(c.body);
         const rootfs = await ensureRootfs(c);
         // Its network files (network/etc-files.ts) first: a bind of the container's own at one of those paths wins.
-        const etcFiles = await offlineEtcFiles(c.id, c.body, join(containersDir, c.id), rootfs, userns ? { uid: userns.map.uid, gid: userns.map.gid } : undefined);
+        // (A root whose /etc is a link gets none: its start refuses it, a copy still works.)
+        const etcFiles = await offlineEtcFiles(c.id, c.body, join(containersDir, c.id), rootfs, userns ? { uid: userns.map.uid, gid: userns.map.gid } : undefined).catch(() => ({}));
         const mounts = (c.mounts ?? []).filter((m) => m.Type !== 'tmpfs').map((m) => ({ source: hostPathOf(m), target: m.Destination, readOnly: !m.RW }));
         const binds = [...Object.entries(etcFiles).filter(([path]) => !mounts.some((m) => m.target === path)).map(([target, source]) => ({ source, target, readOnly: false })), ...mounts]
           .sort((a, b) => a.target.split('/').length - b.target.split('/').length);

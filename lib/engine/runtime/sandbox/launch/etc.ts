@@ -19,17 +19,17 @@ export const etc: Stage<StartContext> = {
     const { userns, joined, rootfs } = ctx;
     const owner = userns ? { uid: userns.map.uid, gid: userns.map.gid } : undefined;
     await ensureEtc(rootfs, owner ?? {});
-    ctx.joinedFiles = joined ? await sharedNetworkFiles(join(ctx.host.containersDir, joined.id), rootfs) : undefined;
+    ctx.joinedFiles = joined ? await sharedNetworkFiles(join(ctx.host.containersDir, joined.id), rootfs, owner) : undefined;
     ctx.etcFiles = joined ? undefined : await writeEtcFiles(ctx.run.id, ctx.run.body, join(ctx.host.containersDir, ctx.run.id), rootfs, owner);
   },
 };
 
 /** The network files of the container whose namespace another joins (`container:ID`), to bind in its root too. */
-async function sharedNetworkFiles(targetDir: string, rootfs: string): Promise<Record<string, string>> {
+async function sharedNetworkFiles(targetDir: string, rootfs: string, owner?: { uid: number; gid: number }): Promise<Record<string, string>> {
   const files: Record<string, string> = {};
   for (const name of ['resolv.conf', 'hosts', 'hostname']) {
     const file = join(targetDir, name);
-    if (existsSync(file) && await mountPoint(rootfs, `/etc/${name}`)) files[`/etc/${name}`] = file;
+    if (existsSync(file) && await mountPoint(rootfs, `/etc/${name}`, owner)) files[`/etc/${name}`] = file;
   }
   return files;
 }

@@ -157,15 +157,16 @@ export class ContainerNetwork {
  * refused with a 400, never followed: dockerd would resolve it inside the container's root, and
  * this server resolves nothing a container controls.
  */
-export async function mountPoint(rootfs: string, path: string): Promise<boolean> {
+export async function mountPoint(rootfs: string, path: string, owner: Ownership = {}): Promise<boolean> {
   const root = await Beneath.open(rootfs);
   try {
-    const { dir, name } = await root.parentOf(path, { mode: 0o755 });
+    const { dir, name } = await root.parentOf(path, { mode: 0o755, ...owner });
     try {
       const stat = await dir.lstatChild(name);
       if (stat?.isFile()) return true;
       if (stat?.isDirectory()) return false;
-      await dir.writeFile(name, '', { mode: 0o644 });
+      // The container's root owns it, as the rest of its root filesystem copy: a commit of a container that moved it takes it.
+      await dir.writeFile(name, '', { mode: 0o644, ...owner });
       return true;
     } finally {
       await dir.close();

@@ -47,7 +47,7 @@ export async function writeEtcFiles(id: string, body: ContainerCreateBody, dir: 
   }
   const files: Record<string, string> = {};
   for (const [path, text] of texts) {
-    if (!(await mountPoint(rootfs, path))) continue;
+    if (!(await mountPoint(rootfs, path, owner))) continue;
     const file = join(dir, path.slice('/etc/'.length));
     const exists = keepExisting && (await stat(file).catch(() => undefined))?.isFile() === true;
     if (!exists) await writeEtcFile(file, text, owner);
