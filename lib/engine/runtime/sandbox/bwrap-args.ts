@@ -30,6 +30,8 @@ export interface BwrapPlan {
    * switches to `user` there, so bwrap makes no user namespace of its own.
    */
   userns?: boolean;
+  /** The container's hostname (its Hostname, else its short id); none keeps the server's (host network mode). */
+  hostname?: string;
   /**
    * Files the runtime writes for the container, bound over its root (container path -> host
    * file): /etc/resolv.conf and /etc/hosts of its own network (network/container-network.ts).
@@ -62,7 +64,9 @@ export function bwrapArgs(body: ContainerCreateBody, plan: BwrapPlan): string[] 
   if (!plan.userns && hasUserNamespace(plan.user)) {
     args.push('--unshare-user', '--uid', String(plan.user.uid), '--gid', String(plan.user.gid));
   }
-  if (typeof body.Hostname === 'string' && body.Hostname !== '') args.push('--hostname', body.Hostname);
+  // The UTS namespace's name (bwrap's new one would keep the server's): the plan's, else the body's Hostname.
+  const hostname = plan.hostname ?? (typeof body.Hostname === 'string' && body.Hostname !== '' ? body.Hostname : undefined);
+  if (hostname !== undefined && host.UTSMode !== 'host') args.push('--hostname', hostname);
   args.push('--chdir', typeof body.WorkingDir === 'string' && body.WorkingDir !== '' ? body.WorkingDir : '/');
   return args;
 }

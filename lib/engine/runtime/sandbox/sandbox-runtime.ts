@@ -28,6 +28,7 @@ import { exportRootfs } from './sandbox-export.js';
 import { copyImagePath } from './image-path-copy.js';
 import { changesLayer } from '../../images/store/changes-layer.js';
 import { runOnRootfs } from './sandbox-offline.js';
+import { offlineEtcFiles } from './network/etc-files.js';
 import { prepareSeccomp } from './seccomp/container-seccomp.js';
 import { SandboxUserns } from './userns/sandbox-userns.js';
 import type { IdMap } from './userns/id-map.js';
@@ -254,13 +255,18 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       // `docker cp` on a created or exited container: the image's tar in a fresh sandbox on its root, its volumes and binds mounted.
       // The sources are walked and held as at a start (held-binds.ts) until the copy ends.
       copyOffline: async (c, argv, stdin, output) => {
-        const binds = (c.mounts ?? []).filter((m) => m.Type !== 'tmpfs').sort((a, b) => a.Destination.split('/').length - b.Destination.split('/').length)
-          .map((m) => ({ source: hostPathOf(m), target: m.Destination, readOnly: !m.RW }));
+        const userns = usernsOf(c.body);
+        const rootfs = await ensureRootfs(c);
+        // Its network files (network/etc-files.ts) first: a bind of the container's own at one of those paths wins.
+        // (A root whose /etc is a link gets none: its start refuses it, a copy still works.)
+        const etcFiles = await offlineEtcFiles(c.id, c.body, join(containersDir, c.id), rootfs, userns ? { uid: userns.map.uid, gid: userns.map.gid } : undefined).catch(() => ({}));
+        const mounts = (c.mounts ?? []).filter((m) => m.Type !== 'tmpfs').map((m) => ({ source: hostPathOf(m), target: m.Destination, readOnly: !m.RW }));
+        const binds = [...Object.entries(etcFiles).filter(([path]) => !mounts.some((m) => m.target === path)).map(([target, source]) => ({ source, target, readOnly: false })), ...mounts]
+          .sort((a, b) => a.target.split('/').length - b.target.split('/').length);
         const held = await HeldBinds.open(binds);
         try {
-          const userns = usernsOf(c.body);
           const proc = await runOnRootfs({
-            bwrap, rootfs: await ensureRootfs(c), argv, stdin, output,
+            bwrap, rootfs, argv, stdin, output,
             binds: userns ? binds.map((b) => ({ ...b, source: held.path(b.source) })) : binds,
             // As the container's root in its owner's namespace: copied files get the mapped owners.
             ...(userns ? { enter: await userns.enter({ uid: 0, gid: 0 }) } : {}),
