@@ -263,8 +263,11 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       // `docker info`: what this server can limit, from the cgroup controllers it found (cgroup-info.ts).
       systemInfo: () => cgroupInfo(cgroups),
     },
-    // Spare root filesystem copies go with the runtime.
-    close: () => spares.close(),
+    // Spare root filesystem copies go with the runtime; the networks' records are on disk first.
+    close: async () => {
+      await spares.close();
+      await userNets?.settled();
+    },
     // The writable root filesystem copy goes with the container (asynchronously: rm -f answers
     // first); the record and output are removed by the runtime's records.
     removed: (id) => {
