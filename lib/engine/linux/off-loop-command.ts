@@ -159,8 +159,9 @@ function aThread(): CommandThread {
  * thread that calls it for the fork (its cost grows with the server's memory) and until the
  * child has exec'd, which on a busy machine is a wait for a CPU. From the event loop that was
  * 10-20 ms per command, every request waiting; 16 concurrent `docker run` made 100 of them.
- * For commands that only need their exit status and output (mkfifo, ip, cp); a child whose
- * pipes the server keeps (the container's launcher, slirp4netns) is still spawned by the caller.
+ * For commands that only need their exit status and output (mkfifo, ip, cp); a helper kept
+ * running is an {@link OffLoopChild}, and a child whose pipes the server reads and writes (the
+ * container's launcher) is still spawned by the caller.
  * Rejects only when the command cannot be run (the error has spawn's `code`, e.g. ENOENT).
  *
  * @example
