@@ -1,4 +1,4 @@
-import { SHARE_ENV, Worker } from 'node:worker_threads';
+import { spawn, type ChildProcess } from 'node:child_process';
 
 /** What a command run by {@link runOffLoop} ended with. */
 export interface CommandResult {
@@ -23,12 +23,14 @@ export interface CommandOptions {
 export const OUTPUT_LIMIT = 64 * 1024;
 
 /**
- * The worker's code (plain JavaScript, evaluated: it needs no file next to this one, so it runs
- * the same from dist/ and under a TypeScript test runner). Each message is one command; the
- * answer carries its id.
+ * The helper's code (plain JavaScript, run with `node -e`: it needs no file next to this one, so
+ * it runs the same from dist/ and under a TypeScript test runner). Each message is one command;
+ * the answer carries its id. It exits when the server's end of the channel closes (the server
+ * exited or died): the pipes it holds close with it, and a kept child's exit descriptor with them.
  */
-const WORKER = `
-const { parentPort } = require('node:worker_threads');
+const HELPER = `
+const parentPort = { on: (event, f) => process.on(event, f), postMessage: (m) => process.send(m) };
+process.on('disconnect', () => process.exit(0));
 const { spawn } = require('node:child_process');
 const LIMIT = ${OUTPUT_LIMIT};
 const kept = new Map();
@@ -77,27 +79,35 @@ interface Pending {
   reject(error: Error): void;
 }
 
-/** A message from the worker: a command's end, or an event of a kept child. */
+/** A message from a helper: a command's end, or an event of a kept child. */
 type Answer = { id: number; error?: { message: string; code?: string }; event?: 'ready' | 'exit' | 'error' } & CommandResult;
 
 /**
- * Worker threads the commands are spread over. One would be the next serializer: a spawn holds
- * its thread until the child has exec'd, and 16 concurrent starts make about 80 spawns.
+ * Helper processes the commands are spread over. A spawn is done by a small Node process of its
+ * own, not by the server, nor by a worker thread of the server: a fork copies the page tables of
+ * the whole process that calls it, and until the child has exec'd every page the server writes is
+ * copied once more. 16 concurrent `docker run --rm` cost the server 0.55-0.63 s of CPU with the
+ * spawns on its event loop, 0.9-1.1 s with them in worker threads, 0.34-0.41 s with helpers. Two,
+ * because one would be the next serializer (a spawn holds its caller until the child has
+ * exec'd; 16 concurrent starts make about 80 spawns). Each is a Node process (about 40 MiB), started at first use.
  */
-export const COMMAND_WORKERS = 4;
+export const COMMAND_HELPERS = 2;
 
-/** One worker thread, what it runs, and what waits on it. */
-class CommandThread {
+/** One helper process, what it runs, and what waits on it. */
+class CommandHelper {
   readonly pending = new Map<number, Pending>();
   /** Kept children ({@link OffLoopChild}) by id, until they exit. */
   readonly children = new Map<number, OffLoopChild>();
-  readonly worker: Worker;
+  readonly helper: ChildProcess;
   gone = false;
 
   constructor() {
-    const w = new Worker(WORKER, { eval: true, env: SHARE_ENV, stdout: false, stderr: false });
-    this.worker = w;
-    w.on('message', (m: Answer) => {
+    // Without NODE_OPTIONS: the server's (a profiler, a loader) are not the helper's.
+    const env = { ...process.env };
+    delete env.NODE_OPTIONS;
+    const h = spawn(process.execPath, ['-e', HELPER], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], env });
+    this.helper = h;
+    h.on('message', (m: Answer) => {
       if (m.event) {
         this.children.get(m.id)?.onEvent(m);
         if (m.event === 'exit' || m.event === 'error') this.children.delete(m.id);
@@ -111,43 +121,50 @@ class CommandThread {
       else p.resolve({ code: m.code, signal: m.signal, stdout: m.stdout, stderr: m.stderr });
     });
     const lost = (error: Error): void => {
+      if (this.gone) return;
       this.gone = true;
       for (const p of this.pending.values()) p.reject(error);
       this.pending.clear();
       for (const c of this.children.values()) c.onEvent({ id: -1, event: 'exit', code: null, signal: 'SIGKILL', stdout: '', stderr: error.message });
       this.children.clear();
     };
-    w.on('error', lost);
-    w.on('exit', (code) => lost(new Error(`the command worker exited (${code})`)));
-    w.unref();
+    h.on('error', lost);
+    h.on('exit', (code, signal) => lost(new Error(`the command helper exited (${String(code ?? signal)})`)));
+    this.refWhileBusy();
   }
 
   get load(): number {
     return this.pending.size + this.children.size;
   }
 
-  /** While anything waits on it, it keeps the process alive. */
+  /** While anything waits on it, it keeps the server alive; idle, it does not. */
   refWhileBusy(): void {
-    if (this.load === 0) this.worker.unref();
-    else this.worker.ref();
+    const channel = this.helper.channel as { ref?: () => void; unref?: () => void } | null | undefined;
+    if (this.load === 0) {
+      this.helper.unref();
+      channel?.unref?.();
+    } else {
+      this.helper.ref();
+      channel?.ref?.();
+    }
   }
 
   post(message: unknown): void {
     this.refWhileBusy();
-    this.worker.postMessage(message);
+    this.helper.send(message as object);
   }
 }
 
-const threads: CommandThread[] = [];
+const threads: CommandHelper[] = [];
 let nextId = 0;
 
-/** The least busy thread, a new one while fewer than {@link COMMAND_WORKERS} run and all are busy. */
-function aThread(): CommandThread {
+/** The least busy helper, a new one while fewer than {@link COMMAND_HELPERS} run and all are busy. */
+function aThread(): CommandHelper {
   for (let i = threads.length - 1; i >= 0; i--) if (threads[i]!.gone) threads.splice(i, 1);
   const idle = threads.find((t) => t.pending.size === 0);
   if (idle) return idle;
-  if (threads.length < COMMAND_WORKERS) {
-    const t = new CommandThread();
+  if (threads.length < COMMAND_HELPERS) {
+    const t = new CommandHelper();
     threads.push(t);
     return t;
   }
@@ -155,10 +172,11 @@ function aThread(): CommandThread {
 }
 
 /**
- * Runs a command to its end from a worker thread, never from the event loop: a spawn holds the
- * thread that calls it for the fork (its cost grows with the server's memory) and until the
- * child has exec'd, which on a busy machine is a wait for a CPU. From the event loop that was
- * 10-20 ms per command, every request waiting; 16 concurrent `docker run` made 100 of them.
+ * Runs a command to its end, spawned by a helper process ({@link COMMAND_HELPERS}), never from
+ * the event loop: a spawn holds the thread that calls it for the fork (its cost grows with the
+ * server's memory) and until the child has exec'd, which on a busy machine is a wait for a CPU.
+ * From the event loop that was 10-20 ms per command, every request waiting; 16 concurrent
+ * `docker run` made about 80 of them.
  * For commands that only need their exit status and output (mkfifo, ip, cp); a helper kept
  * running is an {@link OffLoopChild}, and a child whose pipes the server reads and writes (the
  * container's launcher) is still spawned by the caller.
@@ -184,11 +202,12 @@ export interface ChildExit {
 }
 
 /**
- * A long-lived child spawned from the worker thread (see {@link runOffLoop} for why), for a
- * helper the server keeps running beside a container (slirp4netns): its stdin and stdout are
- * /dev/null, its stderr is kept for the error message, and descriptors 3 and up are pipes the
- * worker holds, in this process, so they close when the server dies, even by SIGKILL. One of
- * them may be a ready descriptor: the first byte written on it resolves {@link ready}.
+ * A long-lived child spawned by a helper process (see {@link runOffLoop} for why), for a process
+ * the server keeps running beside a container (slirp4netns): its stdin and stdout are /dev/null,
+ * its stderr is kept for the error message, and descriptors 3 and up are pipes the helper holds;
+ * the helper exits when the server does (even by SIGKILL: its channel closes), and the pipes
+ * close with it. One of them may be a ready descriptor: the first byte written on it resolves
+ * {@link ready}.
  */
 export class OffLoopChild {
   /** Resolves when the child has exited (never rejects). */
@@ -200,7 +219,7 @@ export class OffLoopChild {
   private settleReady!: (error?: Error) => void;
   private settleExit!: (exit: ChildExit) => void;
 
-  private constructor(private readonly id: number, private readonly thread: CommandThread) {
+  private constructor(private readonly id: number, private readonly thread: CommandHelper) {
     this.exited = new Promise((resolve) => (this.settleExit = resolve));
     this.ready = new Promise((resolve, reject) => (this.settleReady = (error) => (error ? reject(error) : resolve())));
     this.ready.catch(() => undefined);
@@ -216,16 +235,16 @@ export class OffLoopChild {
     return child;
   }
 
-  /** Closes the worker's end of descriptor `fd` (an exit descriptor tells the child to end). */
+  /** Closes the helper's end of descriptor `fd` (an exit descriptor tells the child to end). */
   closeFd(fd: number): void {
-    if (!this.thread.gone) this.thread.worker.postMessage({ type: 'close-fd', id: this.id, fd });
+    if (!this.thread.gone) this.thread.helper.send({ type: 'close-fd', id: this.id, fd });
   }
 
   kill(signal: NodeJS.Signals = 'SIGTERM'): void {
-    if (!this.thread.gone) this.thread.worker.postMessage({ type: 'kill', id: this.id, signal });
+    if (!this.thread.gone) this.thread.helper.send({ type: 'kill', id: this.id, signal });
   }
 
-  /** @internal an event from the worker. */
+  /** @internal an event from the helper. */
   onEvent(m: Answer): void {
     if (m.event === 'ready') return this.settleReady();
     if (m.event === 'error') {

@@ -1,10 +1,14 @@
 import { describe, expect, test } from '@jest/globals';
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { COMMAND_WORKERS, OffLoopChild, runOffLoop } from '../../../lib/engine/linux/off-loop-command.js';
+import { COMMAND_HELPERS, OffLoopChild, runOffLoop } from '../../../lib/engine/linux/off-loop-command.js';
+import { describeWithPeers, type PeerCheck } from '../../support/peers.js';
 
-describe('runOffLoop runs a command to its end from a worker thread: its status, stdout and stderr, stdin from input', () => {
+const built: PeerCheck = { name: 'dist/ (npm run build)', available: () => existsSync(new URL('../../../dist/engine/linux/off-loop-command.js', import.meta.url)) };
+
+describe('runOffLoop runs a command to its end, spawned by a helper process: its status, stdout and stderr, stdin from input', () => {
   test('status, output, input and environment', async () => {
     expect(await runOffLoop('/bin/sh', ['-c', 'cat; echo err >&2; exit 3'], { input: 'in\n' })).toEqual({ code: 3, signal: null, stdout: 'in\n', stderr: 'err\n' });
     expect((await runOffLoop('/bin/sh', ['-c', 'echo "$X"'], { env: { X: 'given' } })).stdout).toBe('given\n');
@@ -13,16 +17,16 @@ describe('runOffLoop runs a command to its end from a worker thread: its status,
   test('a program that cannot be run rejects with spawn\'s code', async () => {
     await expect(runOffLoop('/nonexistent/program', [])).rejects.toMatchObject({ code: 'ENOENT' });
   });
-  test('many at once all finish, over the worker threads', async () => {
+  test('many at once all finish, over the helper processes', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'dockgate-offloop-'));
-    const results = await Promise.all(Array.from({ length: COMMAND_WORKERS * 4 }, (_, i) => runOffLoop('mkfifo', ['-m', '0600', join(dir, `f${i}`)])));
+    const results = await Promise.all(Array.from({ length: COMMAND_HELPERS * 4 }, (_, i) => runOffLoop('mkfifo', ['-m', '0600', join(dir, `f${i}`)])));
     expect(results.every((r) => r.code === 0)).toBe(true);
-    expect(readdirSync(dir)).toHaveLength(COMMAND_WORKERS * 4);
+    expect(readdirSync(dir)).toHaveLength(COMMAND_HELPERS * 4);
     expect(statSync(join(dir, 'f0')).isFIFO()).toBe(true);
   });
 });
 
-describe('an OffLoopChild is kept by a worker thread: ready on its first byte on the ready descriptor, ended by closing a descriptor, its stderr kept', () => {
+describe('an OffLoopChild is kept by a helper process: ready on its first byte on the ready descriptor, ended by closing a descriptor, its stderr kept', () => {
   test('ready, then it exits when its exit descriptor closes', async () => {
     // fd 3: ready (written once); fd 4: exit (the child ends at EOF on it).
     const child = OffLoopChild.start('/bin/sh', ['-c', 'echo up >&3; echo said >&2; cat <&4'], { extraFds: 2, readyFd: 3 });
@@ -43,6 +47,26 @@ describe('an OffLoopChild is kept by a worker thread: ready on its first byte on
     expect(await child.exited).toMatchObject({ signal: 'SIGKILL' });
     const missing = OffLoopChild.start('/nonexistent/program', [], { extraFds: 1, readyFd: 3 });
     await expect(missing.ready).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
+
+describeWithPeers('a kept child\'s descriptors close when the server dies, even by SIGKILL (slirp4netns ends on its exit descriptor)', [built], () => {
+  test('a server process SIGKILLed: the helper exits, the child reads EOF on its exit descriptor and ends', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dockgate-offloop-kill-'));
+    const marker = join(dir, 'gone');
+    const module = new URL('../../../dist/engine/linux/off-loop-command.js', import.meta.url).href;
+    const server = spawn(process.execPath, ['--input-type=module', '-e', `
+      const { OffLoopChild } = await import(${JSON.stringify(module)});
+      const child = OffLoopChild.start('/bin/sh', ['-c', 'echo up >&3; cat <&4 >/dev/null; echo gone > ${marker}'], { extraFds: 2, readyFd: 3 });
+      await child.ready;
+      console.log('ready');
+      setInterval(() => undefined, 1000);
+    `], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((resolve) => server.stdout.on('data', (c: Buffer) => c.toString().includes('ready') && resolve()));
+    expect(existsSync(marker)).toBe(false);
+    server.kill('SIGKILL');
+    for (let i = 0; i < 100 && !existsSync(marker); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(readFileSync(marker, 'utf8')).toBe('gone\n');
   });
 });
 

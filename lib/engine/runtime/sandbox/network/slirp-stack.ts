@@ -24,7 +24,7 @@ const READY_TIMEOUT_MS = 10_000;
  *   so a server that dies (even by SIGKILL) leaves no stack behind.
  * - `--api-socket` (only when ports are published): `add_hostfwd` opens each published port.
  *
- * Spawned from the worker thread (off-loop-command.ts), which holds its pipes: a spawn from the
+ * Spawned by a helper process (off-loop-command.ts), which holds its pipes: a spawn from the
  * event loop held it 10-15 ms a start on a busy machine.
  */
 export class SlirpStack {
