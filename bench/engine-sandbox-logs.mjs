@@ -82,7 +82,8 @@ async function json(res) {
  * samples its RSS until told to stop, and reports the peak growth.
  */
 async function serve(shape) {
-  const runtime = sandboxRuntime();
+  // The whole output is kept in one file: the per-container cap (1 GiB by default) is raised to fit it.
+  const runtime = sandboxRuntime({ maxLogFilesBytes: 2 * TOTAL + 256 * 1024 * 1024 });
   const app = express();
   const socket = join(mkdtempSync(join(tmpdir(), 'dockgate-bench-')), 'engine.sock');
   // Tells the bench when a follower's request has arrived, so "before start" starts after it.
