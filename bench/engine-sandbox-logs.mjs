@@ -2,7 +2,10 @@
 // command's output read straight from a pipe, in both orders:
 //  - attached before start (the follower is there from the first byte; target >= 0.8x the pipe);
 //  - started after the container is running and has written half of it to its log files, which
-//    is what people type (the follower reads the files, then the live output; target >= 0.5x).
+//    is what people type (the follower reads the files, then the live output; target >= 0.5x);
+//  - the same after start with line-shaped output, 64-byte lines (`yes … | head -c`), against
+//    that command piped to `wc -c` (target >= 0.5x): what people log, and where a frame per line
+//    (dockerd's json-file) costs the Docker CLI a write per line.
 // Each measurement runs in a fresh process of its own (this script, forked with the case's name),
 // and the engine in one more. The follower is what people type: the Docker CLI's `docker logs -f`
 // (/usr/local/bin/docker, else `docker` on PATH), its stdout piped to `wc -c`, as the baseline's
@@ -31,13 +34,17 @@ if (spawnSync('bwrap', ['--version']).status !== 0) {
   process.exit(0);
 }
 const cmd = ['head', '-c', String(TOTAL), '/dev/zero'];
+/** 63 characters and a newline, `yes`'d: 64-byte lines. */
+const LINE = '0123456789'.repeat(7).slice(0, 63);
+const lineCmd = ['sh', '-c', `yes ${LINE} | head -c ${TOTAL}`];
+const commandOf = (shape) => (shape === 'lines' ? lineCmd : cmd);
 const DOCKER = existsSync('/usr/local/bin/docker') ? '/usr/local/bin/docker' : 'docker';
 const CLIENT = process.env.BENCH_LOGS_CLIENT ?? (spawnSync(DOCKER, ['--version']).status === 0 ? 'cli' : 'http');
 
 /** The baseline: the command's output counted by `wc -c` from a pipe. */
-async function pipe() {
+async function pipe(shape) {
   const t0 = performance.now();
-  const bytes = await countedBy(`/bin/busybox ${cmd.join(' ')}`);
+  const bytes = await countedBy(shape === 'lines' ? `/bin/busybox yes ${LINE} | /bin/busybox head -c ${TOTAL}` : `/bin/busybox ${cmd.join(' ')}`);
   return { bytes, ms: performance.now() - t0 };
 }
 
@@ -74,8 +81,9 @@ async function json(res) {
  * engineRouter on a Unix socket, one container created. It reports the socket and the id, then
  * samples its RSS until told to stop, and reports the peak growth.
  */
-async function serve() {
-  const runtime = sandboxRuntime();
+async function serve(shape) {
+  // The whole output is kept in one file: the per-container cap (1 GiB by default) is raised to fit it.
+  const runtime = sandboxRuntime({ maxLogFilesBytes: 2 * TOTAL + 256 * 1024 * 1024 });
   const app = express();
   const socket = join(mkdtempSync(join(tmpdir(), 'dockgate-bench-')), 'engine.sock');
   // Tells the bench when a follower's request has arrived, so "before start" starts after it.
@@ -85,7 +93,7 @@ async function serve() {
   });
   app.use(engineRouter(runtime));
   const server = await listenEngine(app, { socket });
-  const { Id } = await json(await http(socket, 'POST', '/v1.28/containers/create', { Image: 'busybox', Cmd: cmd, HostConfig: { LogConfig: logConfig } }));
+  const { Id } = await json(await http(socket, 'POST', '/v1.28/containers/create', { Image: 'busybox', Cmd: commandOf(shape), HostConfig: { LogConfig: logConfig } }));
   const rss0 = process.memoryUsage.rss();
   let peak = rss0;
   const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 20);
@@ -103,8 +111,8 @@ async function serve() {
  * runs in a forked process, this one is the client (the pipe baseline likewise reads in a process
  * of its own).
  */
-async function sandboxed(order) {
-  const child = fork(fileURLToPath(import.meta.url), ['server'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+async function sandboxed(order, shape = 'zeros') {
+  const child = fork(fileURLToPath(import.meta.url), ['server', shape], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const { socket, Id } = await new Promise((resolve, reject) => {
     child.once('message', resolve);
@@ -171,12 +179,14 @@ const CASES = {
   pipe: async () => ({ ...(await pipe()), growth: 0 }),
   before: () => sandboxed('before'),
   after: () => sandboxed('after'),
+  'lines-pipe': async () => ({ ...(await pipe('lines')), growth: 0 }),
+  'lines-after': () => sandboxed('after', 'lines'),
 };
 
 // A child: measure one case, report it, exit.
 const only = process.argv[2];
 if (only === 'server') {
-  process.send(await serve());
+  process.send(await serve(process.argv[3]));
   process.exit(0);
 }
 if (only) {
@@ -204,21 +214,25 @@ const runs = Object.fromEntries(names.map((n) => [n, []]));
 for (let round = 0; round < ROUNDS; round += 1) {
   for (const name of names.map((_, i) => names[(i + round) % names.length])) {
     const r = await measure(name);
-    if (name !== 'pipe' && r.payload !== TOTAL) throw new Error(`${name}: payload ${r.payload} of ${TOTAL} bytes: INCOMPLETE`);
+    if (!name.endsWith('pipe') && r.payload !== TOTAL) throw new Error(`${name}: payload ${r.payload} of ${TOTAL} bytes: INCOMPLETE`);
     runs[name].push({ ...r, mbps: rate(TOTAL, r.ms) });
-    console.log(`round ${round + 1} ${name.padEnd(6)} ${rate(TOTAL, r.ms).toFixed(0).padStart(5)} MB/s${name === 'pipe' ? '' : `  every byte delivered (${mb(r.bytes).toFixed(0)} MiB${CLIENT === 'cli' ? '' : ' with frame headers'}), RSS growth ${mb(r.growth).toFixed(0)} MiB`}`);
+    console.log(`round ${round + 1} ${name.padEnd(11)} ${rate(TOTAL, r.ms).toFixed(0).padStart(5)} MB/s${name.endsWith('pipe') ? '' : `  every byte delivered (${mb(r.bytes).toFixed(0)} MiB${CLIENT === 'cli' ? '' : ' with frame headers'}), RSS growth ${mb(r.growth).toFixed(0)} MiB`}`);
   }
 }
 const spread = (list) => `${Math.min(...list).toFixed(0)}-${Math.max(...list).toFixed(0)}`;
-const pipeRates = runs.pipe.map((r) => r.mbps);
-console.log(`baseline: same command | wc -c                      median ${median(pipeRates).toFixed(0)} MB/s (spread ${spread(pipeRates)})`);
+for (const base of ['pipe', 'lines-pipe']) {
+  const rates = runs[base].map((r) => r.mbps);
+  console.log(`baseline: ${base === 'pipe' ? 'same command | wc -c        ' : '64-byte lines | wc -c       '}                median ${median(rates).toFixed(0)} MB/s (spread ${spread(rates)})`);
+}
 const orders = [
-  ['before', 'logs -f attached before start', 0.8],
-  ['after', 'logs -f started after start (half on disk)', 0.5],
+  ['before', 'logs -f attached before start', 0.8, 'pipe'],
+  ['after', 'logs -f started after start (half on disk)', 0.5, 'pipe'],
+  ['lines-after', 'logs -f of 64-byte lines, after start (half on disk)', 0.5, 'lines-pipe'],
 ];
-for (const [order, label, target] of orders) {
+for (const [order, label, target, base] of orders) {
+  const pipeRates = runs[base].map((r) => r.mbps);
   const rates = runs[order].map((r) => r.mbps);
-  const ratios = runs[order].map((r, i) => r.mbps / runs.pipe[i].mbps);
+  const ratios = runs[order].map((r, i) => r.mbps / runs[base][i].mbps);
   const ratio = median(rates) / median(pipeRates);
   const growth = Math.max(...runs[order].map((r) => r.growth));
   console.log(`sandbox, ${label}: median ${median(rates).toFixed(0)} MB/s (spread ${spread(rates)})`);

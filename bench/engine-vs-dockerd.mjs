@@ -7,9 +7,12 @@
 //  - `docker run --rm IMAGE true` typed into the Docker CLI, alternating between the two engines,
 //    median and p90 of N runs; target <= 1.0x dockerd. Measured as typed (the default network:
 //    the sandbox's own namespace behind slirp4netns; dockerd's default here, which depends on how
-//    it was started, printed below) and with `--network none` on both.
+//    it was started, printed below) and with `--network none` on both;
+//  - 16 concurrent `docker run --rm IMAGE true` (as typed), the wall time until the last ends,
+//    alternating between the two engines; target <= 0.5x dockerd's.
 // Plain ESM on dist/ and demo/dist/: `npm run bench:engine`. Knobs: BENCH_DURATION (s per list
-// round, 5), BENCH_ROUNDS (list rounds, 3), BENCH_RUNS (run --rm runs per side and setting, 20).
+// round, 5), BENCH_ROUNDS (list rounds, 3), BENCH_RUNS (run --rm runs per side and setting, 20),
+// BENCH_CONCURRENT (concurrent runs, 16), BENCH_BURSTS (bursts per side, 5).
 import autocannon from 'autocannon';
 import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -28,6 +31,8 @@ const CONNECTIONS = 16;
 const DURATION = benchNumber('BENCH_DURATION', 5);
 const ROUNDS = benchNumber('BENCH_ROUNDS', 3);
 const RUNS = benchNumber('BENCH_RUNS', 20);
+const CONCURRENT = benchNumber('BENCH_CONCURRENT', 16);
+const BURSTS = benchNumber('BENCH_BURSTS', 5);
 
 const skip = (why) => {
   console.log(`engine vs dockerd: skipped (${why})`);
@@ -124,6 +129,36 @@ try {
       console.log(`  ${e.name.padEnd(9)} median ${median(times[e.name]).toFixed(0)} ms, p90 ${quantile(times[e.name], 0.9).toFixed(0)} ms${failed[e.name].length > 0 ? `; ${failed[e.name].length} failed and made again: ${failed[e.name].join(' | ')}` : ''}`);
     }
     console.log(`  ratio dockgate/dockerd: median ${(median(times.dockgate) / median(times.dockerd)).toFixed(2)}x, p90 ${(quantile(times.dockgate, 0.9) / quantile(times.dockerd, 0.9)).toFixed(2)}x (target <= 1.0)`);
+  }
+
+  // --- CONCURRENT docker run --rm IMAGE true at once ------------------------------------------
+  {
+    const walls = { dockerd: [], dockgate: [] };
+    const failed = { dockerd: [], dockgate: [] };
+    /** One run, made again when it fails (dockerd on a loaded machine fails some with an overlay2 or runc error). */
+    const once = async (e) => {
+      for (;;) {
+        try {
+          return await docker(e.socket, ['run', '--rm', e.image, 'true']);
+        } catch (error) {
+          failed[e.name].push(String(error.stderr ?? error.message).split('\n')[0]);
+          if (failed[e.name].length > 10 * CONCURRENT) throw error;
+        }
+      }
+    };
+    for (let i = 0; i < BURSTS; i++) {
+      for (const e of i % 2 === 0 ? engines : [...engines].reverse()) {
+        const t0 = performance.now();
+        await Promise.all(Array.from({ length: CONCURRENT }, () => once(e)));
+        walls[e.name].push(performance.now() - t0);
+      }
+    }
+    console.log(`\n${CONCURRENT} concurrent docker run --rm IMAGE true (as typed), wall time until the last ends, ${BURSTS} bursts each, alternating; Docker CLI ${CLI}`);
+    for (const e of engines) {
+      console.log(`  ${e.name.padEnd(9)} ${walls[e.name].map((w) => w.toFixed(0)).join(' / ')} ms, median ${median(walls[e.name]).toFixed(0)}${failed[e.name].length > 0 ? `; ${failed[e.name].length} runs failed and were made again: ${[...new Set(failed[e.name])].slice(0, 2).join(' | ')}` : ''}`);
+    }
+    const ratios = walls.dockgate.map((w, i) => w / walls.dockerd[i]);
+    console.log(`  ratio dockgate/dockerd: median ${(median(walls.dockgate) / median(walls.dockerd)).toFixed(2)}x (bursts ${ratios.map((r) => r.toFixed(2)).join(', ')}; target <= 0.5)`);
   }
 } finally {
   for (const e of engines) if (created[e.name].length > 0) await docker(e.socket, ['rm', '-f', ...created[e.name]]).catch(() => undefined);

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { runOffLoop } from '../linux/off-loop-command.js';
 import { chmod, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -169,13 +169,9 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
   async materialize(imageId: string, destDir: string, shift?: IdShift): Promise<void> {
     const source = await this.imageRootfs(imageId, shift);
     if (await stat(destDir).catch(() => undefined)) throw EngineError.conflict(`${destDir} already exists`);
-    await new Promise<void>((resolve, reject) => {
-      const child = spawn('cp', ['-a', '--reflink=auto', '--', source, destDir], { stdio: ['ignore', 'ignore', 'pipe'] });
-      let err = '';
-      child.stderr.on('data', (c: Buffer) => { err += c.toString(); });
-      child.on('error', reject);
-      child.on('exit', (code) => (code === 0 ? resolve() : reject(EngineError.system(`copying the image's root filesystem failed: ${err.trim()}`))));
-    });
+    // Off the event loop: a start makes one of these (or its spare does), and a spawn holds the calling thread.
+    const copied = await runOffLoop('cp', ['-a', '--reflink=auto', '--', source, destDir]);
+    if (copied.code !== 0) throw EngineError.system(`copying the image's root filesystem failed: ${copied.stderr.trim()}`);
   }
 
   /**

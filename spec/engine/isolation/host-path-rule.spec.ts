@@ -62,6 +62,7 @@ const PATH_TOOLS: Record<string, string> = {
   'engine/images/store/copy-tree.ts': 'cp -a between image roots the store unpacked (no container runs there) into a new directory',
   'engine/images/store/shifted-rootfs.ts': 'cp -a of an image root the store unpacked into a new directory, chown -hR (never following a link) of that fresh copy',
   'engine/images/image-store.ts': 'cp -a of an image root the store unpacked into a new container root, before any of its processes runs',
+  'engine/runtime/sandbox/network/launch-gate.ts': "mkfifo of two new names in the server's run directory",
 };
 
 /** Path-following metadata writes from fs/promises (`chmod`, `chown`, `utimes`, `cp`). */
@@ -74,7 +75,7 @@ const FOLLOWING_METADATA: Record<string, string> = {
 
 const RULES: [string, RegExp, Record<string, string>][] = [
   ['blocking calls', /\b[a-z][A-Za-z]*Sync\s*\(/, BLOCKING],
-  ['path tools', /\b(?:spawn|spawnSync|execFile|execFileSync|exec|execSync)\s*\(\s*['"`](?:cp|tar|chmod|chown|chgrp|rm|mv|ln|mkfifo|mknod|rsync|install|touch|dd)['"`]/, PATH_TOOLS],
+  ['path tools', /\b(?:spawn|spawnSync|execFile|execFileSync|exec|execSync|runOffLoop)\s*\(\s*['"`](?:cp|tar|chmod|chown|chgrp|rm|mv|ln|mkfifo|mknod|rsync|install|touch|dd)['"`]/, PATH_TOOLS],
   ['path-following metadata writes', /import\s*\{[^}]*\b(?:chmod|chown|utimes|cp)\b[^}]*\}\s*from\s*'node:fs\/promises'/, FOLLOWING_METADATA],
 ];
 

@@ -3,7 +3,7 @@ import { appendFileSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OutputLog, WRITE_BATCH, WRITE_DELAY_MS } from '../../../lib/engine/runtime/local/output-log.js';
-import { LogReader, type LogReaderOptions } from '../../../lib/engine/runtime/local/log-reader.js';
+import { LINE_FRAMES_UP_TO, LogReader, type LogReaderOptions } from '../../../lib/engine/runtime/local/log-reader.js';
 import { LogFiles } from '../../../lib/engine/runtime/local/log-files.js';
 import { RECORD_OVERHEAD } from '../../../lib/engine/runtime/local/log-record.js';
 import { FrameDecoder } from '../../../lib/engine/index.js';
@@ -307,5 +307,25 @@ describe('since and until select records by time; until ends the stream', () => 
     await log.settled();
     expect((await readAll(log, { since: 1500, until: 2500 })).toString()).toBe('b\n');
     expect((await readAll(log, { since: 2000 })).toString()).toBe('b\nc\n');
+  });
+});
+
+describe('docker logs frames: a frame per line for a write of a few lines, frames of whole lines for a burst', () => {
+  const lines = (from: number, count: number): Buffer => Buffer.from(Array.from({ length: count }, (_, i) => `line ${from + i}\n`).join(''));
+  const framesOf = async (log: OutputLog): Promise<string[]> =>
+    new FrameDecoder().push(await readAll(log, { multiplexed: true, lineFrames: true })).map((f) => f.payload.toString());
+  test.each([false, true])(`up to LINE_FRAMES_UP_TO lines in one write: one frame each; more: one frame of them all (files: %s)`, async (inFiles) => {
+    const log = inFiles ? onDisk(tmp()) : new OutputLog(1 << 20);
+    log.append(1, lines(0, LINE_FRAMES_UP_TO));
+    log.append(1, lines(100, LINE_FRAMES_UP_TO + 1));
+    log.append(1, Buffer.from('a\nb\npartial'));
+    log.append(1, Buffer.from(' end\n'));
+    await log.settled();
+    const frames = await framesOf(log);
+    expect(frames).toEqual([
+      ...Array.from({ length: LINE_FRAMES_UP_TO }, (_, i) => `line ${i}\n`),
+      lines(100, LINE_FRAMES_UP_TO + 1).toString(),
+      'a\n', 'b\n', 'partial', ' end\n',
+    ]);
   });
 });

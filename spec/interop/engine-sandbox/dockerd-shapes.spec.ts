@@ -146,7 +146,7 @@ for (const [label, peers, open] of engines) {
     });
   });
 
-  describeWithPeers(`docker logs gives one frame per line where the container wrote several at once (${label})`, peers, () => {
+  describeWithPeers(`docker logs gives one frame per line where the container wrote a few at once (${label})`, peers, () => {
     test('printf of three lines, read after the exit and followed live, with and without timestamps', async () => {
       const e = await open();
       const id = (await docker(e.socket, ['run', '-d', ...e.run, e.image, 'sh', '-c', 'printf "a\\nb\\nc\\n"; sleep 2; printf "d\\ne\\n"'])).stdout.trim();

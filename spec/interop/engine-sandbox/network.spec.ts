@@ -36,9 +36,21 @@ async function pongServer(host: string): Promise<{ server: Server; port: number 
 }
 
 /** slirp4netns processes this server started (its children): the stacks still up. */
+/** The slirp4netns processes this server started: its descendants (they are spawned by its helper processes, off-loop-command.ts). */
 function stacks(): number[] {
-  const out = spawnSync('ps', ['-o', 'pid=,comm=', '--ppid', String(process.pid)], { encoding: 'utf8' }).stdout;
-  return out.split('\n').filter((l) => /slirp4netns/.test(l)).map((l) => Number(l.trim().split(/\s+/)[0]));
+  const rows = spawnSync('ps', ['-e', '-o', 'pid=,ppid=,comm='], { encoding: 'utf8' }).stdout.split('\n')
+    .map((l) => l.trim().split(/\s+/)).filter((f) => f.length >= 3).map(([pid, ppid, comm]) => ({ pid: Number(pid), ppid: Number(ppid), comm: comm! }));
+  const ours = new Set([process.pid]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const r of rows) {
+      if (ours.has(r.ppid) && !ours.has(r.pid)) {
+        ours.add(r.pid);
+        grew = true;
+      }
+    }
+  }
+  return rows.filter((r) => ours.has(r.pid) && /slirp4netns/.test(r.comm)).map((r) => r.pid);
 }
 
 /** An HTTP GET from the host; the body, or the error's code. */

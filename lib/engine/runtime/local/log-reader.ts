@@ -6,6 +6,15 @@ import { READ_BLOCK, RECORD_OVERHEAD, frameOf, payloadOf, recordAt } from './log
 import { tailStart } from './log-tail.js';
 import type { Segment } from './log-files.js';
 
+/**
+ * The most lines a record may hold and still be sent as a frame per line. A record holds one
+ * read of the container's pipe: output written a few lines at a time (a log line, a progress
+ * line) comes a frame per line, as from dockerd; a burst (`yes | head -c 1G`, a test suite's
+ * dump) comes in records of a thousand 64-byte lines, and a frame per line costs the Docker CLI
+ * one write(2) per line: 31 MB/s, against 1.5 GB/s for the same bytes through a pipe.
+ */
+export const LINE_FRAMES_UP_TO = 16;
+
 /** What a {@link LogReader} reads and how it formats it. */
 export interface LogReaderOptions {
   /** Offset to start at (clamped to the oldest byte kept). */
@@ -21,10 +30,11 @@ export interface LogReaderOptions {
   stderr: boolean;
   timestamps: boolean;
   /**
-   * One frame per line, as dockerd's log drivers store and give output (`docker logs`): a
-   * client reading frames gets whole lines where the container wrote them (docker-py's
-   * `logs(stream=True)` yields a frame at a time). An attach stream leaves it off: dockerd's
-   * copies the container's writes as they come.
+   * Frames cut at line ends (`docker logs`): a record of at most {@link LINE_FRAMES_UP_TO} lines
+   * gives one frame per line, as dockerd's log drivers do (docker-py's `logs(stream=True)`
+   * yields a frame at a time); a record of more goes as one frame of its whole lines, so that
+   * line-shaped output at line rate is not one client write per line (see LINE_FRAMES_UP_TO).
+   * An attach stream leaves it off: dockerd's copies the container's writes as they come.
    */
   lineFrames?: boolean;
   since?: number;
@@ -236,10 +246,7 @@ export class LogReader extends Readable {
       frame = undefined;
     }
     if (!multiplexed) return this.push(data);
-    if (this.options.lineFrames) {
-      const newline = data.indexOf(0x0a);
-      if (newline !== -1 && newline < data.length - 1) return this.pushLines(stream, data);
-    }
+    if (this.options.lineFrames && fewLines(data)) return this.pushLines(stream, data);
     if (frame) return this.push(frame);
     // Both halves of a frame are pushed whatever the first push says: the cursor already moved.
     const headerFits = this.push(head && data === payload ? head.subarray(8) : frameHeader(stream, data.length));
@@ -284,6 +291,15 @@ export class LogReader extends Readable {
     }
     return Buffer.concat(parts);
   }
+}
+
+/** Whether `data` holds more than one line but at most {@link LINE_FRAMES_UP_TO} (a final line without a newline counts). */
+function fewLines(data: Buffer): boolean {
+  let lines = 0;
+  for (let at = data.indexOf(0x0a); at !== -1 && at < data.length - 1; at = data.indexOf(0x0a, at + 1)) {
+    if (++lines >= LINE_FRAMES_UP_TO) return false;
+  }
+  return lines > 0;
 }
 
 /**

@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import { Beneath } from '../../linux/beneath.js';
+import { runOffLoop } from '../../linux/off-loop-command.js';
 import { METACOPY_OPTIONS } from '../../images/store/shifted-rootfs.js';
 
 /** A container's overlay directories: its own writes (`upper`), overlayfs's `work` and the mounted view (`merged`). */
@@ -149,12 +149,8 @@ export function mountsUnder(dir: string): string[] {
     .sort((a, b) => b.length - a.length);
 }
 
-function run(file: string, args: string[]): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const child = spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    child.stderr.on('data', (c: Buffer) => { err += c.toString(); });
-    child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${file} exited with ${String(code)}: ${err.trim()}`))));
-  });
+/** mount(8)/umount(8), run off the event loop (off-loop-command.ts): a spawn from the server holds it through the fork. */
+async function run(file: string, args: string[]): Promise<void> {
+  const { code, stderr } = await runOffLoop(file, args);
+  if (code !== 0) throw new Error(`${file} exited with ${String(code)}: ${stderr.trim()}`);
 }

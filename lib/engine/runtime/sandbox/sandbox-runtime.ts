@@ -323,9 +323,10 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       // `docker info`: what this server can limit, from the cgroup controllers it found (cgroup-info.ts).
       systemInfo: () => ({ ...cgroupInfo(cgroups), ...(rootless ? { SecurityOptions: ['name=rootless'] } : {}) }),
     },
-    // Every overlay is unmounted with the runtime (the containers' writes stay for the next server).
+    // Every overlay is unmounted with the runtime (the containers' writes stay for the next server); the networks' records are on disk first.
     close: async () => {
       await overlays?.close();
+      await userNets?.settled();
     },
     // The overlay is unmounted and its writes (or the copy) go with the container (asynchronously:
     // rm -f answers first); the record and output are removed by the runtime's records.

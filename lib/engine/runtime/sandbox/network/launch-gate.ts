@@ -1,10 +1,7 @@
-import { execFile } from 'node:child_process';
 import { closeSync, constants, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Socket } from 'node:net';
-import { promisify } from 'node:util';
-
-const run = promisify(execFile);
+import { runOffLoop } from '../../../linux/off-loop-command.js';
 
 /** read(2)'s number on the architectures whose /proc/PID/syscall the gate can read. */
 const READ_SYSCALL: Partial<Record<string, number>> = { x64: 0, arm64: 63 };
@@ -45,8 +42,9 @@ export class LaunchGate {
 
   /** Makes the two FIFOs (mode 0600) at `<base>.info` and `<base>.block`, and starts listening on the first. */
   static async create(base: string): Promise<LaunchGate> {
-    // Node has no mkfifo(3); coreutils' mkfifo is one short exec.
-    await run('mkfifo', ['-m', '0600', `${base}.info`, `${base}.block`]);
+    // Node has no mkfifo(3); coreutils' mkfifo is one short exec, off the event loop.
+    const made = await runOffLoop('mkfifo', ['-m', '0600', `${base}.info`, `${base}.block`]);
+    if (made.code !== 0) throw new Error(`mkfifo ${base}.info: ${made.stderr.trim() || `status ${String(made.code ?? made.signal)}`}`);
     return new LaunchGate(`${base}.info`, `${base}.block`);
   }
 

@@ -1,4 +1,5 @@
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { rename, writeFile } from 'node:fs/promises';
 import { EngineError } from '../../../../engine-api/engine-error.js';
 import type { EngineFilters } from '../../../../engine-api/filters.js';
 import type { ContainerCreateBody } from '../../../../engine-api/runtime-types.js';
@@ -29,6 +30,10 @@ export type { StartPlan } from './network-membership.js';
 export class SandboxNetworks implements LocalUserNetworks {
   private readonly records: NetworkRecords;
   private readonly membership: NetworkMembership;
+  /** A write of the records under way (save()), whether changes wait for the next, and the last write's failure. */
+  private saving: Promise<void> | undefined;
+  private dirty = false;
+  private saveError: Error | undefined;
   /** The running containers' namespaces and legs. */
   private readonly live = new LiveEndpoints();
   private readonly hubs: NetworkHubs;
@@ -195,6 +200,7 @@ export class SandboxNetworks implements LocalUserNetworks {
   /** Ends every network's namespace (the server closing). */
   async close(): Promise<void> {
     await this.hubs.close();
+    await this.settled();
   }
 
   // ---- internals ----
@@ -220,9 +226,37 @@ export class SandboxNetworks implements LocalUserNetworks {
     }
   }
 
+  /**
+   * Keeps the records on disk, off the event loop: one write at a time, and changes made while one
+   * is under way go in the next, with everything as it is then. A start and a removal each
+   * change the membership, and a rename over a file makes ext4 write the new one's data first: done
+   * synchronously, 16 concurrent `docker run --rm` waited on 32 of them in turn.
+   */
   private save(): void {
+    this.dirty = true;
+    this.saving ??= this.writeOut();
+  }
+
+  private async writeOut(): Promise<void> {
     const temp = `${this.file}.tmp`;
-    writeFileSync(temp, JSON.stringify({ networks: this.records.user, ...this.membership.saved() }), { mode: 0o600 });
-    renameSync(temp, this.file);
+    try {
+      while (this.dirty) {
+        this.dirty = false;
+        await writeFile(temp, JSON.stringify({ networks: this.records.user, ...this.membership.saved() }), { mode: 0o600 });
+        await rename(temp, this.file);
+      }
+      this.saveError = undefined;
+    } catch (error) {
+      // Kept for settled(); the next change writes everything again.
+      this.saveError = error as Error;
+    } finally {
+      this.saving = undefined;
+    }
+  }
+
+  /** Resolves once every change so far is on disk; rejects with the last write's error. */
+  async settled(): Promise<void> {
+    while (this.saving) await this.saving;
+    if (this.saveError) throw this.saveError;
   }
 }

@@ -1,6 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createConnection } from 'node:net';
-import type { Readable } from 'node:stream';
+import { OffLoopChild } from '../../../linux/off-loop-command.js';
 import type { PortProto } from './port-bindings.js';
 
 /** The addresses slirp4netns gives the namespace (its defaults for 10.0.2.0/24). */
@@ -24,16 +23,12 @@ const READY_TIMEOUT_MS = 10_000;
  * - `--exit-fd`: one end of a socket pair the server holds; slirp4netns exits when it closes,
  *   so a server that dies (even by SIGKILL) leaves no stack behind.
  * - `--api-socket` (only when ports are published): `add_hostfwd` opens each published port.
+ *
+ * Spawned by a helper process (off-loop-command.ts), which holds its pipes: a spawn from the
+ * event loop held it 10-15 ms a start on a busy machine.
  */
 export class SlirpStack {
-  private readonly exited: Promise<void>;
-
-  private constructor(private readonly child: ChildProcess, private readonly apiSocket: string | undefined, private readonly stderr: () => string) {
-    this.exited = new Promise((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) resolve();
-      else child.once('exit', () => resolve());
-    });
-  }
+  private constructor(private readonly child: OffLoopChild, private readonly apiSocket: string | undefined) {}
 
   /** Starts slirp4netns on the network namespace of `pid`; resolves once it has configured eth0. */
   static async start(binary: string, pid: number, apiSocket: string | undefined, joinUserns = false): Promise<SlirpStack> {
@@ -48,34 +43,27 @@ export class SlirpStack {
     // network namespace from outside: slirp4netns joins that user namespace first.
     if (joinUserns) args.push(`--userns-path=/proc/${pid}/ns/user`);
     args.push('--netns-type=path', `/proc/${pid}/ns/net`, 'eth0');
-    const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
-    let errors = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      if (errors.length < 4096) errors += chunk.toString('utf8');
-    });
-    const stack = new SlirpStack(child, apiSocket, () => errors.split('\n').filter((l) => l !== '' && !l.startsWith('WARNING')).slice(-3).join('; '));
-    const ready = child.stdio[3] as Readable;
+    const child = OffLoopChild.start(binary, args, { extraFds: 2, readyFd: 3 });
+    const stack = new SlirpStack(child, apiSocket);
+    let timer: NodeJS.Timeout | undefined;
     try {
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`slirp4netns did not become ready in ${READY_TIMEOUT_MS / 1000}s`)), READY_TIMEOUT_MS);
-        ready.once('data', () => {
-          clearTimeout(timer);
-          resolve();
-        });
-        child.once('error', (error) => {
-          clearTimeout(timer);
-          reject(new Error(`cannot run slirp4netns: ${error.message}`));
-        });
-        void stack.exited.then(() => {
-          clearTimeout(timer);
-          reject(new Error(`slirp4netns exited before the network was up: ${stack.stderr() || `status ${String(child.exitCode ?? child.signalCode)}`}`));
-        });
-      });
+      await Promise.race([
+        child.ready.catch((error: Error & { code?: string }) => {
+          const exit = child.exit;
+          if (error.code !== undefined || !exit) throw new Error(`cannot run slirp4netns: ${error.message}`);
+          const said = exit.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('WARNING')).slice(-3).join('; ');
+          throw new Error(`slirp4netns exited before the network was up: ${said || `status ${String(exit.code ?? exit.signal)}`}`);
+        }),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`slirp4netns did not become ready in ${READY_TIMEOUT_MS / 1000}s`)), READY_TIMEOUT_MS);
+        }),
+      ]);
     } catch (error) {
       await stack.stop();
       throw error;
+    } finally {
+      clearTimeout(timer);
     }
-    ready.destroy();
     return stack;
   }
 
@@ -94,9 +82,9 @@ export class SlirpStack {
 
   /** Ends the stack (its exit descriptor closed, then SIGKILL if it lingers) and waits for it. */
   async stop(): Promise<void> {
-    (this.child.stdio[4] as Readable | null)?.destroy();
+    this.child.closeFd(4);
     const timer = setTimeout(() => this.child.kill('SIGKILL'), 1000);
-    await this.exited;
+    await this.child.exited;
     clearTimeout(timer);
   }
 }

@@ -1,0 +1,89 @@
+import { describe, expect, test } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { COMMAND_HELPERS, OffLoopChild, runOffLoop } from '../../../lib/engine/linux/off-loop-command.js';
+import { describeWithPeers, type PeerCheck } from '../../support/peers.js';
+
+const built: PeerCheck = { name: 'dist/ (npm run build)', available: () => existsSync(new URL('../../../dist/engine/linux/off-loop-command.js', import.meta.url)) };
+
+describe('runOffLoop runs a command to its end, spawned by a helper process: its status, stdout and stderr, stdin from input', () => {
+  test('status, output, input and environment', async () => {
+    expect(await runOffLoop('/bin/sh', ['-c', 'cat; echo err >&2; exit 3'], { input: 'in\n' })).toEqual({ code: 3, signal: null, stdout: 'in\n', stderr: 'err\n' });
+    expect((await runOffLoop('/bin/sh', ['-c', 'echo "$X"'], { env: { X: 'given' } })).stdout).toBe('given\n');
+    expect(await runOffLoop('/bin/sh', ['-c', 'kill -9 $$'])).toMatchObject({ code: null, signal: 'SIGKILL' });
+  });
+  test('a program that cannot be run rejects with spawn\'s code', async () => {
+    await expect(runOffLoop('/nonexistent/program', [])).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+  test('many at once all finish, over the helper processes', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dockgate-offloop-'));
+    const results = await Promise.all(Array.from({ length: COMMAND_HELPERS * 4 }, (_, i) => runOffLoop('mkfifo', ['-m', '0600', join(dir, `f${i}`)])));
+    expect(results.every((r) => r.code === 0)).toBe(true);
+    expect(readdirSync(dir)).toHaveLength(COMMAND_HELPERS * 4);
+    expect(statSync(join(dir, 'f0')).isFIFO()).toBe(true);
+  });
+});
+
+describe('an OffLoopChild is kept by a helper process: ready on its first byte on the ready descriptor, ended by closing a descriptor, its stderr kept', () => {
+  test('ready, then it exits when its exit descriptor closes', async () => {
+    // fd 3: ready (written once); fd 4: exit (the child ends at EOF on it).
+    const child = OffLoopChild.start('/bin/sh', ['-c', 'echo up >&3; echo said >&2; cat <&4'], { extraFds: 2, readyFd: 3 });
+    await child.ready;
+    expect(child.exit).toBeUndefined();
+    child.closeFd(4);
+    expect(await child.exited).toEqual({ code: 0, signal: null, stderr: 'said\n' });
+  });
+  test('one that exits before it is ready rejects ready, with its stderr in exit', async () => {
+    const child = OffLoopChild.start('/bin/sh', ['-c', 'echo no >&2; exit 2'], { extraFds: 2, readyFd: 3 });
+    await expect(child.ready).rejects.toThrow('exited before it was ready');
+    expect(child.exit).toEqual({ code: 2, signal: null, stderr: 'no\n' });
+  });
+  test('kill ends it; a missing program rejects ready with ENOENT', async () => {
+    const child = OffLoopChild.start('/bin/sh', ['-c', 'echo up >&3; exec sleep 60'], { extraFds: 1, readyFd: 3 });
+    await child.ready;
+    child.kill('SIGKILL');
+    expect(await child.exited).toMatchObject({ signal: 'SIGKILL' });
+    const missing = OffLoopChild.start('/nonexistent/program', [], { extraFds: 1, readyFd: 3 });
+    await expect(missing.ready).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
+
+describeWithPeers('a kept child\'s descriptors close when the server dies, even by SIGKILL (slirp4netns ends on its exit descriptor)', [built], () => {
+  test('a server process SIGKILLed: the helper exits, the child reads EOF on its exit descriptor and ends', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dockgate-offloop-kill-'));
+    const marker = join(dir, 'gone');
+    const module = new URL('../../../dist/engine/linux/off-loop-command.js', import.meta.url).href;
+    const server = spawn(process.execPath, ['--input-type=module', '-e', `
+      const { OffLoopChild } = await import(${JSON.stringify(module)});
+      const child = OffLoopChild.start('/bin/sh', ['-c', 'echo up >&3; cat <&4 >/dev/null; echo gone > ${marker}'], { extraFds: 2, readyFd: 3 });
+      await child.ready;
+      console.log('ready');
+      setInterval(() => undefined, 1000);
+    `], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((resolve) => server.stdout.on('data', (c: Buffer) => c.toString().includes('ready') && resolve()));
+    expect(existsSync(marker)).toBe(false);
+    server.kill('SIGKILL');
+    for (let i = 0; i < 100 && !existsSync(marker); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(readFileSync(marker, 'utf8')).toBe('gone\n');
+  });
+});
+
+/** Files under lib/engine/runtime/sandbox that spawn a child from the event loop, each with why it must. */
+const ON_THE_LOOP: Record<string, string> = {
+  'sandbox-process.ts': "the container's launcher: the server reads its stdout and stderr pipes (the container's output) and writes its stdin",
+  'network/network-hub.ts': "a network's relay in its own namespace, started once per network (not per start), its pipes the server's",
+  'userns/user-namespace.ts': "the holder of an owner's user namespace, made once per owner range (not per start)",
+};
+
+describe('a container start spawns on the event loop only the children whose pipes the server keeps: run-to-completion commands and slirp4netns go through off-loop-command.ts', () => {
+  const dir = join(process.cwd(), 'lib/engine/runtime/sandbox');
+  const files = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(d, e.name)) : e.name.endsWith('.ts') ? [join(d, e.name)] : []));
+  test('child_process spawn and execFile appear only in the listed files', () => {
+    const found = files(dir)
+      .filter((f) => /\b(?:spawn|execFile)\s*\(/.test(readFileSync(f, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '')))
+      .map((f) => relative(dir, f)).sort();
+    expect(found).toEqual(Object.keys(ON_THE_LOOP).sort());
+  });
+});
