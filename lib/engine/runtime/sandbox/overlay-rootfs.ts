@@ -43,6 +43,8 @@ const OPTIONS = METACOPY_OPTIONS;
 export class OverlayRootfs {
   /** Container ID -> its mount, done or under way. */
   private readonly mounted = new Map<string, Promise<string>>();
+  /** Container ID -> its unmount under way: a mount waits for it (two live mounts on one upper directory are undefined behaviour). */
+  private readonly unmounting = new Map<string, Promise<void>>();
   /** Leftover mounts detached and stale directories removed (what every mount waits for first). */
   private readonly recovered: Promise<void>;
 
@@ -84,6 +86,7 @@ export class OverlayRootfs {
 
   private async mountNow(id: string, lower: string): Promise<string> {
     await this.recovered;
+    await this.unmounting.get(id);
     const p = this.paths(id);
     // mount(8) options are separated by commas and overlayfs's lower layers by colons.
     for (const path of [...lower.split(':'), p.dir]) {
@@ -122,8 +125,21 @@ export class OverlayRootfs {
     this.mounted.delete(id);
     if (!(await pending.then(() => true, () => false))) return;
     const { merged } = this.paths(id);
-    // A process of the server's own (an export's tar just ended) may still hold it a moment: detached then.
-    await run(this.tools.umount, ['--', merged]).catch(() => run(this.tools.umount, ['-l', '--', merged]));
+    // A process of the server's own (an export's tar just ended) may still hold it a moment: tried
+    // again for a while before it is detached (a detached mount stays alive while held).
+    const done = (async () => {
+      for (let attempt = 0; attempt < 20; attempt++) {
+        if ((await runOffLoop(this.tools.umount, ['--', merged])).code === 0) return;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await run(this.tools.umount, ['-l', '--', merged]);
+    })();
+    this.unmounting.set(id, done.catch(() => undefined));
+    try {
+      await done;
+    } finally {
+      this.unmounting.delete(id);
+    }
   }
 
   /** Unmounts the overlay and deletes the container's writes (the container is removed). */
