@@ -176,6 +176,13 @@ export interface ContainerRuntime
    * Defaults to `custom` when a host's runtime leaves it out.
    */
   readonly name?: string;
+  /**
+   * The create fields this runtime honors (names of create-fields.ts' `CREATE_FIELDS`, as
+   * `User` or `HostConfig.Binds`): the router refuses a create that sets any other with one 400
+   * `<field> is not supported by the <name> runtime`, so nothing is accepted and dropped.
+   * Undefined: every field reaches `create` (a runtime that forwards the body, or checks it itself).
+   */
+  readonly createFields?: readonly string[];
   /** Creates a container; unknown image → 404 `No such image: <ref>`, name in use → 409. */
   create(request: CreateRequest): Promise<{ id: string; warnings: string[] }>;
   /** Starts it; already running → NotModified (304). */

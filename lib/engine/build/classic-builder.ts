@@ -3,6 +3,7 @@ import { join, posix } from 'node:path';
 import type { Readable } from 'node:stream';
 import { EngineError } from '../../engine-api/engine-error.js';
 import { containerSpecOf, type ContainerCreateBody } from '../../engine-api/container-spec.js';
+import { refuseUnsupportedFields } from '../../engine-api/create-fields.js';
 import type { BuildRequest } from '../../engine-api/build-operations.js';
 import { FrameDecoder } from '../../engine-api/stdcopy.js';
 import { parsePullReference } from '../../engine-api/pull-reference.js';
@@ -310,6 +311,7 @@ class Build {
         AttachStderr: true,
         HostConfig: hostConfig,
       };
+      refuseUnsupportedFields(body, runtime.createFields, runtime.name ?? 'custom');
       const created = await runtime.create({ apiVersion: this.request.apiVersion, spec: containerSpecOf(body), body });
       const id = created.id;
       this.#containers.add(id);

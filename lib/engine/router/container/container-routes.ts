@@ -40,7 +40,7 @@ export function registerContainerRoutes(api: Router, ctx: EngineContext): void {
         if (name !== undefined && name !== '' && !CONTAINER_NAME.test(name)) {
           throw EngineError.invalidParameter(`Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`);
         }
-      });
+      }, runtime);
       const created = await runtime.create({ ...(name ? { name: name.replace(/^\//, '') } : {}), spec, body: spec.raw, apiVersion: version }).catch(async (error: unknown) => {
         throw await withoutForeignIds(error, runtime, engineLocals(res).policy?.onlyOwner);
       });

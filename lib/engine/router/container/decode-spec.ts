@@ -1,6 +1,7 @@
 import { EngineError } from '../../../engine-api/engine-error.js';
 import { containerSpecOf, type ContainerSpec } from '../../../engine-api/container-spec.js';
-import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
+import type { ContainerCreateBody, ContainerRuntime } from '../../../engine-api/runtime-types.js';
+import { refuseUnsupportedFields } from '../../../engine-api/create-fields.js';
 import { apiVersionLessThan } from '../../../engine-api/api-version.js';
 import { checkCreateBody } from './create-body.js';
 
@@ -8,7 +9,8 @@ import { checkCreateBody } from './create-body.js';
  * Decodes a `POST /containers/create` body once, for every policy and runtime after it: the JSON
  * types dockerd's decoder checks (create-body.ts), an Image, each API version's quirks, then the
  * typed {@link ContainerSpec}. `adjust` changes the body as sent before it is typed (the owner
- * label, a policy's dropped capabilities) and `check` sees it then (the runtime's field support).
+ * label, a policy's dropped capabilities), `check` sees it then, and a field `runtime` does not
+ * honor (its `createFields`) is refused by name.
  *
  * @throws {EngineError} InvalidParameter naming the field.
  * @example
@@ -16,6 +18,7 @@ import { checkCreateBody } from './create-body.js';
  */
 export function decodeContainerSpec(
   body: unknown, apiVersion: string, adjust: (raw: ContainerCreateBody) => ContainerCreateBody = (raw) => raw, check?: (raw: ContainerCreateBody) => void,
+  runtime?: Pick<ContainerRuntime, 'name' | 'createFields'>,
 ): ContainerSpec {
   if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw EngineError.invalidParameter('Config cannot be empty in order to create a container');
@@ -32,5 +35,7 @@ export function decodeContainerSpec(
   }
   raw = adjust(raw);
   check?.(raw);
+  // What the runtime does not honor is refused here, naming the field, before anything is made.
+  if (runtime) refuseUnsupportedFields(raw, runtime.createFields, runtime.name ?? 'custom');
   return containerSpecOf(raw);
 }

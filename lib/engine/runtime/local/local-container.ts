@@ -218,6 +218,11 @@ export interface LocalExecutor {
   /** User-defined networks, when the executor makes them (`docker network create`, connect…). Without them those routes answer 501. */
   userNetworks?: LocalUserNetworks;
   /**
+   * The create fields the executor honors (create-fields.ts names, `User`, `HostConfig.Binds`):
+   * the router refuses a body that sets any other, naming it. Undefined: every field.
+   */
+  createFields?: readonly string[];
+  /**
    * Refuses (throws a 400 EngineError naming the field) a create body the executor cannot honor.
    * `image` is the image the body will run, with the image config already applied to the body. Optional.
    */

@@ -68,11 +68,15 @@ export class LocalRuntime implements ContainerRuntime {
   /** `docker kill` and `docker stop` (container-stopping.ts). */
   private readonly stopping: ContainerStopping;
 
+  /** What the executor honors of a create body; the router refuses the rest (create-fields.ts). */
+  readonly createFields: readonly string[] | undefined;
+
   constructor(
     readonly name: string,
     private readonly executor: LocalExecutor,
     private readonly limits: LocalLimits,
   ) {
+    this.createFields = executor.createFields;
     this.images = new LocalImageStore(executor.images?.list() ?? [], (ref) => executor.images?.image(ref));
     this.lifecycle = new ContainerLifecycle(name, executor.exec?.bind(executor), (action, c) => this.bus.publish(action, eventActor(c)), {
       start: (c) => this.start(c.id),

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
+import { DEFAULT_CAPABILITY_NAMES } from '../../../engine-api/default-capabilities.js';
 import type { ResolvedUser } from './passwd.js';
 import { seccompArgs } from './seccomp/seccomp-fd.js';
 import { cgroupViewArgs, UNSHARE_CGROUP } from './cgroup-view.js';
@@ -115,15 +116,13 @@ function containerCapabilityArgs(body: ContainerCreateBody): string[] {
   return capabilityArgs(asArray(host.CapAdd, '') as string[], asArray(host.CapDrop, '') as string[]);
 }
 
-/** dockerd's default capability set: a container gets these and no others unless CapAdd/CapDrop say so. */
-const DEFAULT_CAPS = ['CHOWN', 'DAC_OVERRIDE', 'FSETID', 'FOWNER', 'MKNOD', 'NET_RAW', 'SETGID', 'SETUID', 'SETFCAP', 'SETPCAP', 'NET_BIND_SERVICE', 'SYS_CHROOT', 'KILL', 'AUDIT_WRITE'];
-
+/** bwrap's capability arguments: dockerd's default set (a container gets these and no others) with CapAdd and CapDrop applied. */
 export function capabilityArgs(add: string[], drop: string[]): string[] {
   const norm = (c: string): string => c.toUpperCase().replace(/^CAP_/, '');
   const dropped = new Set(drop.map(norm));
   const added = add.map(norm);
   if (added.includes('ALL')) return [...dropped].flatMap((c) => (c === 'ALL' ? ['--cap-drop', 'ALL'] : ['--cap-drop', `CAP_${c}`]));
-  const caps = dropped.has('ALL') ? added : [...new Set([...DEFAULT_CAPS, ...added])].filter((c) => !dropped.has(c));
+  const caps = dropped.has('ALL') ? added : [...new Set([...DEFAULT_CAPABILITY_NAMES, ...added])].filter((c) => !dropped.has(c));
   return ['--cap-drop', 'ALL', ...caps.flatMap((c) => ['--cap-add', `CAP_${c}`])];
 }
 

@@ -1,6 +1,6 @@
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
-import { isUnset } from '../local/refuse-fields.js';
+import { isUnset } from '../../../engine-api/create-fields.js';
 import type { CgroupController, ResourceLimits } from '../../linux/cgroup-limits.js';
 
 /** The HostConfig resource fields the sandbox runtime honors through cgroups. */

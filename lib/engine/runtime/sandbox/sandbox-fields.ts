@@ -1,7 +1,7 @@
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
 import type { LocalImage } from '../local/local-container.js';
-import { refuseHostFields, UNHONORED_HOST_FIELDS } from '../local/refuse-fields.js';
+import { createFieldsExcept, UNHONORED_HOST_FIELDS } from '../../../engine-api/create-fields.js';
 import { asArray, parseBind, parseMount } from './bwrap-args.js';
 import { resolveUserIn } from './passwd.js';
 import type { Cgroups } from '../../linux/cgroups.js';
@@ -20,8 +20,8 @@ import { securityOptions } from './seccomp/security-opt.js';
  */
 const HONORED_HERE: readonly string[] = [...CGROUP_HOST_FIELDS, 'SecurityOpt', 'PortBindings', 'PublishAllPorts', 'UTSMode', 'IpcMode', 'PidMode', 'GroupAdd', 'DeviceCgroupRules'];
 
-/** Resource and isolation fields this runtime cannot carry: refused whenever set. */
-const REFUSED_HOST_FIELDS = UNHONORED_HOST_FIELDS.filter((f) => !HONORED_HERE.includes(f));
+/** What the sandbox honors of a create body: all but the resource and isolation fields it cannot carry (refused by the router whenever set). */
+export const SANDBOX_CREATE_FIELDS = createFieldsExcept(UNHONORED_HOST_FIELDS.filter((f) => !HONORED_HERE.includes(f)).map((f) => `HostConfig.${f}`));
 
 /**
  * Refuses, with a 400 naming the field, every create field the sandbox cannot honor, and
@@ -32,7 +32,6 @@ export async function refuseUnsupported(
   tmpfs: { size: number; total: number } = { size: SANDBOX_DEFAULTS.tmpfsSize, total: SANDBOX_DEFAULTS.maxTmpfsBytes }, userNetworks = false,
 ): Promise<void> {
   const host = body.HostConfig ?? {};
-  refuseHostFields(body, REFUSED_HOST_FIELDS, 'sandbox');
   namespaceModes(body);
   await groupsAndDevices(body, image);
   if (typeof body.MacAddress === 'string' && body.MacAddress !== '') {

@@ -13,7 +13,7 @@ import { LocalRuntime } from '../local/local-runtime.js';
 import { bindSpecs } from './bwrap-args.js';
 import { HeldBinds } from './held-binds.js';
 import { resolveUserIn } from './passwd.js';
-import { checkLimits, refuseUnsupported } from './sandbox-fields.js';
+import { checkLimits, refuseUnsupported, SANDBOX_CREATE_FIELDS } from './sandbox-fields.js';
 import type { ContainerCgroup } from '../../linux/cgroups.js';
 import { cgroupInfo } from './cgroup-info.js';
 import { CGROUP_HOST_FIELDS } from './resource-limits.js';
@@ -170,6 +170,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         ...(await withEnter(run.container.body, (userns) => userns.execEnter())),
       });
     },
+    createFields: SANDBOX_CREATE_FIELDS,
     validate: async (body, image) => {
       await refuseUnsupported(body, image, cgroups, cpus, { size: defaults.tmpfsSize, total: defaults.maxTmpfsBytes }, userNets !== undefined);
       userNets?.validate(body);
