@@ -72,6 +72,19 @@ export interface HostSpec {
   dns: readonly string[];
   dnsOptions: readonly string[];
   dnsSearch: readonly string[];
+  /** The cgroup limits (undefined: unset, as the CLI's 0 and -1 mean; MemorySwap and PidsLimit keep -1, unlimited). */
+  memory?: number;
+  memorySwap?: number;
+  memorySwappiness?: number;
+  nanoCpus?: number;
+  cpuQuota?: number;
+  cpuPeriod?: number;
+  cpuShares?: number;
+  pidsLimit?: number;
+  cpusetCpus?: string;
+  cpusetMems?: string;
+  /** `ConsoleSize` ([height, width], API 1.42) when the client sent a usable one. */
+  consoleSize?: { rows: number; cols: number };
 }
 
 /** `NetworkingConfig.EndpointsConfig[name]`, as sent (the runtime checks what it honors). */
@@ -121,6 +134,11 @@ const HOST_LISTS = [
 const HOST_STRINGS = [['networkMode', 'NetworkMode'], ['ipcMode', 'IpcMode'], ['pidMode', 'PidMode'], ['utsMode', 'UTSMode'], ['runtime', 'Runtime']] as const;
 const HOST_FLAGS = [['autoRemove', 'AutoRemove'], ['readonlyRootfs', 'ReadonlyRootfs'], ['privileged', 'Privileged'], ['publishAllPorts', 'PublishAllPorts']] as const;
 
+const HOST_INTEGERS = [
+  ['memory', 'Memory'], ['memorySwap', 'MemorySwap'], ['memorySwappiness', 'MemorySwappiness'], ['nanoCpus', 'NanoCpus'], ['cpuQuota', 'CpuQuota'],
+  ['cpuPeriod', 'CpuPeriod'], ['cpuShares', 'CpuShares'], ['pidsLimit', 'PidsLimit'],
+] as const;
+
 const bad = (message: string): EngineError => EngineError.invalidParameter(message);
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -143,6 +161,26 @@ function flag(value: unknown, field: string): boolean {
   return value;
 }
 
+/** True for a value the Docker CLI sends when the user did not set the field (0, -1, false, '', [], {}, null). */
+function unset(v: unknown): boolean {
+  return v === undefined || v === null || v === false || v === 0 || v === -1 || v === ''
+    || (typeof v === 'object' && Object.keys(v as object).length === 0);
+}
+
+/** A cgroup limit: undefined when unset (MemorySwap's and PidsLimit's -1, unlimited, is kept), else a safe integer. */
+function integer(value: unknown, field: string): number | undefined {
+  if ((field === 'MemorySwap' || field === 'PidsLimit') && value === -1) return -1;
+  if (unset(value)) return undefined;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw bad(`HostConfig.${field} must be an integer`);
+  return value;
+}
+
+function cpuset(value: unknown, what: string): string | undefined {
+  if (unset(value)) return undefined;
+  if (typeof value !== 'string') throw bad(`Invalid value ${String(value)} for cpuset ${what}`);
+  return value;
+}
+
 /** Go's strslice: a string is a one-element list. */
 function strslice(value: unknown): string[] | undefined {
   if (value === undefined || value === null) return undefined;
@@ -159,7 +197,7 @@ function tmpfsOf(value: unknown): Record<string, string> {
   if (!isObject(value)) throw bad('HostConfig.Tmpfs must map paths to options');
   const out: Record<string, string> = {};
   for (const [path, options] of Object.entries(value)) {
-    if (options !== null && options !== undefined && typeof options !== 'string') throw bad(`HostConfig.Tmpfs["${path}"] must be a string of options`);
+    if (options !== null && options !== undefined && typeof options !== 'string') throw bad(`HostConfig.Tmpfs options for "${path}" must be a string`);
     out[path] = options ?? '';
   }
   return out;
@@ -222,6 +260,18 @@ export function containerSpecOf(body: ContainerCreateBody): ContainerSpec {
   for (const [key, field] of HOST_LISTS) host[key] = list(h[field], `HostConfig.${field}`);
   for (const [key, field] of HOST_STRINGS) host[key] = text(h[field], `HostConfig.${field}`);
   for (const [key, field] of HOST_FLAGS) host[key] = flag(h[field], `HostConfig.${field}`);
+  for (const [key, field] of HOST_INTEGERS) {
+    const n = integer(h[field], field);
+    if (n !== undefined) host[key] = n;
+  }
+  const cpus = cpuset(h.CpusetCpus, 'cpus');
+  const mems = cpuset(h.CpusetMems, 'mems');
+  if (cpus !== undefined) host.cpusetCpus = cpus;
+  if (mems !== undefined) host.cpusetMems = mems;
+  const size = h.ConsoleSize;
+  if (Array.isArray(size) && size.length === 2 && size.every((n) => Number.isInteger(n) && n > 0 && n <= 0xffff)) {
+    host.consoleSize = { rows: size[0] as number, cols: size[1] as number };
+  }
   const endpoints = isObject(body.NetworkingConfig) ? body.NetworkingConfig.EndpointsConfig : undefined;
   const cmd = strslice(body.Cmd);
   const entrypoint = strslice(body.Entrypoint);

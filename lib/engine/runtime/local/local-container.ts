@@ -1,6 +1,7 @@
 import type { PassThrough, Readable, Writable } from 'node:stream';
 import type { ImageStoreApi, ImageUsage, StoredLayer } from '../../images/image-store-types.js';
 import type { ContainerCreateBody, WaitResult } from '../../../engine-api/runtime-types.js';
+import type { ContainerSpec } from '../../../engine-api/container-spec.js';
 import type { OutputLog } from './output-log.js';
 import type { ContainerChange } from '../../../engine-api/container-operations.js';
 import type { HealthConfig, HealthState } from './health-types.js';
@@ -224,9 +225,10 @@ export interface LocalExecutor {
   createFields?: readonly string[];
   /**
    * Refuses (throws a 400 EngineError naming the field) a create body the executor cannot honor.
-   * `image` is the image the body will run, with the image config already applied to the body. Optional.
+   * `image` is the image the spec will run, with the image config already applied to it, and its
+   * volumes binds of their directories. Optional.
    */
-  validate?(body: ContainerCreateBody, image: LocalImage): void | Promise<void>;
+  validate?(spec: ContainerSpec, image: LocalImage): void | Promise<void>;
   /**
    * Directory where container records and their logs are kept (`<dir>/<id>/container.json`,
    * `output.log`) so they survive a restart. Without it containers live in memory only.
@@ -260,6 +262,8 @@ export interface LocalExecutor {
     /** Its name (without the leading `/`), what its networks' DNS answers to. Optional. */
     name?: string;
     body: ContainerCreateBody;
+    /** `body` typed: what the executor reads (its volumes are binds of their directories here). */
+    spec: ContainerSpec;
     output: (stream: 1 | 2, data: Buffer) => void;
     /** Run under a terminal (`Tty`): one raw output stream, reported as stream 1. */
     tty?: boolean;
@@ -276,7 +280,10 @@ export interface LocalContainer {
   name: string;
   created: Date;
   image: LocalImage;
+  /** The create body with the image's config applied: what is kept, and echoed by inspect. */
   body: ContainerCreateBody;
+  /** {@link body}, typed (container-spec.ts): what the executors read. Set wherever `body` is. */
+  spec: ContainerSpec;
   argv: string[];
   env: string[];
   tty: boolean;

@@ -1,3 +1,4 @@
+import { containerSpecOf, type ContainerSpec } from '../../../engine-api/container-spec.js';
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { EngineError } from '../../../engine-api/engine-error.js';
@@ -207,7 +208,7 @@ export class LocalRuntime implements ContainerRuntime {
     try {
       // Each host source's links resolved once, here: what the policy checked is what every start binds.
       if (mounts) await resolveMountSources(mounts);
-      await this.executor.validate?.(mounts ? executionBody(body, mounts) : body, image);
+      await this.executor.validate?.(containerSpecOf(mounts ? executionBody(body, mounts) : body), image);
     } catch (error) {
       this.removeAnonymous(mounts ?? []);
       throw error;
@@ -248,7 +249,7 @@ export class LocalRuntime implements ContainerRuntime {
    * run (409, dockerd's words). Only that id: nothing is looked up again by name or prefix.
    */
   private checkJoined(c: LocalContainer): void {
-    const id = this.executor.userNetworks ? joinedContainerId(c.body) : undefined;
+    const id = this.executor.userNetworks ? joinedContainerId(c.spec) : undefined;
     if (id === undefined) return;
     const target = this.table.has(id) ? this.table.resolve(id) : undefined;
     if (!target || target.status === 'removing') throw EngineError.notFound(`No such container: ${id}`);
@@ -288,7 +289,7 @@ export class LocalRuntime implements ContainerRuntime {
         openStdin: c.openStdin,
         id: c.id,
         name: c.name,
-        body: c.mounts ? executionBody(c.body, c.mounts) : c.body,
+        ...runBody(c),
         tty: c.tty,
         output: (stream, data) => {
           c.log.append(c.tty ? 1 : stream, data);
@@ -494,3 +495,9 @@ function eventActor(c: LocalContainer): { id: string; name: string; image: strin
   return { id: c.id, name: c.name, image: c.body.Image, labels: c.labels };
 }
 
+/** What the executor runs: the kept body with its volumes as binds of their directories, and that typed. */
+function runBody(c: LocalContainer): { body: ContainerCreateBody; spec: ContainerSpec } {
+  if (!c.mounts) return { body: c.body, spec: c.spec };
+  const body = executionBody(c.body, c.mounts);
+  return { body, spec: containerSpecOf(body) };
+}

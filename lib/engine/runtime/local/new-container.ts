@@ -1,5 +1,6 @@
 import { PassThrough } from 'node:stream';
 import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
+import { containerSpecOf } from '../../../engine-api/container-spec.js';
 import type { LocalContainer, LocalImage } from './local-container.js';
 import type { OutputLog } from './output-log.js';
 import type { LogSettings } from './log-config.js';
@@ -28,6 +29,7 @@ export function newContainer({ id, name, image, body, argv, env, labels, log, lo
     created: new Date(),
     image,
     body,
+    spec: containerSpecOf(body),
     argv,
     env,
     tty: body.Tty === true,

@@ -112,10 +112,10 @@ export function processRuntime(options: ProcessRuntimeOptions): ContainerRuntime
     // Children share the server's network stack: `host` is what they really have; `none` would be a lie.
     networks: ['host'],
     createFields: PROCESS_CREATE_FIELDS,
-    validate: (body) => {
-      const mode = body.HostConfig?.NetworkMode;
-      if (mode !== undefined && mode !== null && mode !== '' && mode !== 'default' && mode !== 'host') {
-        throw EngineError.invalidParameter(`HostConfig.NetworkMode "${String(mode)}" is not supported by the process runtime (host only)`);
+    validate: ({ host }) => {
+      const mode = host.networkMode;
+      if (mode !== '' && mode !== 'default' && mode !== 'host') {
+        throw EngineError.invalidParameter(`HostConfig.NetworkMode "${mode}" is not supported by the process runtime (host only)`);
       }
     },
     exec: (run) => processExec(run, lookup(run.container.image.ref)!.program, cwd, groups.get(run.container.id)?.procs),

@@ -6,7 +6,8 @@ import { EngineError } from '../../../engine-api/engine-error.js';
 import { ImageStore } from '../../images/image-store.js';
 import type { ImageStoreApi } from '../../images/image-store-types.js';
 import { withSeedAliases } from './sandbox-images.js';
-import type { ContainerCreateBody, ContainerRuntime } from '../../../engine-api/runtime-types.js';
+import type { ContainerRuntime } from '../../../engine-api/runtime-types.js';
+import { containerSpecOf, type ContainerSpec } from '../../../engine-api/container-spec.js';
 import type { LocalExecutor, LocalProcess } from '../local/local-container.js';
 import { hostPathOf } from '../local/container-mounts.js';
 import { LocalRuntime } from '../local/local-runtime.js';
@@ -72,7 +73,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   // made there, on a host filesystem without nosuid or nodev.
   for (const dir of [stateDir, containersDir]) chmodSync(dir, 0o700);
   let store: Promise<ImageStoreApi> | undefined;
-  const limitsOf = (body: ContainerCreateBody) => withDefaults(checkLimits(body, cgroups, cpus), body, cgroups, defaults);
+  const limitsOf = (spec: ContainerSpec) => withDefaults(checkLimits(spec, cgroups, cpus), spec, cgroups, defaults);
   const cpus = availableParallelism();
   // The gates' FIFOs and the stacks' API sockets (removed after each container): private, and
   // short, since a socket path has 108 bytes; a temporary directory when the state dir is too deep.
@@ -96,7 +97,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   const hostTool = (name: string): string => (existsSync(`/usr/bin/${name}`) ? `/usr/bin/${name}` : name);
   const owners = OwnerUserns.open(settings.userns, { unshare: hostTool('unshare'), nsenter: hostTool('nsenter'), setpriv: hostTool('setpriv') }, join(stateDir, 'owner-ranges.json'));
   /** The user namespace of a container (its owner's range, owner-userns.ts), from its create body's labels; none without `userns`. */
-  const usernsOf = (body: ContainerCreateBody): SandboxUserns | undefined => owners?.of(body.Labels);
+  const usernsOf = (spec: ContainerSpec): SandboxUserns | undefined => owners?.of(spec.labels);
 
   // Under the user namespace, from the image's copy prepared once for the owner's range; a spare
   // copy made ahead of the next start of the same image for the same range (rootfs-spares.ts).
@@ -105,14 +106,14 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     await (await store).materialize(imageId, dest, map);
   });
   /** `{ enter }` made by `make` from the container's user namespace; none without one. */
-  const withEnter = async <T>(body: ContainerCreateBody, make: (userns: SandboxUserns) => Promise<T>): Promise<{ enter?: T }> => {
-    const userns = usernsOf(body);
+  const withEnter = async <T>(spec: ContainerSpec, make: (userns: SandboxUserns) => Promise<T>): Promise<{ enter?: T }> => {
+    const userns = usernsOf(spec);
     return userns ? { enter: await make(userns) } : {};
   };
   /** The container's root filesystem copy, made once (at its first start or copy): a restarted container keeps its writes, as with dockerd. */
-  const ensureRootfs = async (c: { id: string; image: { id: string }; body: ContainerCreateBody }): Promise<string> => {
+  const ensureRootfs = async (c: { id: string; image: { id: string }; spec: ContainerSpec }): Promise<string> => {
     const rootfs = join(containersDir, c.id, 'rootfs');
-    const map = usernsOf(c.body)?.map;
+    const map = usernsOf(c.spec)?.map;
     const made = !existsSync(rootfs);
     if (made) {
       if (!store) throw EngineError.system('the image store is not open');
@@ -167,16 +168,16 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         ...(existsSync(busybox) ? { busybox } : {}),
         ...container,
         resolveUser: (spec) => resolveUserIn(container.plan.rootfs, spec),
-        ...(await withEnter(run.container.body, (userns) => userns.execEnter())),
+        ...(await withEnter(run.container.spec, (userns) => userns.execEnter())),
       });
     },
     createFields: SANDBOX_CREATE_FIELDS,
-    validate: async (body, image) => {
-      await refuseUnsupported(body, image, cgroups, cpus, { size: defaults.tmpfsSize, total: defaults.maxTmpfsBytes }, userNets !== undefined);
-      userNets?.validate(body);
+    validate: async (spec, image) => {
+      await refuseUnsupported(spec, image, cgroups, cpus, { size: defaults.tmpfsSize, total: defaults.maxTmpfsBytes }, userNets !== undefined);
+      userNets?.validate(spec.raw);
       // The owner's range is assigned here, at its first create: an owner beyond the server's range is refused before anything is made.
-      const userns = usernsOf(body);
-      const user = typeof body.User === 'string' ? body.User : '';
+      const userns = usernsOf(spec);
+      const { user } = spec;
       if (userns && user !== '' && image?.rootfs) userns.checkUser(await resolveUserIn(image.rootfs, user), user);
     },
     // Each container's own root filesystem copy: diff, commit, export, `docker cp` (tar and stat run
@@ -188,14 +189,14 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       // user namespace's range so the image holds the ids the container saw (changes-layer.ts).
       commitLayer: async (c, changes, opened) => {
         if (!opened.storeLayer) throw EngineError.unsupported('making layers', 'sandbox');
-        return opened.storeLayer(changesLayer(join(containersDir, c.id, 'rootfs'), changes, usernsOf(c.body)?.map));
+        return opened.storeLayer(changesLayer(join(containersDir, c.id, 'rootfs'), changes, usernsOf(c.spec)?.map));
       },
       // `docker diff`: the container's root filesystem copy against the image's (diff-trees.ts).
       changes: async (c) => {
         const rootfs = join(containersDir, c.id, 'rootfs');
         const opened = store ? await store : undefined;
         if (!existsSync(rootfs) || !opened?.imageRootfs) return [];
-        return diffTrees(await opened.imageRootfs(c.image.id, usernsOf(c.body)?.map), rootfs);
+        return diffTrees(await opened.imageRootfs(c.image.id, usernsOf(c.spec)?.map), rootfs);
       },
       sizeOfChanges: (c, changes) => sizeOfChanges(join(containersDir, c.id, 'rootfs'), changes),
       // `docker cp` on a created or exited container: the image's tar in a fresh sandbox on its root, its volumes and binds mounted.
@@ -205,14 +206,14 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
           .map((m) => ({ source: hostPathOf(m), target: m.Destination, readOnly: !m.RW }));
         const held = await HeldBinds.open(binds);
         try {
-          const userns = usernsOf(c.body);
+          const userns = usernsOf(c.spec);
           const proc = await runOnRootfs({
             bwrap, rootfs: await ensureRootfs(c), argv, stdin, output,
             binds: userns ? binds.map((b) => ({ ...b, source: held.path(b.source) })) : binds,
             // As the container's root in its owner's namespace: copied files get the mapped owners.
             ...(userns ? { enter: await userns.enter({ uid: 0, gid: 0 }) } : {}),
             // The copy's own filter: Docker's profile with its capabilities (no CapAdd of the container applies).
-            ...(seccomp ? { seccompFile: prepareSeccomp({ Image: c.image.id }, join(containersDir, c.id, 'seccomp-copy.bpf')) } : {}),
+            ...(seccomp ? { seccompFile: prepareSeccomp(containerSpecOf({ Image: c.image.id }), join(containersDir, c.id, 'seccomp-copy.bpf')) } : {}),
           });
           return { ...proc, exited: proc.exited.finally(() => held.close()) };
         } catch (error) {
@@ -224,7 +225,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       exportRootfs: async (c, signal) => exportRootfs({
         bwrap, rootfs: await ensureRootfs(c), signal,
         // Read as the container's root in its owner's namespace: the owners come out unshifted.
-        ...(await withEnter(c.body, (userns) => userns.enter({ uid: 0, gid: 0 }))),
+        ...(await withEnter(c.spec, (userns) => userns.enter({ uid: 0, gid: 0 }))),
       }),
     },
     build: {
@@ -245,7 +246,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         if (refused.length > 0) {
           throw EngineError.invalidParameter(`${refused.join(', ')}: updating containers is not supported by the sandbox runtime (only ${CGROUP_HOST_FIELDS.join(', ')})`);
         }
-        const limits = limitsOf({ ...c.body, HostConfig: { ...(c.body.HostConfig ?? {}), ...update } });
+        const limits = limitsOf(containerSpecOf({ ...c.body, HostConfig: { ...(c.body.HostConfig ?? {}), ...update } }));
         const entry = running.get(c.id);
         if (!entry || !cgroups) return update;
         let group: ContainerCgroup;
@@ -277,7 +278,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     // Each host bind source walked from / without following and held open while the container
     // runs (held-binds.ts): a link planted on its path since create is a 400, before anything is prepared.
     start: async (run) => {
-      const held = await HeldBinds.open(bindSpecs(run.body));
+      const held = await HeldBinds.open(bindSpecs(run.spec));
       try {
         const proc = await startHeld(run, held);
         return { ...proc, exited: proc.exited.finally(() => held.close()) };

@@ -11,6 +11,6 @@ export const bwrap: Stage<StartContext> = {
       rootfs, user, tty: ctx.run.tty === true, tmpfs, ...(seccompFile ? { seccompFile } : {}), ...(group ? { cgroupDirs: group.dirs } : {}),
       ...(userns ? { userns: true, bindSource: (source: string) => held.path(source) } : {}), ...(net ? { files: net.files } : {}), ...(joinedFiles ? { files: joinedFiles } : {}),
     };
-    ctx.args = [...bwrapArgs(ctx.run.body, ctx.plan), ...(net ? ['--unshare-net', ...net.gate.bwrapArgs()] : [])];
+    ctx.args = [...bwrapArgs(ctx.run.spec, ctx.plan), ...(net ? ['--unshare-net', ...net.gate.bwrapArgs()] : [])];
   },
 };

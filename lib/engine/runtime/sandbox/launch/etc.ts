@@ -15,7 +15,7 @@ export const etc: Stage<StartContext> = {
   name: 'etc',
   async run(ctx) {
     const { userns, joined, rootfs } = ctx;
-    if (ownsNetwork(ctx.run.body) || joined) await ensureEtc(rootfs, userns ? { uid: userns.map.uid, gid: userns.map.gid } : {});
+    if (ownsNetwork(ctx.run.spec) || joined) await ensureEtc(rootfs, userns ? { uid: userns.map.uid, gid: userns.map.gid } : {});
     ctx.joinedFiles = joined ? await sharedNetworkFiles(join(ctx.host.containersDir, joined.id), rootfs) : undefined;
   },
 };
