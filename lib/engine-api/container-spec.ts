@@ -32,7 +32,7 @@ export interface PortBindingSpec {
 export interface MountSpec {
   type?: string;
   source?: string;
-  target?: string;
+  target: string;
   readOnly: boolean;
   /** The entry's other keys that hold a value (BindOptions, VolumeOptions, TmpfsOptions…). */
   options: Readonly<Record<string, unknown>>;
@@ -83,6 +83,8 @@ export interface HostSpec {
   pidsLimit?: number;
   cpusetCpus?: string;
   cpusetMems?: string;
+  /** `LogConfig`: the driver (`''`: the default) and its options. */
+  logConfig: { type: string; config: Readonly<Record<string, string>> };
   /** `ConsoleSize` ([height, width], API 1.42) when the client sent a usable one. */
   consoleSize?: { rows: number; cols: number };
 }
@@ -115,6 +117,8 @@ export interface ContainerSpec {
   domainname: string;
   macAddress: string;
   stopSignal: string;
+  /** Seconds `docker stop` waits by default; undefined: 10, dockerd's. */
+  stopTimeout?: number;
   /** `ExposedPorts`' keys (`80/tcp`). */
   exposedPorts: readonly string[];
   /** `Volumes`' keys: the container paths of anonymous volumes. */
@@ -142,10 +146,20 @@ const HOST_INTEGERS = [
 const bad = (message: string): EngineError => EngineError.invalidParameter(message);
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** The words the runtimes used for an entry that is not a string, where they had their own. */
+const ENTRY_MESSAGES: Readonly<Record<string, (entry: unknown) => string>> = {
+  'HostConfig.Binds': (v) => `HostConfig.Binds: invalid volume specification: '${String(v)}'`,
+  'HostConfig.VolumesFrom': (v) => `HostConfig.VolumesFrom: invalid entry "${String(v)}"`,
+  'HostConfig.CapAdd': (v) => `HostConfig.CapAdd: invalid capability "${String(v)}"`,
+  'HostConfig.CapDrop': (v) => `HostConfig.CapDrop: invalid capability "${String(v)}"`,
+  'HostConfig.GroupAdd': () => 'HostConfig.GroupAdd entries must be group names or ids',
+};
+
 function list(value: unknown, field: string): string[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) throw bad(`${field} must be a list`);
-  if (!value.every((v) => typeof v === 'string')) throw bad(`${field} must be a list of strings`);
+  const odd = value.findIndex((v) => typeof v !== 'string');
+  if (odd >= 0) throw bad(ENTRY_MESSAGES[field]?.(value[odd]) ?? `${field} must be a list of strings`);
   return value as string[];
 }
 
@@ -207,17 +221,30 @@ function mountsOf(value: unknown): MountSpec[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) throw bad('HostConfig.Mounts must be a list');
   return value.map((m: unknown) => {
-    if (!isObject(m)) throw bad('HostConfig.Mounts entries must be objects');
-    const { Type, Source, Target, ReadOnly, ...rest } = m;
+    const { Type, Source, Target, ReadOnly, ...rest } = isObject(m) ? m : {};
+    if (typeof Target !== 'string') throw bad(`HostConfig.Mounts: invalid mount config: Target "${String(Target)}" must be an absolute path`);
+    if (Source !== undefined && Source !== null && typeof Source !== 'string') throw bad(`HostConfig.Mounts: invalid mount config: Source "${String(Source)}" must be a string`);
     const options = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined && v !== null));
     return {
       ...(Type !== undefined && Type !== null ? { type: text(Type, 'HostConfig.Mounts.Type') } : {}),
-      ...(Source !== undefined && Source !== null ? { source: text(Source, 'HostConfig.Mounts.Source') } : {}),
-      ...(Target !== undefined && Target !== null ? { target: text(Target, 'HostConfig.Mounts.Target') } : {}),
+      ...(typeof Source === 'string' ? { source: Source } : {}),
+      target: Target,
       readOnly: ReadOnly === true,
       options,
     };
   });
+}
+
+function logConfigOf(value: unknown): HostSpec['logConfig'] {
+  if (value === undefined || value === null) return { type: '', config: {} };
+  if (!isObject(value)) throw bad('HostConfig.LogConfig must be an object with Type and Config');
+  const { Type, Config } = value;
+  if (Type !== undefined && Type !== null && typeof Type !== 'string') throw bad('HostConfig.LogConfig.Type must be a string');
+  if (Config !== undefined && Config !== null && !isObject(Config)) throw bad('HostConfig.LogConfig.Config must be an object of strings');
+  for (const [key, v] of Object.entries(Config ?? {})) {
+    if (typeof v !== 'string') throw bad(`HostConfig.LogConfig.Config["${key}"] must be a string`);
+  }
+  return { type: Type ?? '', config: (Config ?? {}) as Record<string, string> };
 }
 
 function portBindingsOf(value: unknown): Record<string, PortBindingSpec[]> {
@@ -255,6 +282,7 @@ export function containerSpecOf(body: ContainerCreateBody): ContainerSpec {
     mounts: mountsOf(h.Mounts),
     tmpfs: tmpfsOf(h.Tmpfs),
     portBindings: portBindingsOf(h.PortBindings),
+    logConfig: logConfigOf(h.LogConfig),
     ...(h.Init !== undefined && h.Init !== null ? { init: flag(h.Init, 'HostConfig.Init') } : {}),
   } as Partial<Record<keyof HostSpec, unknown>>;
   for (const [key, field] of HOST_LISTS) host[key] = list(h[field], `HostConfig.${field}`);
@@ -293,6 +321,7 @@ export function containerSpecOf(body: ContainerCreateBody): ContainerSpec {
     domainname: typeof body.Domainname === 'string' ? body.Domainname : '',
     macAddress: typeof body.MacAddress === 'string' ? body.MacAddress : '',
     stopSignal: typeof body.StopSignal === 'string' ? body.StopSignal : '',
+    ...(typeof body.StopTimeout === 'number' && Number.isInteger(body.StopTimeout) ? { stopTimeout: body.StopTimeout } : {}),
     exposedPorts: keys(body.ExposedPorts, 'ExposedPorts'),
     volumes: keys(body.Volumes),
     host: host as unknown as HostSpec,

@@ -72,7 +72,8 @@ describe('a runtime that states nothing (a forwarding runtime) is handed every f
 describe('a HostConfig field of the wrong JSON type is 400 naming it, for every runtime', () => {
   test.each([
     [{ Binds: '/a:/b' }, 'HostConfig.Binds must be a list'],
-    [{ CapAdd: [5] }, 'HostConfig.CapAdd must be a list of strings'],
+    [{ CapAdd: [5] }, 'HostConfig.CapAdd: invalid capability "5"'],
+    [{ Dns: [5] }, 'HostConfig.Dns must be a list of strings'],
     [{ NetworkMode: 5 }, 'HostConfig.NetworkMode must be a string'],
     [{ Init: 'yes' }, 'HostConfig.Init must be a boolean'],
     [{ Tmpfs: ['/run'] }, 'HostConfig.Tmpfs must map paths to options'],

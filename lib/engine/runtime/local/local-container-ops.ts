@@ -123,8 +123,8 @@ export class LocalContainerOps {
       const networks = c.process.network && pids ? containerNetworks(pids) : undefined;
       return { ...s, ...(grouped !== undefined ? { memory: grouped } : {}), ...(networks ? { networks } : {}) };
     };
-    const memory = c.body.HostConfig?.Memory;
-    const limit = typeof memory === 'number' && memory > 0 ? memory : undefined;
+    const memory = c.spec.host.memory;
+    const limit = memory !== undefined && memory > 0 ? memory : undefined;
     const line = (cur: ProcSample | undefined, prev: ProcSample | undefined): Buffer => Buffer.from(`${JSON.stringify(statsJson(c.name, c.id, cur, prev, limit))}\n`);
     const first = sample();
     if (!stream) {

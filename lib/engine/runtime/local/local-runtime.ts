@@ -184,16 +184,17 @@ export class LocalRuntime implements ContainerRuntime {
   removeVolume?: VolumeOperations['removeVolume'];
   pruneVolumes?: VolumeOperations['pruneVolumes'];
 
-  async create({ name, body: sent }: CreateRequest): Promise<{ id: string; warnings: string[] }> {
-    const ref = familiarImageRef(sent.Image);
-    const image = this.storeImages ? await this.storeImages.localImage(sent.Image) : this.images.find(sent.Image);
+  async create({ name, spec: sent }: CreateRequest): Promise<{ id: string; warnings: string[] }> {
+    const ref = familiarImageRef(sent.image);
+    const image = this.storeImages ? await this.storeImages.localImage(sent.image) : this.images.find(sent.image);
     if (!image) throw EngineError.notFound(`No such image: ${ref}`);
-    const applied = applyImageConfig(sent, image);
+    // The body kept (and shown by inspect) is the one sent with the image's config applied.
+    const applied = applyImageConfig(sent.raw, image);
     const { argv, env, labels } = applied;
     let body = this.lifecycle.prepare(applied.body, image);
     // This runtime is the only one it has (/info lists it as Runtimes and DefaultRuntime).
-    const wanted = body.HostConfig?.Runtime;
-    if (wanted !== undefined && wanted !== null && wanted !== '' && wanted !== this.name) throw EngineError.invalidParameter(`Unknown runtime specified ${String(wanted)}`);
+    const wanted = sent.host.runtime;
+    if (wanted !== '' && wanted !== this.name) throw EngineError.invalidParameter(`Unknown runtime specified ${wanted}`);
     if (argv.length === 0) throw EngineError.invalidParameter('No command specified');
     if (this.table.size >= this.limits.maxContainers) {
       // dockerd has no such limit; 409 tells the client the state must change (remove some) first.
@@ -202,20 +203,21 @@ export class LocalRuntime implements ContainerRuntime {
     // `--network container:REF` is resolved here, once, to the id it names now; the start joins
     // that container only (never whatever else the name or prefix matches by then), as dockerd.
     if (this.executor.userNetworks) body = withJoinedContainerId(body, (ref) => this.table.resolve(ref).id);
-    // Volumes named, anonymous and from other containers; the executor checks the body as it will
+    const spec = containerSpecOf(body);
+    // Volumes named, anonymous and from other containers; the executor checks the spec as it will
     // run it (every one a bind of its directory). Anonymous volumes made for a refused body go.
-    const mounts = this.mountsFor(body);
+    const mounts = this.mountsFor(spec);
     try {
       // Each host source's links resolved once, here: what the policy checked is what every start binds.
       if (mounts) await resolveMountSources(mounts);
-      await this.executor.validate?.(containerSpecOf(mounts ? executionBody(body, mounts) : body), image);
+      await this.executor.validate?.(mounts ? containerSpecOf(executionBody(body, mounts)) : spec, image);
     } catch (error) {
       this.removeAnonymous(mounts ?? []);
       throw error;
     }
     let logging: LogSettings;
     try {
-      logging = logSettings(body, this.name, this.limits.maxLogFilesBytes);
+      logging = logSettings(spec, this.name, this.limits.maxLogFilesBytes);
     } catch (error) {
       this.removeAnonymous(mounts ?? []);
       throw error;
@@ -228,7 +230,7 @@ export class LocalRuntime implements ContainerRuntime {
       this.removeAnonymous(mounts ?? []);
       throw EngineError.system(`cannot open the container's log files: ${(error as Error).message}`, error);
     }
-    const container = newContainer({ id, name, image, body, argv, env, labels, log, logging, mounts });
+    const container = newContainer({ id, name, image, body, spec, argv, env, labels, log, logging, mounts });
     this.table.add(container);
     await this.records?.save(container);
     this.bus.publish('create', eventActor(container));
@@ -236,8 +238,8 @@ export class LocalRuntime implements ContainerRuntime {
   }
 
   /** The mounts of a new container, when this runtime has volumes (volume-mounts.ts). */
-  private mountsFor(body: ContainerCreateBody): MountPoint[] | undefined {
-    return mountsFor(body, this.volumes, this.name, (ref) => this.table.resolve(ref));
+  private mountsFor(spec: ContainerSpec): MountPoint[] | undefined {
+    return mountsFor(spec, this.volumes, this.name, (ref) => this.table.resolve(ref));
   }
 
   private removeAnonymous(mounts: readonly MountPoint[]): void {
