@@ -83,14 +83,16 @@ export interface HostSpec {
   pidsLimit?: number;
   cpusetCpus?: string;
   cpusetMems?: string;
+  /** `RestartPolicy`: `''` and `no` both mean never (the policy's names are checked by the runtime). */
+  restartPolicy: { name: string; maximumRetryCount: number };
   /** `LogConfig`: the driver (`''`: the default) and its options. */
   logConfig: { type: string; config: Readonly<Record<string, string>> };
   /** `ConsoleSize` ([height, width], API 1.42) when the client sent a usable one. */
   consoleSize?: { rows: number; cols: number };
 }
 
-/** `NetworkingConfig.EndpointsConfig[name]`, as sent (the runtime checks what it honors). */
-export type EndpointSpec = Readonly<Record<string, unknown>>;
+/** `NetworkingConfig.EndpointsConfig[name]`, as sent: the runtime checks what it honors (null: none given). */
+export type EndpointSpec = unknown;
 
 /**
  * The body of `POST /containers/create`, decoded once: types checked, Go's `strslice` and
@@ -235,6 +237,15 @@ function mountsOf(value: unknown): MountSpec[] {
   });
 }
 
+function restartPolicyOf(value: unknown): HostSpec['restartPolicy'] {
+  if (value === undefined || value === null) return { name: '', maximumRetryCount: 0 };
+  if (!isObject(value)) throw bad('RestartPolicy must be an object');
+  const { Name = '', MaximumRetryCount = 0 } = value;
+  if (typeof Name !== 'string') throw bad('RestartPolicy.Name must be a string');
+  if (typeof MaximumRetryCount !== 'number' || !Number.isInteger(MaximumRetryCount)) throw bad('RestartPolicy.MaximumRetryCount must be an integer');
+  return { name: Name, maximumRetryCount: MaximumRetryCount };
+}
+
 function logConfigOf(value: unknown): HostSpec['logConfig'] {
   if (value === undefined || value === null) return { type: '', config: {} };
   if (!isObject(value)) throw bad('HostConfig.LogConfig must be an object with Type and Config');
@@ -245,6 +256,16 @@ function logConfigOf(value: unknown): HostSpec['logConfig'] {
     if (typeof v !== 'string') throw bad(`HostConfig.LogConfig.Config["${key}"] must be a string`);
   }
   return { type: Type ?? '', config: (Config ?? {}) as Record<string, string> };
+}
+
+function objectOf(value: unknown, field: string): Record<string, unknown> {
+  if (value === undefined || value === null) return {};
+  if (!isObject(value)) throw bad(`${field} must be an object`);
+  return value;
+}
+
+function endpointsOf(networking: unknown): Record<string, EndpointSpec> {
+  return objectOf(objectOf(networking, 'NetworkingConfig').EndpointsConfig, 'NetworkingConfig.EndpointsConfig');
 }
 
 function portBindingsOf(value: unknown): Record<string, PortBindingSpec[]> {
@@ -283,6 +304,7 @@ export function containerSpecOf(body: ContainerCreateBody): ContainerSpec {
     tmpfs: tmpfsOf(h.Tmpfs),
     portBindings: portBindingsOf(h.PortBindings),
     logConfig: logConfigOf(h.LogConfig),
+    restartPolicy: restartPolicyOf(h.RestartPolicy),
     ...(h.Init !== undefined && h.Init !== null ? { init: flag(h.Init, 'HostConfig.Init') } : {}),
   } as Partial<Record<keyof HostSpec, unknown>>;
   for (const [key, field] of HOST_LISTS) host[key] = list(h[field], `HostConfig.${field}`);
@@ -300,7 +322,6 @@ export function containerSpecOf(body: ContainerCreateBody): ContainerSpec {
   if (Array.isArray(size) && size.length === 2 && size.every((n) => Number.isInteger(n) && n > 0 && n <= 0xffff)) {
     host.consoleSize = { rows: size[0] as number, cols: size[1] as number };
   }
-  const endpoints = isObject(body.NetworkingConfig) ? body.NetworkingConfig.EndpointsConfig : undefined;
   const cmd = strslice(body.Cmd);
   const entrypoint = strslice(body.Entrypoint);
   return {
@@ -325,7 +346,7 @@ export function containerSpecOf(body: ContainerCreateBody): ContainerSpec {
     exposedPorts: keys(body.ExposedPorts, 'ExposedPorts'),
     volumes: keys(body.Volumes),
     host: host as unknown as HostSpec,
-    networks: isObject(endpoints) ? (Object.fromEntries(Object.entries(endpoints).filter(([, v]) => isObject(v))) as Record<string, EndpointSpec>) : {},
+    networks: endpointsOf(body.NetworkingConfig),
     raw: body,
   };
 }

@@ -124,7 +124,7 @@ export interface LocalUserNetworks {
   /** A container's endpoints on user networks, as inspect's `NetworkSettings.Networks` shows them. */
   endpoints(container: Pick<LocalContainer, 'id'>): Record<string, Record<string, unknown>>;
   /** A created or exited container's `NetworkSettings.Networks`: the networks it joins at its start, with no live values. Optional: none shown. */
-  stoppedEndpoints?(container: Pick<LocalContainer, 'id' | 'body' | 'startedAt'>): Record<string, Record<string, unknown>>;
+  stoppedEndpoints?(container: Pick<LocalContainer, 'id' | 'spec' | 'startedAt'>): Record<string, Record<string, unknown>>;
 }
 
 /** Images configured under exact references (the process and scripted runtimes'): what create runs and `docker images` lists. */

@@ -494,7 +494,7 @@ export class LocalRuntime implements ContainerRuntime {
 }
 
 function eventActor(c: LocalContainer): { id: string; name: string; image: string; labels: Record<string, string> } {
-  return { id: c.id, name: c.name, image: c.body.Image, labels: c.labels };
+  return { id: c.id, name: c.name, image: c.spec.image, labels: c.labels };
 }
 
 /** What the executor runs: the kept body with its volumes as binds of their directories, and that typed. */

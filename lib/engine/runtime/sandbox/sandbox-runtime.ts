@@ -174,7 +174,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     createFields: SANDBOX_CREATE_FIELDS,
     validate: async (spec, image) => {
       await refuseUnsupported(spec, image, cgroups, cpus, { size: defaults.tmpfsSize, total: defaults.maxTmpfsBytes }, userNets !== undefined);
-      userNets?.validate(spec.raw);
+      userNets?.validate(spec);
       // The owner's range is assigned here, at its first create: an owner beyond the server's range is refused before anything is made.
       const userns = usernsOf(spec);
       const { user } = spec;
