@@ -1,9 +1,10 @@
 import { containerSpecOf, type ContainerSpec } from '../../../engine-api/container-spec.js';
+import { runBody } from './run-body.js';
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type {
-  AttachOptions, AttachSession, ContainerCreateBody, ContainerRuntime, CreateRequest, EventsOptions, ListOptions,
+  AttachOptions, AttachSession, ContainerRuntime, CreateRequest, EventsOptions, ListOptions,
   LogsOptions, OutputStream, PullRequest, RemoveOptions, StopOptions, WaitCondition, WaitHandle, WaitResult,
 } from '../../../engine-api/runtime-types.js';
 import { upToDateProgress } from './pull-progress.js';
@@ -495,11 +496,4 @@ export class LocalRuntime implements ContainerRuntime {
 
 function eventActor(c: LocalContainer): { id: string; name: string; image: string; labels: Record<string, string> } {
   return { id: c.id, name: c.name, image: c.spec.image, labels: c.labels };
-}
-
-/** What the executor runs: the kept body with its volumes as binds of their directories, and that typed. */
-function runBody(c: LocalContainer): { body: ContainerCreateBody; spec: ContainerSpec } {
-  if (!c.mounts) return { body: c.body, spec: c.spec };
-  const body = executionBody(c.body, c.mounts);
-  return { body, spec: containerSpecOf(body) };
 }

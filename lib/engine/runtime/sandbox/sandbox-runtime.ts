@@ -246,7 +246,13 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         if (refused.length > 0) {
           throw EngineError.invalidParameter(`${refused.join(', ')}: updating containers is not supported by the sandbox runtime (only ${CGROUP_HOST_FIELDS.join(', ')})`);
         }
-        const limits = limitsOf(containerSpecOf({ ...c.body, HostConfig: { ...(c.body.HostConfig ?? {}), ...update } }));
+        // The update's fields, typed as at create, over the container's spec.
+        const updated = containerSpecOf({ Image: c.spec.image, HostConfig: update }).host;
+        const changed = Object.fromEntries(Object.keys(update).map((field) => {
+          const key = (field.charAt(0).toLowerCase() + field.slice(1)) as keyof typeof updated;
+          return [key, updated[key]];
+        }));
+        const limits = limitsOf({ ...c.spec, host: { ...c.spec.host, ...changed } });
         const entry = running.get(c.id);
         if (!entry || !cgroups) return update;
         let group: ContainerCgroup;
