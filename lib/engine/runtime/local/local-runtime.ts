@@ -192,7 +192,7 @@ export class LocalRuntime implements ContainerRuntime {
     // The body kept (and shown by inspect) is the one sent with the image's config applied.
     const applied = applyImageConfig(sent.raw, image);
     const { argv, env, labels } = applied;
-    let body = this.lifecycle.prepare(applied.body, image);
+    let body = this.lifecycle.prepare(applied.body, sent, image);
     // This runtime is the only one it has (/info lists it as Runtimes and DefaultRuntime).
     const wanted = sent.host.runtime;
     if (wanted !== '' && wanted !== this.name) throw EngineError.invalidParameter(`Unknown runtime specified ${wanted}`);

@@ -50,10 +50,11 @@ export function restarts(policy: RestartPolicy): boolean {
   return policy.Name !== '' && policy.Name !== 'no';
 }
 
-/** Checks a create body's RestartPolicy, and its AutoRemove, as dockerd does. */
-export function validateCreatePolicy(hostConfig: Record<string, unknown> | null | undefined): void {
-  validateRestartPolicy(hostConfig?.RestartPolicy);
-  if (hostConfig?.AutoRemove === true && restarts(restartPolicyOf(hostConfig))) {
+/** Checks a spec's RestartPolicy, and its AutoRemove, as dockerd does. */
+export function validateCreatePolicy(spec: ContainerSpec): void {
+  const policy = specRestartPolicy(spec);
+  validateRestartPolicy(policy);
+  if (spec.host.autoRemove && restarts(policy)) {
     throw EngineError.invalidParameter("can't create 'AutoRemove' container with restart policy");
   }
 }
