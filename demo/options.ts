@@ -1,5 +1,5 @@
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { parseArgs } from 'node:util';
 
 export interface DemoOptions {
@@ -62,7 +62,8 @@ routes behind requireBearer, and the Docker Engine API on a Unix socket and on T
 Options:
   --host HOST            address to listen on (default 127.0.0.1)
   --port PORT            TCP port for the token service, /v2/ and /engine (default 5001)
-  --engine-socket PATH   Unix socket of the engine API (default ${join(tmpdir(), 'dockgate-engine.sock')})
+  --engine-socket PATH   Unix socket of the engine API (default ${defaultEngineSocket()}; not root:
+                         $XDG_RUNTIME_DIR/dockgate-engine.sock when XDG_RUNTIME_DIR is set)
   --runtime KIND         sandbox (busybox/alpine containers isolated with bubblewrap), process (UNCONFINED:
                          commands run on this host as this user) or docker (default sandbox)
   --docker-socket PATH   engine socket for --runtime docker (default /var/run/docker.sock)
@@ -113,6 +114,16 @@ Options:
 
 export class DemoUsageError extends Error {}
 
+/**
+ * The engine socket's default: the temporary directory for root (as always), and the user's own
+ * runtime directory (`$XDG_RUNTIME_DIR`, an absolute path) for anyone else, where it exists.
+ */
+export function defaultEngineSocket(env: NodeJS.ProcessEnv = process.env, uid = process.geteuid?.() ?? 0): string {
+  const runtimeDir = env.XDG_RUNTIME_DIR;
+  if (uid !== 0 && runtimeDir && isAbsolute(runtimeDir)) return join(runtimeDir, 'dockgate-engine.sock');
+  return join(tmpdir(), 'dockgate-engine.sock');
+}
+
 /** Parses the demo's flags; a bad one is a DemoUsageError naming it. */
 export function parseDemoOptions(argv: string[], demoDir: string): DemoOptions | 'help' {
   const { values } = parseArgs({
@@ -121,7 +132,7 @@ export function parseDemoOptions(argv: string[], demoDir: string): DemoOptions |
     options: {
       host: { type: 'string', default: '127.0.0.1' },
       port: { type: 'string', default: '5001' },
-      'engine-socket': { type: 'string', default: join(tmpdir(), 'dockgate-engine.sock') },
+      'engine-socket': { type: 'string', default: defaultEngineSocket() },
       runtime: { type: 'string', default: 'sandbox' },
       'docker-socket': { type: 'string', default: '/var/run/docker.sock' },
       key: { type: 'string' },

@@ -3,7 +3,7 @@
 // logins, the default ACL, the sandbox runtime. Its stdout goes to a `cat` that reads it at once
 // and discards it, as a terminal or a log collector drains a pipe (not the bench's own event loop,
 // which is busy driving the load). CPU time is read from /proc, as for any process.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -45,6 +45,13 @@ export function idleShare(a, b) {
   return wall > 0 ? Math.max(0, 1 - (b.onCpu - a.onCpu + b.runQueue - a.runQueue) / wall) : 0;
 }
 
+/** Mount points below `dir` (deepest first). */
+function mountsUnder(dir) {
+  return readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((line) => line.split(' ')[4] ?? '')
+    .map((field) => field.replace(/\\([0-7]{3})/g, (_, octal) => String.fromCharCode(parseInt(octal, 8))))
+    .filter((target) => target.startsWith(`${dir}/`)).sort((a, b) => b.length - a.length);
+}
+
 /** Starts the demo; resolves once it answers on its port. */
 export async function startShippedDemo() {
   const state = mkdtempSync(join(tmpdir(), 'dockgate-bench-shipped-demo-'));
@@ -72,6 +79,8 @@ export async function startShippedDemo() {
     url,
     port,
     pid: demo.pid,
+    /** Its --state-dir (container overlays, image store). */
+    stateDir: state,
     /** The engine API's Unix socket (--engine-socket): the local administrator's, as dockerd's socket is. */
     engineSocket: join(state, 'engine.sock'),
     cpuMicros: async () => processCpuMicros(demo.pid),
@@ -92,6 +101,9 @@ export async function startShippedDemo() {
         clearTimeout(timer);
       }
       drain.kill();
+      // A demo killed before it closed its runtime leaves container overlays mounted: detached, so
+      // that removing the state directory never walks into a mounted root.
+      for (const target of mountsUnder(state)) spawnSync('umount', ['-l', '--', target]);
       rmSync(state, { recursive: true, force: true });
     },
   };

@@ -2,11 +2,13 @@ import { htpasswd, htpasswdHelp } from './htpasswd.js';
 import { UsageError, type CliIo } from './io.js';
 import { keygen, keygenHelp } from './keygen.js';
 import { registryConfig, registryConfigHelp } from './registry-config.js';
+import { rootlessCgroups, rootlessCgroupsHelp } from './rootless-cgroups.js';
 
 const COMMANDS: Record<string, { run: (args: string[], io: CliIo) => Promise<number>; help: string }> = {
   keygen: { run: keygen, help: keygenHelp },
   htpasswd: { run: htpasswd, help: htpasswdHelp },
   'registry-config': { run: registryConfig, help: registryConfigHelp },
+  'rootless-cgroups': { run: rootlessCgroups, help: rootlessCgroupsHelp },
 };
 
 const usage = `Usage: dockgate <command> [options]
@@ -15,6 +17,7 @@ Commands:
   keygen            create a token-signing key and a self-signed certificate
   htpasswd          add a bcrypt user line to an htpasswd file
   registry-config   print a registry's auth.token block that trusts a key
+  rootless-cgroups  print the command that delegates cgroups to a rootless sandbox runtime
 
 Run "dockgate <command> --help" for a command's options.
 `;

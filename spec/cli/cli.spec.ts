@@ -142,3 +142,25 @@ describe('the command line explains itself', () => {
     expect(await runCli(['frobnicate'], io().io)).toBe(2);
   });
 });
+
+describe('dockgate rootless-cgroups prints the one command that delegates the server\'s cgroup v1 groups to a user', () => {
+  test('each mounted controller\'s dockgate group under this process\'s own, made and chowned to --user', async () => {
+    const { Cgroups } = await import('../../lib/engine/linux/cgroups.js');
+    const dirs = [...Cgroups.groups().values()];
+    const c = io();
+    const code = await runCli(['rootless-cgroups', '--user', 'app'], c.io);
+    if (dirs.length === 0) {
+      expect(code).toBe(1);
+      expect(c.err.join('')).toContain('nothing to delegate');
+      return;
+    }
+    expect(code).toBe(0);
+    expect(c.out.join('')).toBe(`sudo sh -c 'mkdir -p ${dirs.join(' ')} && chown -R app ${dirs.join(' ')}'\n`);
+    expect(dirs.every((d) => d.startsWith('/sys/fs/cgroup/') && d.endsWith('/dockgate'))).toBe(true);
+  });
+  test('a --user that is not a user name is a usage error (exit 2), never pasted into the command', async () => {
+    const c = io();
+    expect(await runCli(['rootless-cgroups', '--user', "x'; rm -rf /"], c.io)).toBe(2);
+    expect(c.out.join('')).toBe('');
+  });
+});

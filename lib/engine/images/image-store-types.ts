@@ -158,6 +158,18 @@ export interface ImageStoreOptions {
   maxLoadBytes?: number;
   /** Bytes one pulled or loaded layer may hold, uncompressed. Defaults to 4 GiB. */
   maxLayerBytes?: number;
+  /**
+   * The store cannot give files other owners (a rootless server, which maps one id: its own as
+   * container root): an image whose layers hold a file owned by anyone but 0:0 fails to unpack,
+   * naming the file, rather than having its owners dropped. Defaults to false.
+   */
+  onlyRootOwners?: boolean;
+  /**
+   * The user namespace ranges each new image's root is prepared for as soon as it is unpacked
+   * (in the background, after the pull, load or import answers), so that the first container of
+   * the image on such a range does not wait for it. Defaults to none.
+   */
+  prepareShifts?: () => readonly IdShift[];
 }
 
 /**

@@ -30,6 +30,9 @@ import { historyView, inspectView, listView } from './store/views.js';
 import { danglingFilter, imageMatches, LIST_FILTERS, PRUNE_FILTERS } from './store/image-filters.js';
 import type { EngineFilters } from '../../engine-api/filters.js';
 
+/** Whether shifted roots are overlay layers of the owners alone (mounting them needs root; shifted-rootfs.ts). */
+const SHIFT_LAYERS = process.getuid?.() === 0;
+
 /**
  * A content-addressed image store in a state directory:
  * `blobs/sha256/<hex>` (image configs; the ID is the config's digest), `layers/<diffhex>.tar`
@@ -47,18 +50,23 @@ import type { EngineFilters } from '../../engine-api/filters.js';
  */
 export type { CommitRequest } from './store-core.js';
 
+/** The one id a rootless store's roots may hold (container root: the server's own user). */
+const ONLY_ROOT = { uid: 0, gid: 0, size: 1 };
+
 export class ImageStore implements ImageStoreApi, ImageStoreCore {
   readonly dir: string;
   readonly options: ResolvedStoreOptions;
   readonly files: LayerFiles;
   readonly #index: ImageIndex;
+  /** Shifted roots being built, by target directory (imageRootfs). */
+  readonly #shifting = new Map<string, Promise<string>>();
   #queue: Promise<unknown> = Promise.resolve();
 
   private constructor(dir: string, index: ImageIndex, options: ResolvedStoreOptions) {
     this.dir = dir;
     this.#index = index;
     this.options = options;
-    this.files = new LayerFiles(join(dir, 'layers'), join(dir, 'rootfs'), options.maxLayerBytes);
+    this.files = new LayerFiles(join(dir, 'layers'), join(dir, 'rootfs'), options.maxLayerBytes, options.onlyRootOwners ? ONLY_ROOT : undefined);
   }
 
   /** Opens (creating when needed) the store in `dir`, reading back its index. */
@@ -128,7 +136,12 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
    * --reflink=auto` (a copy-on-write clone on btrfs/xfs, a plain copy elsewhere), keeping owners,
    * modes, links and times. `destDir` must not exist yet.
    */
-  /** The image's own unpacked root filesystem (built once, shared, never to be written): what `docker diff` compares a container with. */
+  /**
+   * The image's own unpacked root filesystem (built once, shared, never to be written). With
+   * `shift`, the one prepared for that range: on a root server an overlay layer of the owners
+   * alone, to stack on the plain root (`lowerdir=shifted:plain`, shifted-rootfs.ts), not a tree
+   * to read on its own.
+   */
   async imageRootfs(imageId: string, shift?: IdShift): Promise<string> {
     const record = this.recordOrThrow(imageId);
     const diffIds = (await this.config(record.id)).rootfs.diff_ids;
@@ -136,11 +149,21 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
     if (!shift) return plain;
     const target = join(shiftedDir(this.dir, shift), digestHex(record.id));
     if (await stat(target).catch(() => undefined)) return target;
-    // A built image's parent has its shifted root already: linked, and the new layers applied
-    // with shifted owners, instead of a whole copy with every owner changed.
-    const base = await this.#base(record.id, diffIds, (id) => join(shiftedDir(this.dir, shift), digestHex(id)));
-    if (base) return this.files.buildRootfs(record.id, diffIds, undefined, base, { target, shift });
-    return buildShiftedRootfs(plain, target, shift);
+    // One build per image and range at a time: a start while it is prepared in the background waits for it.
+    let building = this.#shifting.get(target);
+    if (!building) {
+      building = (async () => {
+        // A root server makes an overlay layer of the owners alone (stacked on the plain tree, shifted-rootfs.ts).
+        if (SHIFT_LAYERS) return buildShiftedRootfs(plain, target, shift, { layer: true });
+        // Else a built image's parent has its shifted copy already: linked, and the new layers
+        // applied with shifted owners, instead of a whole copy with every owner changed.
+        const base = await this.#base(record.id, diffIds, (id) => join(shiftedDir(this.dir, shift), digestHex(id)));
+        if (base) return this.files.buildRootfs(record.id, diffIds, undefined, base, { target, shift });
+        return buildShiftedRootfs(plain, target, shift);
+      })().finally(() => this.#shifting.delete(target));
+      this.#shifting.set(target, building);
+    }
+    return building;
   }
 
   async materialize(imageId: string, destDir: string, shift?: IdShift): Promise<void> {
@@ -176,7 +199,7 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
     await writeFileAtomic(this.blobFile(id), request.config);
     // A built image's root is unpacked when first run (from its parent's), not at each step.
     if (!request.lazyRootfs) await this.#rootfs(id, diffIds, request.onLayer);
-    return this.exclusive(async () => {
+    const committed = await this.exclusive(async () => {
       const now = new Date().toISOString();
       const record = this.#index.get(id) ?? { id, repoTags: [], repoDigests: [], layers: request.layers, ...(request.parent ? { parent: request.parent } : {}) };
       if (request.repoDigest && !record.repoDigests.includes(request.repoDigest)) record.repoDigests.push(request.repoDigest);
@@ -189,6 +212,9 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
       await this.#index.save();
       return { id, moved };
     });
+    // Its root for the ranges containers will run on, made while the client goes on (imageRootfs).
+    if (!request.lazyRootfs) for (const shift of this.options.prepareShifts()) void this.imageRootfs(id, shift).catch(() => undefined);
+    return committed;
   }
 
   addRepoDigest(id: string, repoDigest: string): Promise<void> {
@@ -334,10 +360,13 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
   async #deleteImage(record: ImageRecord): Promise<ImageDeleteEntry[]> {
     this.#index.delete(record.id);
     await this.#index.save();
-    await rm(this.files.rootfs(record.id), { recursive: true, force: true });
-    // Its copies prepared for user namespace ranges (shifted-rootfs.ts) go with it.
-    for (const name of await readdir(this.dir).catch(() => [] as string[])) {
-      if (name.startsWith('rootfs-')) await rm(join(this.dir, name, digestHex(record.id)), { recursive: true, force: true });
+    // Its unpacked trees, with its copies prepared for user namespace ranges (shifted-rootfs.ts);
+    // kept while a container still runs on them (a forced rmi: their overlays' lower layer).
+    if (this.options.usage(record.id).length === 0) {
+      await rm(this.files.rootfs(record.id), { recursive: true, force: true });
+      for (const name of await readdir(this.dir).catch(() => [] as string[])) {
+        if (name.startsWith('rootfs-')) await rm(join(this.dir, name, digestHex(record.id)), { recursive: true, force: true });
+      }
     }
     await rm(this.blobFile(record.id), { force: true });
     const entries: ImageDeleteEntry[] = [{ Deleted: record.id }];

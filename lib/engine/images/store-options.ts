@@ -1,5 +1,5 @@
 import { isDomain } from '../../reference/repository-name.js';
-import type { ImageStoreOptions, ImageUsage } from './image-store-types.js';
+import type { IdShift, ImageStoreOptions, ImageUsage } from './image-store-types.js';
 import { serverPlatform } from './store/platform.js';
 import { optionalFunction } from '../../options/option-checks.js';
 
@@ -11,6 +11,8 @@ export interface ResolvedStoreOptions {
   platform: string;
   maxLoadBytes: number;
   maxLayerBytes: number;
+  onlyRootOwners: boolean;
+  prepareShifts: () => readonly IdShift[];
 }
 
 const FOUR_GIB = 4 * 1024 * 1024 * 1024;
@@ -29,6 +31,7 @@ export function resolveStoreOptions(options: ImageStoreOptions): ResolvedStoreOp
   }
   optionalFunction(options.usage, 'usage');
   optionalFunction(options.fetch, 'fetch');
+  optionalFunction(options.prepareShifts, 'prepareShifts');
   const platform = options.platform ?? serverPlatform();
   if (typeof platform !== 'string' || !/^[a-z0-9]+\/[a-z0-9]+(?:\/[a-z0-9]+)?$/.test(platform)) throw new TypeError('"platform" must be os/arch[/variant]');
   return {
@@ -38,5 +41,7 @@ export function resolveStoreOptions(options: ImageStoreOptions): ResolvedStoreOp
     platform,
     maxLoadBytes: byteCap(options.maxLoadBytes, 'maxLoadBytes'),
     maxLayerBytes: byteCap(options.maxLayerBytes, 'maxLayerBytes'),
+    onlyRootOwners: options.onlyRootOwners === true,
+    prepareShifts: options.prepareShifts ?? (() => []),
   };
 }

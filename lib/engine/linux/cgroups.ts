@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { CgroupController, ResourceLimits } from './cgroup-limits.js';
@@ -37,7 +37,10 @@ const REMOVE_INTERVAL_MS = 20;
  * belongs to the service manager's set-up; on such a host the limits are refused, naming the field.
  */
 export class Cgroups {
-  private constructor(private readonly bases: ReadonlyMap<CgroupController, string>) {}
+  private constructor(
+    private readonly bases: ReadonlyMap<CgroupController, string>,
+    private readonly refused: ReadonlyMap<CgroupController, string> = new Map(),
+  ) {}
 
   /**
    * Finds the writable v1 controller hierarchies from /proc/self/mountinfo and /proc/self/cgroup.
@@ -46,13 +49,37 @@ export class Cgroups {
    */
   static detect(procRoot = '/proc/self'): Cgroups {
     const bases = new Map<CgroupController, string>();
+    const refused = new Map<CgroupController, string>();
+    for (const [controller, base] of Cgroups.groups(procRoot)) {
+      try {
+        mkdirSync(base, { recursive: true });
+        // Made earlier by root, it exists but is not this (non-root) server's unless delegated to it.
+        accessSync(base, constants.W_OK | constants.X_OK);
+        // A new v1 cpuset group starts with no CPUs and no memory nodes: it takes its parent's.
+        if (controller === 'cpuset') inheritCpuset(base);
+        bases.set(controller, base);
+      } catch {
+        // Not ours to manage (read-only cgroupfs, no privilege): limits needing it are refused.
+        refused.set(controller, base);
+      }
+    }
+    return new Cgroups(bases, refused);
+  }
+
+  /**
+   * The `dockgate` group of each mounted v1 controller, under the process's own group (from
+   * /proc/self/mountinfo and /proc/self/cgroup), without making or checking anything: where a
+   * server's groups are, or would be (what `dockgate rootless-cgroups` hands over).
+   */
+  static groups(procRoot = '/proc/self'): Map<CgroupController, string> {
+    const out = new Map<CgroupController, string>();
     let mountinfo: string;
     let own: string;
     try {
       mountinfo = readFileSync(join(procRoot, 'mountinfo'), 'utf8');
       own = readFileSync(join(procRoot, 'cgroup'), 'utf8');
     } catch {
-      return new Cgroups(bases);
+      return out;
     }
     for (const controller of ['memory', 'cpu', 'cpuset', 'pids'] as const) {
       const mount = v1Mount(mountinfo, controller);
@@ -60,22 +87,22 @@ export class Cgroups {
       if (!mount || path === undefined) continue;
       const relative = mount.root === '/' ? path : path.startsWith(mount.root) ? path.slice(mount.root.length) : undefined;
       if (relative === undefined) continue;
-      const base = join(mount.point, relative, 'dockgate');
-      try {
-        mkdirSync(base, { recursive: true });
-        // A new v1 cpuset group starts with no CPUs and no memory nodes: it takes its parent's.
-        if (controller === 'cpuset') inheritCpuset(base);
-        bases.set(controller, base);
-      } catch {
-        // Not ours to manage (read-only cgroupfs, no privilege): limits needing it are refused.
-      }
+      out.set(controller, join(mount.point, relative, 'dockgate'));
     }
-    return new Cgroups(bases);
+    return out;
   }
 
   /** The controllers this server can set limits with. */
   get controllers(): CgroupController[] {
     return [...this.bases.keys()];
+  }
+
+  /**
+   * The group a controller's limits would need handed to this server (made and given to its
+   * user by an administrator: cgroup v1 delegation), when it is mounted but not writable here.
+   */
+  undelegated(controller: CgroupController): string | undefined {
+    return this.refused.get(controller);
   }
 
   /** The CPUs and memory nodes containers may be given (`cpuset.cpus`/`cpuset.mems` of the server's group), when cpusets are manageable. */

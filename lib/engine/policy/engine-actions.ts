@@ -67,6 +67,10 @@ export const ENGINE_ACTIONS = {
   'image.prune': { route: 'POST /images/prune', target: 'none' },
   'image.inspect': { route: 'GET /images/{name}/json', target: 'image' },
   'image.history': { route: 'GET /images/{name}/history', target: 'image' },
+  // Answered 501 naming the feature (system/unsupported-routes.ts): registry search, registry manifest inspection, BuildKit's session.
+  'image.search': { route: 'GET /images/search', target: 'none' },
+  'image.distribution': { route: 'GET /distribution/{name}/json', target: 'none' },
+  'image.session': { route: 'POST /session', target: 'none' },
   'image.tag': { route: 'POST /images/{name}/tag', target: 'image' },
   'image.delete': { route: 'DELETE /images/{name}', target: 'image' },
   'image.push': { route: 'POST /images/{name}/push', target: 'image' },

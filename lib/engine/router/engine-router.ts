@@ -27,6 +27,7 @@ import { registerBuildRoutes } from './build/build-routes.js';
 import { registerNetworkRoutes } from './network/network-routes.js';
 import { registerVolumeRoutes } from './volume/volume-routes.js';
 import { registerSwarmRoutes } from './swarm/swarm-routes.js';
+import { registerUnsupportedRoutes } from './system/unsupported-routes.js';
 
 /**
  * dockerd's `versionMatcher` (`/v{version:[0-9.]+}`): digits and dots only, so `/vabc/…` or
@@ -69,6 +70,7 @@ export function engineRouter(runtime: ContainerRuntime, versionRange?: VersionRa
   registerContainerOpsRoutes(api, ctx);
   registerArchiveRoutes(api, ctx);
   registerExportRoute(api, ctx);
+  registerUnsupportedRoutes(api, ctx);
   registerImageRoutes(api, ctx);
   registerAuthRoute(api, ctx);
   registerImageStoreRoutes(api, ctx);

@@ -49,3 +49,30 @@ describe('a build context is unpacked with its modes and times, and nothing is w
     expect(existsSync(join(root, '.wh.keep'))).toBe(true);
   });
 });
+
+describe('a context that ends right after its last entry\'s data is taken (the Docker CLI sends one for -f ../Dockerfile); one cut anywhere else is refused', () => {
+  const whole = async (entries: Entry[]): Promise<Buffer> => {
+    const chunks: Buffer[] = [];
+    for await (const c of await tarOf(entries)) chunks.push(c as Buffer);
+    return Buffer.concat(chunks);
+  };
+  const entries: Entry[] = [{ name: 'f', body: 'in the context\n' }, { name: '.dockerignore', body: '.dockerignore\n.dockerfile.abc\n' }];
+  // Header and data of each: 512 + 512 for f, then 512 + the last file's 30 bytes of data.
+  const end = 512 + 512 + 512 + '.dockerignore\n.dockerfile.abc\n'.length;
+
+  test('without the last padding and the closing zero blocks, every file is there', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'dockgate-ctx-'));
+    await extractContext(root, Readable.from([(await whole(entries)).subarray(0, end)]));
+    expect(readFileSync(join(root, 'f'), 'utf8')).toBe('in the context\n');
+    expect(readFileSync(join(root, '.dockerignore'), 'utf8')).toBe('.dockerignore\n.dockerfile.abc\n');
+  });
+  test('ending inside an earlier entry\'s padding is the same: the entries before it are whole', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'dockgate-ctx-'));
+    await extractContext(root, Readable.from([(await whole(entries)).subarray(0, 512 + 100)]));
+    expect(readFileSync(join(root, 'f'), 'utf8')).toBe('in the context\n');
+  });
+  test.each([['inside the last file\'s data', end - 1], ['inside a header', 512 + 512 + 100], ['right after a header whose data is missing', 512 + 512 + 512]])('cut %s: refused', async (_where, at) => {
+    const root = mkdtempSync(join(tmpdir(), 'dockgate-ctx-'));
+    await expect(extractContext(root, Readable.from([(await whole(entries)).subarray(0, at)]))).rejects.toThrow(/Unexpected end of data|Stream was destroyed/);
+  });
+});

@@ -35,7 +35,7 @@ async function watched(request: () => Promise<Answer>): Promise<{ answer: Answer
 describe('docker cp never reads a container file in the server: a FIFO at /etc/passwd holds neither the server nor the copy', () => {
   it('a tenant makes /etc/passwd a FIFO: HEAD, PUT (with and without copyUIDGID) and GET of its own container still work, the event loop never stalls, and a ping answers meanwhile', async () => {
     const id = await start('bob', { Cmd: ['sh', '-c', 'rm /etc/passwd && mkfifo /etc/passwd && sleep 120'] });
-    const fifo = join(stateDir, 'containers', id, 'rootfs', 'etc', 'passwd');
+    const fifo = join(stateDir, 'overlays', id, 'merged', 'etc', 'passwd');
     for (let i = 0; i < 100 && lstatSync(fifo, { throwIfNoEntry: false })?.isFIFO() !== true; i++) await new Promise((r) => setTimeout(r, 100));
     // A server that opens the FIFO waits for a writer: a host process writes to it after 8 s, so that such a run ends (slowly) instead of hanging.
     const rescuer = spawn('sh', ['-c', `sleep 8; printf 'root:x:0:0::/root:/bin/sh\\n' > '${fifo}'`], { stdio: 'ignore', detached: true });

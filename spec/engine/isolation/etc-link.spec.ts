@@ -29,8 +29,10 @@ describe('a link at a container\'s /etc never points the server at a host folder
     execFileSync('mkfifo', [join(target, 'resolv.conf')]);
     const before = snapshot();
 
-    // bob's container replaces its /etc with the link, and bob commits it as an image.
-    const made = await run('bob', { Cmd: ['sh', '-c', `rm -rf /etc && ln -s ${target} /etc`], HostConfig: { NetworkMode: 'none' } });
+    // bob's container replaces its /etc with the link, and bob commits it as an image. (Its /etc
+    // holds the hostname, hosts and resolv.conf mounts in every network mode, as on dockerd: it
+    // cannot be removed, but it can be moved aside.)
+    const made = await run('bob', { Cmd: ['sh', '-c', `mv /etc /etc.orig && ln -s ${target} /etc`], HostConfig: { NetworkMode: 'none' } });
     expect(made.code).toBe(0);
     const committed = await call('bob', 'POST', `/commit?container=${made.id}`);
     expect(committed.status).toBe(201);

@@ -37,7 +37,8 @@ const BLOCKING: Record<string, string> = {
   'engine/runtime/sandbox/network/container-network.ts': "resolv.conf and hosts in the container's state directory (the server's), the host's /etc/resolv.conf",
   'engine/runtime/sandbox/network/launch-gate.ts': "the FIFOs the server makes in its run directory, the kernel's /proc/PID files",
   'engine/runtime/sandbox/network/sandbox-networks.ts': "networks.json and the containers' resolv.conf in the server's state directory",
-  'engine/runtime/sandbox/rootfs-spares.ts': 'the spares directory the server makes (a spare renamed into place)',
+  'engine/runtime/sandbox/overlay-rootfs.ts': "the overlays directory the server makes (made and listed once at construction), the kernel's /proc/self/mountinfo",
+  'engine/runtime/sandbox/rootless.ts': 'host files read once at construction or at a refusal: /proc/sys/net/ipv4/ip_unprivileged_port_start, /etc/subuid and /etc/subgid',
   'engine/runtime/sandbox/sandbox-exec.ts': "readlink of the kernel's /proc/PID/exe",
   'engine/runtime/sandbox/sandbox-export.ts': "the host's /usr and account files bound into the export sandbox",
   'engine/runtime/sandbox/sandbox-options.ts': 'the bwrap and slirp4netns binaries the operator names, run with --version once at construction',
@@ -59,7 +60,7 @@ const BLOCKING: Record<string, string> = {
 const PATH_TOOLS: Record<string, string> = {
   'engine/images/store/apply-layer.ts': "mkfifo of a new name in a directory the server holds open (/proc/PID/fd/N/name), nothing followed",
   'engine/images/store/copy-tree.ts': 'cp -a between image roots the store unpacked (no container runs there) into a new directory',
-  'engine/images/store/shifted-rootfs.ts': 'cp -a of an image root the store unpacked into a new directory',
+  'engine/images/store/shifted-rootfs.ts': 'cp -a of an image root the store unpacked into a new directory, chown -hR (never following a link) of that fresh copy',
   'engine/images/image-store.ts': 'cp -a of an image root the store unpacked into a new container root, before any of its processes runs',
 };
 

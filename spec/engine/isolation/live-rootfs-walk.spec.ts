@@ -31,7 +31,7 @@ async function swapper(): Promise<string> {
   const loop = (d: string) => `mkdir ${d} && echo ${'x'.repeat(secret.length)} > ${d}/${twin} && while true; do mv ${d} ${d}.x; ln -s ${target} ${d}; rm ${d}; mv ${d}.x ${d}; done`;
   const id = await start('bob', { Cmd: ['sh', '-c', `${['/d0', '/d1', '/d2', '/d3'].map((d) => `(${loop(d)}) &`).join(' ')} wait`] });
   // The folder's file as another tenant's: owned by an id of the containers' range (the rootfs copy's owner is its start).
-  const { uid, gid } = statSync(join(stateDir, 'containers', id, 'rootfs'));
+  const { uid, gid } = statSync(join(stateDir, 'overlays', id, 'merged'));
   chmodSync(target, 0o755);
   for (const [name, text] of [[marker, 'host\n'], [twin, `${secret}\n`]] as const) {
     writeFileSync(join(target, name), text, { mode: 0o644 });

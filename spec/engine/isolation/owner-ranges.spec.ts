@@ -36,7 +36,7 @@ async function tenantRun(user: string): Promise<{ id: string; uidMap: string; ex
   expect(exec.status).toBe(201);
   const ran: Answer = await engine.call(user, 'POST', `/exec/${exec.json.Id}/start`, { Detach: false, Tty: false });
   const execMap = new FrameDecoder().push(ran.body).map((f) => f.payload.toString()).join('');
-  const file = statSync(join(engine.stateDir, 'containers', id, 'rootfs', 'mine')).uid;
+  const file = statSync(join(engine.stateDir, 'overlays', id, 'merged', 'mine')).uid;
   const volumeFile = statSync(join(engine.stateDir, 'volumes', volume, '_data', 'mine')).uid;
   return { id, uidMap, execMap, file, volumeFile };
 }

@@ -13,7 +13,7 @@ describe('a container\'s /etc/passwd is never read with blocking I/O: a FIFO the
   it('a tenant makes /etc/passwd a FIFO and runs docker exec -u nobody: the exec answers within seconds and the event loop never stalls', async () => {
     const id = await start('bob', { Cmd: ['sh', '-c', 'rm /etc/passwd && mkfifo /etc/passwd && sleep 120'] });
     // Watched from the host side (a `docker cp` probe would itself read the container's passwd).
-    const fifo = join(stateDir, 'containers', id, 'rootfs', 'etc', 'passwd');
+    const fifo = join(stateDir, 'overlays', id, 'merged', 'etc', 'passwd');
     for (let i = 0; i < 100 && lstatSync(fifo, { throwIfNoEntry: false })?.isFIFO() !== true; i++) await new Promise((r) => setTimeout(r, 100));
     // Before the fix the server's only thread sits in open(2) of the FIFO, and this spec with it:
     // a host process writes to the FIFO after 8 s, so that such a run ends (slowly) instead of hanging.

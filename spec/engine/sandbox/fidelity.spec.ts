@@ -120,6 +120,10 @@ describe('which diff entries are mounts or init-layer files (dockerd lists none 
     expect(withoutMountedPaths([{ Path: '/etc', Kind: 1 }, { Path: '/etc/app', Kind: 1 }])).toEqual([{ Path: '/etc', Kind: 0 }, { Path: '/etc/app', Kind: 1 }]);
     expect(withoutMountedPaths([{ Path: '/etc', Kind: 0 }, { Path: '/etc/passwd', Kind: 0 }])).toEqual([{ Path: '/etc', Kind: 0 }, { Path: '/etc/passwd', Kind: 0 }]);
   });
+  test('an image\'s own /etc changed only by the mount points made in it (hostname, hosts, resolv.conf) is not listed; with a write of the container\'s below it, it is', () => {
+    expect(withoutMountedPaths([{ Path: '/etc', Kind: 0 }, { Path: '/etc/hostname', Kind: 1 }, { Path: '/etc/resolv.conf', Kind: 1 }])).toEqual([]);
+    expect(withoutMountedPaths([{ Path: '/etc', Kind: 0 }, { Path: '/etc/hostname', Kind: 1 }, { Path: '/etc/app', Kind: 1 }])).toEqual([{ Path: '/etc', Kind: 0 }, { Path: '/etc/app', Kind: 1 }]);
+  });
 });
 
 describe('/info of the sandbox says what it can limit, and dockerd\'s warning for each thing it cannot', () => {

@@ -112,6 +112,27 @@ describeWithPeers('docker build (classic builder) and docker commit against the 
     expect(dockgate.run.stdout).toBe(reference.run.stdout);
   });
 
+  test('docker build -f ../Dockerfile . (the CLI adds it to the context under a generated name, the archive left unclosed) and -f a/nested/file build as on dockerd', async () => {
+    const out: Record<string, string[]> = {};
+    for (const [name, env] of Object.entries(await engines())) {
+      const base = BASE[name as keyof typeof BASE];
+      const dir = context({
+        'Dockerfile': `FROM ${base}\nCOPY f /f\nRUN echo outside >> /f\nCMD ["cat", "/f"]\n`,
+        'ctx/f': 'in the context\n',
+        'ctx/hello/world/custom.dockerfile': `FROM ${base}\nCOPY . /src\nWORKDIR /src\nCMD ["ls", "-a"]\n`,
+      });
+      out[name] = [];
+      for (const [file, ref] of [['../Dockerfile', tag('outside')], ['hello/world/custom.dockerfile', tag('nested')]] as const) {
+        made.push(ref);
+        const build = await run(CLI, ['build', '-q', '-f', file, '-t', ref, '.'], env, join(dir, 'ctx'));
+        expect({ name, file, code: build.code, stderr: build.stderr.replace(/^DEPRECATED[\s\S]*?environment-variable\.\n\n?/, '') }).toEqual({ name, file, code: 0, stderr: '' });
+        out[name]!.push((await run(CLI, ['run', '--rm', ref], env)).stdout);
+      }
+    }
+    expect(out.dockgate).toEqual(['in the context\noutside\n', '.\n..\nf\nhello\n']);
+    expect(out.dockgate).toEqual(out.dockerd);
+  });
+
   test('an unchanged rebuild prints "Using cache" for every step dockerd does and gives the same image', async () => {
     const dir = context(MULTI_FILES);
     const { dockgate: env } = await engines();

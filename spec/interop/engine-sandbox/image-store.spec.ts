@@ -65,13 +65,13 @@ describeWithPeers('sandbox runtime: the image store holds nothing a host user co
     }
   });
 
-  test('a container of the loaded image has no setuid file in its root filesystem copy either', async () => {
+  test('a container of the loaded image has no setuid file in its root filesystem (its overlay view) either', async () => {
     const name = `dg-planted-${Date.now()}`;
     expect((await sandbox.cli('create', '--name', name, 'dg/planted:1')).code).toBe(0);
     const id = (await sandbox.cli('inspect', '-f', '{{.Id}}', name)).stdout.trim();
     // The image has no /bin/sh: the start fails, after the root filesystem copy is made.
     await sandbox.cli('start', name);
-    const files = walk(join(stateDir, 'containers', id, 'rootfs'));
+    const files = walk(join(stateDir, 'overlays', id, 'merged'));
     expect(files.some((e) => e.path.endsWith('/bin/idsuid'))).toBe(true);
     expect(files.filter((e) => (e.mode & 0o6000) !== 0 || e.kind === 'char' || e.kind === 'block')).toEqual([]);
     await sandbox.cli('rm', '-f', name);

@@ -93,13 +93,13 @@ describeWithPeers('Docker CLI 28 against the sandbox runtime: container ids map 
     expect((await cli('cp', join(src, 'copied'), `${name}:/tmp/offline`)).code).toBe(0);
     expect((await cli('start', name)).code).toBe(0);
     expect((await cli('cp', join(src, 'copied'), `${name}:/tmp/online`)).code).toBe(0);
-    const rootfs = join(stateDir, 'containers', id, 'rootfs');
+    const rootfs = join(stateDir, 'overlays', id, 'merged');
     expect(lstatSync(join(rootfs, 'tmp', 'offline')).uid).toBe(100000);
     expect(lstatSync(join(rootfs, 'tmp', 'online')).uid).toBe(100000);
     expect((await cli('exec', name, 'stat', '-c', '%u:%g', '/tmp/offline')).stdout).toBe('0:0\n');
     await cli('rm', '-f', name);
   });
-  test('the image\'s root filesystem is prepared for the range once, and each container copies it with the shifted owners', async () => {
+  test('the image\'s root filesystem is prepared for the range once, shared by each container overlay as its lower layer', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 2; i++) {
       const r = await cli('create', 'busybox', 'true');
@@ -111,7 +111,7 @@ describeWithPeers('Docker CLI 28 against the sandbox runtime: container ids map 
     expect(prepared.length).toBe(1);
     const etc = statSync(join(shifted, prepared[0]!, 'etc'));
     expect(`${etc.uid}:${etc.gid}`).toBe('100000:100000');
-    for (const id of ids) expect(statSync(join(stateDir, 'containers', id, 'rootfs', 'etc', 'passwd')).uid).toBe(100000);
+    for (const id of ids) expect(statSync(join(stateDir, 'overlays', id, 'merged', 'etc', 'passwd')).uid).toBe(100000);
     expect(statSync(join(stateDir, 'images', 'rootfs')).isDirectory()).toBe(true);
     for (const id of ids) await cli('rm', id);
   });

@@ -4,6 +4,7 @@ import { extract, type Header as Headers } from 'tar-stream';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import { layerPath } from '../../images/store/apply-layer.js';
 import { Beneath, BeneathError, components } from '../../linux/beneath.js';
+import { acceptUnclosedTar } from './tar-end.js';
 
 /** Directory handles kept open while a context unpacks (a context's entries come grouped by directory). */
 const MAX_HELD = 64;
@@ -23,6 +24,7 @@ export async function extractContext(root: string, tar: Readable): Promise<void>
   // Opened before the tar flows: tar-stream's iterator sees only the entries that come after it is made.
   const top = await Beneath.open(root);
   const ex = extract();
+  acceptUnclosedTar(ex);
   tar.on('error', (err) => ex.destroy(err));
   tar.pipe(ex as unknown as NodeJS.WritableStream);
   const held = new Map<string, Beneath>();

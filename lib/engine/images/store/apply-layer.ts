@@ -89,6 +89,9 @@ function mkfifo(dir: Beneath, name: string, header: Headers): Promise<void> {
 function ownerOf(header: Headers, shift?: IdShift): { uid: number; gid: number } {
   const uid = header.uid ?? 0;
   const gid = header.gid ?? 0;
+  if (shift && shift.size === 1 && (uid !== 0 || gid !== 0)) {
+    throw EngineError.system(`the image's /${header.name} is owned by ${uid}:${gid}: a rootless server maps one id (container root), and files of other owners need the /etc/subuid and /etc/subgid range mapped, which it does not do yet`);
+  }
   if (shift && (uid >= shift.size || gid >= shift.size)) throw EngineError.system(`the image's /${header.name} is owned by ${uid}:${gid}, outside the user namespace's ids (0-${shift.size - 1})`);
   return { uid: uid + (shift?.uid ?? 0), gid: gid + (shift?.gid ?? 0) };
 }

@@ -53,7 +53,9 @@ export async function buildBusyboxSeed(store: ImageStoreCore, tags: string[], bi
     else archive.entry(h, done);
   });
   const writing = (async () => {
-    for (const [name, mode, uid] of DIRECTORIES) await add({ name: `${name}/`, type: 'directory', mode, uid: uid ?? 0, gid: uid ?? 0 });
+    // A rootless store holds root's files only (store option onlyRootOwners): user's home is root's there.
+    const owner = (uid: number | undefined): number => (store.options.onlyRootOwners ? 0 : uid ?? 0);
+    for (const [name, mode, uid] of DIRECTORIES) await add({ name: `${name}/`, type: 'directory', mode, uid: owner(uid), gid: owner(uid) });
     await add({ name: 'bin/busybox', type: 'file', mode: 0o755, size: program.length }, program);
     await add({ name: 'etc/passwd', type: 'file', mode: 0o644 }, Buffer.from(PASSWD));
     await add({ name: 'etc/group', type: 'file', mode: 0o644 }, Buffer.from(GROUP));

@@ -20,7 +20,8 @@ export class LayerFiles {
   readonly blobs: LayerBlobs;
 
   /** `maxLayerBytes`: what one layer may hold, uncompressed (more fails its import, naming the cap). */
-  constructor(readonly layersDir: string, readonly rootfsDir: string, readonly maxLayerBytes = Number.MAX_SAFE_INTEGER) {
+  /** `ownerRange`: the ids an unshifted root may hold ({ uid: 0, gid: 0, size: 1 } for a rootless store); none: any. */
+  constructor(readonly layersDir: string, readonly rootfsDir: string, readonly maxLayerBytes = Number.MAX_SAFE_INTEGER, readonly ownerRange?: IdShift) {
     this.blobs = new LayerBlobs(layersDir);
   }
 
@@ -94,7 +95,7 @@ export class LayerFiles {
         if (!(await stat(file).catch(() => undefined))) throw EngineError.system(`layer ${diffId} is missing from the image store`);
         const tar = createReadStream(file);
         onLayer?.(index, () => tar.bytesRead);
-        await applyLayer(temp, tar, shifted?.shift);
+        await applyLayer(temp, tar, shifted?.shift ?? this.ownerRange);
       }
       await rename(temp, target).catch(async (err: NodeJS.ErrnoException) => {
         // Another pull of the same image finished first: its root is the same content.

@@ -3,7 +3,7 @@ import { engineRoute, type EngineContext } from '../http/context.js';
 import { attachQuery } from './attach-query.js';
 import { registerAttachWsRoute } from './attach-ws-route.js';
 import { streamContentType } from '../http/output-response.js';
-import { detachKeysOf, hijack, isUpgradeEvent, splice, wantsUpgrade } from '../http/hijack.js';
+import { detachKeysOf, hijack, isUpgradeEvent, readUpgradeBody, splice, wantsUpgrade } from '../http/hijack.js';
 
 /**
  * `POST /containers/{id}/attach`. With `Upgrade: tcp` (what `docker run` and dockerode send)
@@ -11,7 +11,9 @@ import { detachKeysOf, hijack, isUpgradeEvent, splice, wantsUpgrade } from '../h
  * stdin in. Full duplex needs the server's `upgrade` event routed into the app
  * (`listenEngine` / `handleEngineUpgrades` do it); on a plain request the output still
  * flows, but stdin is not read. Without `Upgrade`, dockerd answers 200 and streams on the same
- * connection until it closes; so does this route.
+ * connection until it closes; so does this route. A request body (some SDKs send their attach
+ * options there as JSON) is read and discarded as dockerd discards it: on an upgraded connection
+ * its `Content-Length` bytes are on the socket ahead of stdin, and must never reach the container.
  */
 export function registerAttachRoute(api: Router, ctx: EngineContext): void {
   registerAttachWsRoute(api, ctx);
@@ -19,6 +21,7 @@ export function registerAttachRoute(api: Router, ctx: EngineContext): void {
     '/containers/:id/attach',
     engineRoute(ctx, 'container.attach', async (req, res, version) => {
       const { options, detachKeys: keys } = attachQuery(req);
+      if (isUpgradeEvent(req)) await readUpgradeBody(req, ctx.settings.maxBodyBytes);
       const session = await ctx.runtime.attach(req.params.id as string, options);
       const upgrade = wantsUpgrade(req);
       const socket = hijack(req, res, upgrade, streamContentType(session, version) ?? 'application/vnd.docker.raw-stream');

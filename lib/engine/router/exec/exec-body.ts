@@ -14,7 +14,7 @@ import type { ExecCreateBody, ExecStartOptions } from '../../../engine-api/exec-
 export function parseExecCreate(raw: unknown, version: string): ExecCreateBody {
   if (raw === undefined) throw EngineError.invalidParameter('got EOF while reading request body');
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw EngineError.invalidParameter('exec config must be a JSON object');
-  const body = { ...(raw as Record<string, unknown>) };
+  const body = canonicalFields(raw as Record<string, unknown>);
   const cmd = body.Cmd;
   if (cmd === undefined || cmd === null || (Array.isArray(cmd) && cmd.length === 0)) throw EngineError.invalidParameter('No exec command specified');
   if (!isStringList(cmd)) throw EngineError.invalidParameter('Cmd must be a list of strings');
@@ -32,6 +32,22 @@ export function parseExecCreate(raw: unknown, version: string): ExecCreateBody {
   if (!apiVersionAtLeast(version, '1.42')) delete body.ConsoleSize;
   else if (body.ConsoleSize !== undefined && body.ConsoleSize !== null) body.ConsoleSize = consoleSize(body.ConsoleSize);
   return body as ExecCreateBody;
+}
+
+/** types.ExecConfig's fields, which dockerd's JSON decode matches whatever their case. */
+const EXEC_FIELDS = ['User', 'Privileged', 'Tty', 'ConsoleSize', 'AttachStdin', 'AttachStderr', 'AttachStdout', 'Detach', 'DetachKeys', 'Env', 'WorkingDir', 'Cmd'];
+
+/**
+ * The body with its keys as types.ExecConfig spells them: Go's encoding/json takes a key that
+ * differs only in case (docker-py sends the config file's `detachKeys` so), the later key
+ * winning when two name one field. Other keys are kept as they are.
+ */
+function canonicalFields(raw: Record<string, unknown>): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    body[EXEC_FIELDS.find((f) => f.toLowerCase() === key.toLowerCase()) ?? key] = value;
+  }
+  return body;
 }
 
 /** The exec start body (types.ExecStartCheck): `Detach`, `Tty`, and `ConsoleSize` from 1.42. */

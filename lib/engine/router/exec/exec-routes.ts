@@ -52,7 +52,8 @@ export function registerExecRoutes(api: Router, ctx: EngineContext): void {
       // Without an upgraded connection nothing can reach the command's stdin: close it, so a
       // command reading stdin sees EOF instead of waiting forever (the exec's stdin is its own).
       if (!duplex) session.stdin?.end();
-      splice(session, socket, duplex, detachKeysOf(session, undefined));
+      // dockerd ends an exec's attach at the detach keys with its attach error, in the stream.
+      splice(session, socket, duplex, detachKeysOf(session, undefined), 'exec attach failed: error on attach stdin: read escape sequence\r\n');
     }),
   );
 

@@ -32,9 +32,9 @@ export function hijack(req: Request, res: Response, upgrade: boolean, contentTyp
  * Output to the socket; socket bytes to stdin when the connection is full duplex. With `detach`
  * (a TTY session's detach key bytes) the input is watched for them: once typed, the attach ends
  * as dockerd ends it (the hijacked connection closes, the container and its stdin stay), and the
- * keys never reach the container.
+ * keys never reach the container; `detachedNote` is written last (dockerd's words for an exec's).
  */
-export function splice(session: AttachSession, socket: Socket, duplex: boolean, detach?: Buffer): void {
+export function splice(session: AttachSession, socket: Socket, duplex: boolean, detach?: Buffer, detachedNote?: string): void {
   const { stream, stdin } = session;
   stream.pipe(socket, { end: false });
   stream.on('end', () => socket.end());
@@ -47,7 +47,8 @@ export function splice(session: AttachSession, socket: Socket, duplex: boolean, 
     const end = (): void => {
       stream.unpipe(socket);
       stream.destroy();
-      socket.end();
+      if (detachedNote) socket.end(detachedNote);
+      else socket.end();
     };
     socket.on('data', (chunk: Buffer) => {
       if (detached) return;

@@ -128,7 +128,8 @@ export class LocalExecs {
       OpenStdout: e.body.AttachStdout === true,
       CanRemove: false,
       ContainerID: e.container.id,
-      DetachKeys: '',
+      // dockerd keeps the key bytes ([]byte: base64 in JSON), empty when the exec named none.
+      DetachKeys: e.body.DetachKeys ? detachKeyBytes(e.body.DetachKeys).toString('base64') : '',
       Pid: e.running ? e.pid : 0,
     };
   }

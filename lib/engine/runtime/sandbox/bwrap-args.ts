@@ -31,6 +31,8 @@ export interface BwrapPlan {
    * switches to `user` there, so bwrap makes no user namespace of its own.
    */
   userns?: boolean;
+  /** The container's hostname (its Hostname, else its short id); none keeps the server's (host network mode). */
+  hostname?: string;
   /**
    * Files the runtime writes for the container, bound over its root (container path -> host
    * file): /etc/resolv.conf and /etc/hosts of its own network (network/container-network.ts).
@@ -63,15 +65,25 @@ export function bwrapArgs(spec: ContainerSpec, plan: BwrapPlan): string[] {
   if (!plan.userns && hasUserNamespace(plan.user)) {
     args.push('--unshare-user', '--uid', String(plan.user.uid), '--gid', String(plan.user.gid));
   }
-  if (spec.hostname !== '') args.push('--hostname', spec.hostname);
+  // The UTS namespace's name (bwrap's new one would keep the server's): the plan's, else the spec's Hostname.
+  const hostname = plan.hostname ?? (spec.hostname !== '' ? spec.hostname : undefined);
+  if (hostname !== undefined && host.utsMode !== 'host') args.push('--hostname', hostname);
   args.push('--chdir', spec.workingDir !== '' ? spec.workingDir : '/');
   return args;
 }
 
-/** A container whose user is not root:root runs in its own user namespace mapping just that uid and gid. */
+/**
+ * A container whose user is not root:root runs in its own user namespace mapping just that uid
+ * and gid. So does every container of a rootless server (not root: bwrap always makes one
+ * there), root's too: `--uid 0 --gid 0` maps container root onto the server's user in a single
+ * namespace, which owns the container's network namespace (slirp4netns joins it, slirp-stack.ts).
+ */
 export function hasUserNamespace(user: ResolvedUser): boolean {
-  return user.uid !== 0 || user.gid !== 0;
+  return user.uid !== 0 || user.gid !== 0 || RUNS_ROOTLESS;
 }
+
+/** The server is not root, read once (rootless.ts). */
+const RUNS_ROOTLESS = (process.geteuid?.() ?? 0) !== 0;
 
 /**
  * bwrap's arguments for a root exec in a running container without a user namespace (its

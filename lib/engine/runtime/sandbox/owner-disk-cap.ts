@@ -32,8 +32,11 @@ export interface DiskCapVolume {
 export interface DiskCapHost {
   containers(): Promise<DiskCapContainer[]>;
   volumes(): Promise<DiskCapVolume[]>;
-  /** Where the container's root filesystem copy is (it may not exist yet). */
-  rootfs(id: string): string;
+  /**
+   * Where the container's writes are (they may not exist yet): its overlay's upper layer, or a
+   * whole copy of the image (`copy`: the image's own size is subtracted).
+   */
+  rootfs(id: string): { path: string; copy: boolean };
   /** The image root a copy starts as, or undefined when there is none to subtract. */
   imageRootfs(imageId: string): Promise<string | undefined>;
   /** Kills the running container, `reason` becoming its State.Error. */
@@ -162,8 +165,9 @@ export class OwnerDiskCap {
     let bytes = 0;
     try {
       for (const c of copies) {
-        const copy = await allocatedBytes(this.host.rootfs(c.id), count);
-        if (copy > 0) bytes += Math.max(0, copy - await this.imageRoot(c.imageId));
+        const writable = this.host.rootfs(c.id);
+        const written = await allocatedBytes(writable.path, count);
+        if (written > 0) bytes += writable.copy ? Math.max(0, written - await this.imageRoot(c.imageId)) : written;
       }
       for (const v of volumes) bytes += await allocatedBytes(v.path, count);
     } catch (error) {

@@ -8,8 +8,8 @@ export interface OwnerDiskGuardOptions {
   maxBytes: number;
   /** Milliseconds between the end of one walk and the start of the next (`diskCheckIntervalMs`). */
   intervalMs: number;
-  /** Where a container's root filesystem copy is. */
-  rootfs(id: string): string;
+  /** Where a container's writes are: its overlay's upper layer, or a whole copy of its image (`copy`). */
+  rootfs(id: string): { path: string; copy: boolean };
   /** The image root a container's copy starts as (the store's, shifted for the user namespace). */
   imageRootfs(imageId: string): Promise<string | undefined>;
   /**

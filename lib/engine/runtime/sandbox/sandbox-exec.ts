@@ -63,6 +63,12 @@ export interface SandboxExecContext {
  * The command starts inside the container's cgroups, so its memory,
  * CPU and pids limits count the exec's processes too.
  */
+/**
+ * The server is not root (rootless): the container's namespaces belong to its user namespace
+ * (bwrap's), which nsenter joins first, keeping the server's ids (container root there).
+ */
+const ROOTLESS = (process.geteuid?.() ?? 0) !== 0;
+
 export async function sandboxExec(run: LocalExecRun, ctx: SandboxExecContext): Promise<LocalExecProcess> {
   if (run.privileged) throw EngineError.invalidParameter('Privileged is not supported by the sandbox runtime');
   const spec = run.user !== '' ? run.user : run.container.spec.user;
@@ -77,21 +83,23 @@ export async function sandboxExec(run: LocalExecRun, ctx: SandboxExecContext): P
   if (!ctx.enter && hasUserNamespace(owner) && (uid !== owner.uid || gid !== owner.gid)) {
     throw EngineError.invalidParameter(`User "${spec}": the container runs in a user namespace that maps only uid ${owner.uid} and gid ${owner.gid} (its User); the sandbox runtime runs its execs as that user only`);
   }
-  if (!ctx.enter && !hasUserNamespace(owner) && uid === 0 && gid !== 0) {
+  // Rootless, the launcher's nsenter already joined the container's user namespace (root only, checked above).
+  const ownUserns = hasUserNamespace(owner) && !ROOTLESS;
+  if (!ctx.enter && !ownUserns && uid === 0 && gid !== 0) {
     throw EngineError.invalidParameter(`User "${spec}": the sandbox runtime runs an exec as uid 0 with gid 0 only`);
   }
   const env = run.env.some((e) => e.startsWith('HOME=')) ? run.env : [...run.env, `HOME=${home}`];
   const cwd = run.workingDir !== '' ? run.workingDir : (run.container.spec.workingDir || '/');
   if (!cwd.startsWith('/')) throw EngineError.invalidParameter(`WorkingDir "${cwd}" must be an absolute path`);
   const init = await containerInit(run, ctx.bwrap);
-  const switchUser = !ctx.enter && (uid !== 0 || hasUserNamespace(owner));
+  const switchUser = !ctx.enter && (uid !== 0 || ownUserns);
   if (switchUser && ctx.busybox === undefined) {
     throw EngineError.invalidParameter(`User "${spec}": the sandbox runtime runs execs as a non-root user with a static busybox, and this server has none (sandboxRuntime option "busybox")`);
   }
   // Joining the container's own user namespace (setns) from under its filter needs CAP_SYS_ADMIN,
   // which Docker's profile (and the container's) does not grant: that one way keeps no filter, as
   // before (only without the runtime's user namespace, where the container is not in it either).
-  const joinUserNamespace = switchUser && hasUserNamespace(owner);
+  const joinUserNamespace = switchUser && ownUserns;
   const seccomp = joinUserNamespace ? undefined : ctx.plan.seccompFile;
   const plan: BwrapPlan = { ...ctx.plan, tty: run.tty };
   if (seccomp === undefined) delete plan.seccompFile;
@@ -101,7 +109,7 @@ export async function sandboxExec(run: LocalExecRun, ctx: SandboxExecContext): P
   const envFile = writeEnvArgs(env);
   const script = [OPEN_ENV_ARGS, OPEN_PIDNS, ...(seccomp === undefined ? [] : [OPEN_SECCOMP]), JOIN_CGROUPS].join('; ');
   const [file, args] = viaShell(script, [envFile, `/proc/${init}/ns/pid`, ...(seccomp === undefined ? [] : [seccomp]), String(ctx.cgroupProcs.length), ...ctx.cgroupProcs,
-    ctx.nsenter, '--target', String(init), '--net', '--ipc', '--uts', '--cgroup', '--', program, ...programArgs]);
+    ctx.nsenter, '--target', String(init), ...(ROOTLESS ? ['--user', '--preserve-credentials'] : []), '--net', '--ipc', '--uts', '--cgroup', '--', program, ...programArgs]);
   // A command that cannot be run is dockerd's 126 with runc's message, not bwrap's status 1 (exec-failure.ts).
   const failure = withExecFailure(run.output);
   return spawnExec({

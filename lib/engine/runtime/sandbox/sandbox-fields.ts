@@ -12,6 +12,7 @@ import { tmpfsMounts } from './tmpfs-options.js';
 import { CGROUP_HOST_FIELDS, CONTROLLER_OF, resourceLimits } from './resource-limits.js';
 import type { ResourceLimits } from '../../linux/cgroup-limits.js';
 import { securityOptions } from './seccomp/security-opt.js';
+import { rootlessIdentity, undelegatedReason } from './rootless.js';
 
 /**
  * Fields this runtime honors among those no embedded runtime did: the cgroup limits, SecurityOpt
@@ -133,7 +134,10 @@ export function checkLimits(spec: ContainerSpec, cgroups: Cgroups | undefined, c
   for (const field of CGROUP_HOST_FIELDS) {
     const controller = CONTROLLER_OF[field];
     if (limitSet(limits, field) && limitAsked(spec, field) && !manageable.has(controller)) {
-      throw EngineError.invalidParameter(`HostConfig.${field} is not supported by the sandbox runtime on this server (it cannot manage the ${controller} cgroup)`);
+      // Rootless: the error names the group to delegate and the command that does it (rootless.ts).
+      const user = rootlessIdentity();
+      const why = user ? undelegatedReason(cgroups, controller, user) : `it cannot manage the ${controller} cgroup`;
+      throw EngineError.invalidParameter(`HostConfig.${field} is not supported by the sandbox runtime on this server (${why})`);
     }
   }
   return limits;

@@ -13,7 +13,8 @@ export interface SandboxRuntimeOptions {
   /**
    * Directory of the runtime's state: `images/` (the content-addressed image store) and
    * `containers/<id>/` (each container's record, kept output and writable root filesystem copy),
-   * all of which survive a restart. Defaults to a new directory under `os.tmpdir()`.
+   * all of which survive a restart. Defaults to a new directory under `os.tmpdir()`; when the
+   * server is not root (rootless), to `$XDG_DATA_HOME/dockgate` (`~/.local/share/dockgate`).
    */
   stateDir?: string;
   /** Path of the bubblewrap binary. Defaults to `bwrap` found on PATH. */
@@ -139,6 +140,12 @@ export interface SandboxRuntimeOptions {
    * removes enough. Defaults to 20 GiB.
    */
   maxOwnerDiskBytes?: number;
+  /**
+   * Where a rootless server (not root) says at construction which limits it enforces and which
+   * it refuses (undelegated cgroups), with the command that delegates them. Defaults to a line
+   * on stderr (`console.error`). A root server says nothing.
+   */
+  notice?: (message: string) => void;
   /** Milliseconds from the end of one walk of the owners' trees (for `maxOwnerDiskBytes`) to the next. Defaults to 10000. */
   diskCheckIntervalMs?: number;
 }
@@ -169,6 +176,8 @@ export interface SandboxSettings {
   publishHostIp: string;
   /** The host id range of the user namespaces; undefined: off. */
   userns: IdMap | undefined;
+  /** Where a rootless server's start notice goes. */
+  notice: (message: string) => void;
 }
 
 const check = optionChecks('sandboxRuntime');
@@ -210,6 +219,7 @@ export function sandboxOptions(options: SandboxRuntimeOptions): SandboxSettings 
   return {
     limits, bwrap, stateDir, busybox: options.busybox ?? '/bin/busybox', seedTags, seedRepositories, insecureRegistries,
     cgroups, defaults, tmpfsDir, seccomp, slirp4netns, publishHostIp, userns: usernsRange(options.userns),
+    notice: options.notice === undefined ? (message) => console.error(message) : check.functionOption(options.notice, 'notice'),
   };
 }
 

@@ -20,7 +20,8 @@ import { cgroupInfo } from './cgroup-info.js';
 import { CGROUP_HOST_FIELDS } from './resource-limits.js';
 import { sandboxExec } from './sandbox-exec.js';
 import { SharedTmpfs } from './shared-tmpfs.js';
-import { RootfsSpares } from './rootfs-spares.js';
+import { OverlayRootfs } from './overlay-rootfs.js';
+import { overlayChanges } from './overlay-changes.js';
 import { withDefaults } from './default-limits.js';
 import { sandboxOptions, type SandboxRuntimeOptions } from './sandbox-options.js';
 import { diffTrees, sizeOfChanges } from '../local/diff-trees.js';
@@ -28,8 +29,10 @@ import { exportRootfs } from './sandbox-export.js';
 import { copyImagePath } from './image-path-copy.js';
 import { changesLayer } from '../../images/store/changes-layer.js';
 import { runOnRootfs } from './sandbox-offline.js';
+import { offlineEtcFiles } from './network/etc-files.js';
 import { prepareSeccomp } from './seccomp/container-seccomp.js';
 import { SandboxUserns } from './userns/sandbox-userns.js';
+import type { IdMap } from './userns/id-map.js';
 import { OwnerUserns } from './userns/owner-userns.js';
 import type { NetworkHost } from './network/container-network.js';
 import { SandboxNetworks } from './network/sandbox-networks.js';
@@ -38,6 +41,7 @@ import { runStages } from './launch/stages.js';
 import { START_STAGES } from './launch/start-stages.js';
 import { StartContext, type RunningContainer, type SandboxHost, type StartRun } from './launch/start-context.js';
 import { started } from './launch/started.js';
+import { numericUser, refuseOtherUsers, refusePrivilegedPorts, rootlessIdentity, rootlessNotice, rootlessStateDir, unprivilegedPortStart } from './rootless.js';
 
 /**
  * The isolating embedded runtime: each container runs under bubblewrap in its own mount, PID,
@@ -65,8 +69,15 @@ import { started } from './launch/started.js';
 export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRuntime {
   const settings = sandboxOptions(options);
   const { limits, bwrap, busybox, seedTags, seedRepositories, insecureRegistries, cgroups, defaults, seccomp } = settings;
-  const stateDir = settings.stateDir ?? mkdtempSync(join(tmpdir(), 'dockgate-sandbox-'));
+  // Rootless (not root, read once): state under the user's data directory, low ports and
+  // undelegated limits refused by name, and a start notice of what is enforced (rootless.ts).
+  const rootless = rootlessIdentity();
+  const firstPort = rootless ? unprivilegedPortStart() : 0;
+  /** Rootless, container root is the server's user: a commit records its files as root's. */
+  const rootlessMap = rootless ? { uid: rootless.uid, gid: rootless.gid, size: 1 } : undefined;
+  const stateDir = settings.stateDir ?? (rootless ? rootlessStateDir() : mkdtempSync(join(tmpdir(), 'dockgate-sandbox-')));
   const containersDir = join(stateDir, 'containers');
+  if (rootless) settings.notice(rootlessNotice(cgroups, rootless));
   mkdirSync(containersDir, { recursive: true });
   // Only root may traverse the state directory (made so even when it already exists): it holds
   // the image store and every container's root filesystem copy, with whatever files a container
@@ -79,7 +90,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   // short, since a socket path has 108 bytes; a temporary directory when the state dir is too deep.
   const runDir = join(stateDir, 'run').length < 80 ? join(stateDir, 'run') : mkdtempSync(join(tmpdir(), 'dockgate-net-'));
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
-  const network: NetworkHost = { slirp4netns: settings.slirp4netns, runDir, defaultHostIp: settings.publishHostIp };
+  const network: NetworkHost = { slirp4netns: settings.slirp4netns, runDir, defaultHostIp: settings.publishHostIp, ...(rootless ? { rootless: true } : {}) };
   // User-defined networks need root (they make network namespaces, bridges and veths) and iproute2;
   // without either their routes answer 501 and NetworkMode stays bridge, host or none.
   const ipTool = ['/usr/sbin/ip', '/sbin/ip', '/usr/bin/ip'].find((p) => existsSync(p));
@@ -99,29 +110,59 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   /** The user namespace of a container (its owner's range, owner-userns.ts), from its create body's labels; none without `userns`. */
   const usernsOf = (spec: ContainerSpec): SandboxUserns | undefined => owners?.of(spec.labels);
 
-  // Under the user namespace, from the image's copy prepared once for the owner's range; a spare
-  // copy made ahead of the next start of the same image for the same range (rootfs-spares.ts).
-  const spares = new RootfsSpares(join(stateDir, 'spares'), async (imageId, dest, map) => {
-    if (!store) throw EngineError.system('the image store is not open');
-    await (await store).materialize(imageId, dest, map);
-  });
+  // Each container's root: an overlay whose lower layer is the image's tree unpacked once for the
+  // owner's range, shared by all of that owner's containers of the image (overlay-rootfs.ts). A
+  // server that is not root cannot mount one: its containers get a copy of the tree instead.
+  const overlays = process.getuid?.() === 0
+    ? new OverlayRootfs(join(stateDir, 'overlays'), { mount: hostTool('mount'), umount: hostTool('umount') }, new Set(readdirSync(containersDir)))
+    : undefined;
+  /** Where a copy of the image is (a container made by a server before overlays, or by one that is not root). */
+  const copyOf = (id: string): string => join(containersDir, id, 'rootfs');
+  /** The container's own writes: its overlay's upper layer, or its whole copy. */
+  const writableOf = (id: string): { path: string; copy: boolean } => (!overlays || existsSync(copyOf(id)) ? { path: copyOf(id), copy: true } : { path: overlays.paths(id).upper, copy: false });
   /** `{ enter }` made by `make` from the container's user namespace; none without one. */
   const withEnter = async <T>(spec: ContainerSpec, make: (userns: SandboxUserns) => Promise<T>): Promise<{ enter?: T }> => {
     const userns = usernsOf(spec);
     return userns ? { enter: await make(userns) } : {};
   };
-  /** The container's root filesystem copy, made once (at its first start or copy): a restarted container keeps its writes, as with dockerd. */
-  const ensureRootfs = async (c: { id: string; image: { id: string }; spec: ContainerSpec }): Promise<string> => {
-    const rootfs = join(containersDir, c.id, 'rootfs');
-    const map = usernsOf(c.spec)?.map;
-    const made = !existsSync(rootfs);
-    if (made) {
-      if (!store) throw EngineError.system('the image store is not open');
-      mkdirSync(join(containersDir, c.id), { recursive: true });
-      await spares.take(c.image.id, rootfs, map);
+  const openStore = async (): Promise<ImageStoreApi> => {
+    if (!store) throw EngineError.system('the image store is not open');
+    return store;
+  };
+  /**
+   * The container's root filesystem, made at its first start or copy and kept until it is
+   * removed: a restarted container keeps its writes, as with dockerd. Its overlay is mounted
+   * again when it is not (after a server restart).
+   */
+  /** The image's tree for the range; when the image was removed since (rmi -f past a stopped container), the one it was mounted on (the store keeps it). */
+  const lowerOf = async (opened: ImageStoreApi, c: { id: string; image: { id: string } }, map: IdMap | undefined): Promise<string> => {
+    try {
+      // The range's layer of owners over the plain tree (shifted-rootfs.ts); the plain tree alone without a range.
+      const plain = await opened.imageRootfs!(c.image.id);
+      return map ? `${await opened.imageRootfs!(c.image.id, map)}:${plain}` : plain;
+    } catch (error) {
+      const kept = await overlays?.lowerOf(c.id);
+      if (kept !== undefined && kept.split(':').every((dir) => existsSync(dir))) return kept;
+      throw error;
     }
-    SandboxUserns.checkRootfs(join(containersDir, c.id, 'rootfs.idmap'), map, made);
-    return rootfs;
+  };
+  const ensureRootfs = async (c: { id: string; image: { id: string }; spec: ContainerSpec }): Promise<string> => {
+    const map = usernsOf(c.spec)?.map;
+    const marker = join(containersDir, c.id, 'rootfs.idmap');
+    if (!overlays || existsSync(copyOf(c.id))) {
+      const made = !existsSync(copyOf(c.id));
+      if (made) {
+        mkdirSync(join(containersDir, c.id), { recursive: true });
+        await (await openStore()).materialize(c.image.id, copyOf(c.id), map);
+      }
+      SandboxUserns.checkRootfs(marker, map, made);
+      return copyOf(c.id);
+    }
+    const opened = await openStore();
+    if (!opened.imageRootfs) throw EngineError.unsupported('image roots', 'sandbox');
+    mkdirSync(join(containersDir, c.id), { recursive: true });
+    SandboxUserns.checkRootfs(marker, map, !(await overlays.exists(c.id)));
+    return overlays.mount(c.id, await lowerOf(opened, c, map));
   };
   const host: SandboxHost = {
     bwrap, containersDir, network, userNets, sharedTmpfs, seccomp, tmpfsSize: defaults.tmpfsSize, cgroups, limitsOf, usernsOf, ensureRootfs, hostTool,
@@ -151,7 +192,13 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       } : {}),
     },
     imageStore: (usage) => {
-      store = ImageStore.open(join(stateDir, 'images'), { usage, insecureRegistries, maxLoadBytes: defaults.maxLoadBytes, maxLayerBytes: defaults.maxLayerBytes }).then(async (opened) => {
+      store = ImageStore.open(join(stateDir, 'images'), {
+        usage, insecureRegistries, maxLoadBytes: defaults.maxLoadBytes, maxLayerBytes: defaults.maxLayerBytes,
+        // Each new image's tree for the range of containers without an owner (the first), unpacked
+        // while the client goes on: their first container mounts it instead of waiting for the copy.
+        prepareShifts: () => (owners ? [owners.of(undefined).map] : []),
+        ...(rootless ? { onlyRootOwners: true } : {}),
+      }).then(async (opened) => {
         // The offline busybox: only names that mean no image yet (a pulled busybox is kept).
         if (existsSync(busybox)) await opened.seedBusybox(seedTags);
         return existsSync(busybox) ? withSeedAliases(opened, seedRepositories) : opened;
@@ -173,12 +220,14 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     },
     createFields: SANDBOX_CREATE_FIELDS,
     validate: async (spec, image) => {
+      if (rootless) refusePrivilegedPorts(spec, firstPort, rootless);
       await refuseUnsupported(spec, image, cgroups, cpus, { size: defaults.tmpfsSize, total: defaults.maxTmpfsBytes }, userNets !== undefined);
       userNets?.validate(spec);
       // The owner's range is assigned here, at its first create: an owner beyond the server's range is refused before anything is made.
       const userns = usernsOf(spec);
       const { user } = spec;
       if (userns && user !== '' && image?.rootfs) userns.checkUser(await resolveUserIn(image.rootfs, user), user);
+      if (rootless && user !== '') refuseOtherUsers(image?.rootfs ? await resolveUserIn(image.rootfs, user) : numericUser(user), user, rootless);
     },
     // Each container's own root filesystem copy: diff, commit, export, `docker cp` (tar and stat run
     // inside the running container, local-archive.ts) and a volume's first content.
@@ -189,26 +238,37 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       // user namespace's range so the image holds the ids the container saw (changes-layer.ts).
       commitLayer: async (c, changes, opened) => {
         if (!opened.storeLayer) throw EngineError.unsupported('making layers', 'sandbox');
-        return opened.storeLayer(changesLayer(join(containersDir, c.id, 'rootfs'), changes, usernsOf(c.spec)?.map));
+        return opened.storeLayer(changesLayer(await ensureRootfs(c), changes, usernsOf(c.spec)?.map ?? rootlessMap));
       },
-      // `docker diff`: the container's root filesystem copy against the image's (diff-trees.ts).
+      // `docker diff`: an overlay's upper layer against the image's tree (overlay-changes.ts), a copy against the whole tree (diff-trees.ts).
       changes: async (c) => {
-        const rootfs = join(containersDir, c.id, 'rootfs');
         const opened = store ? await store : undefined;
-        if (!existsSync(rootfs) || !opened?.imageRootfs) return [];
-        return diffTrees(await opened.imageRootfs(c.image.id, usernsOf(c.spec)?.map), rootfs);
+        if (!opened?.imageRootfs) return [];
+        const writable = writableOf(c.id);
+        if (writable.copy) return existsSync(writable.path) ? diffTrees(await opened.imageRootfs(c.image.id, usernsOf(c.spec)?.map), writable.path) : [];
+        if (!overlays || !(await overlays.exists(c.id))) return [];
+        const merged = await ensureRootfs(c);
+        // Against the plain tree (the lowest layer) with owners moved by the range: what the range's layer holds.
+        const plain = (await lowerOf(opened, c, usernsOf(c.spec)?.map)).split(':').at(-1)!;
+        return overlayChanges(plain, writable.path, merged, usernsOf(c.spec)?.map);
       },
-      sizeOfChanges: (c, changes) => sizeOfChanges(join(containersDir, c.id, 'rootfs'), changes),
+      // What the container wrote: in its upper layer (or copy), each added or modified path is there.
+      sizeOfChanges: (c, changes) => sizeOfChanges(writableOf(c.id).path, changes),
       // `docker cp` on a created or exited container: the image's tar in a fresh sandbox on its root, its volumes and binds mounted.
       // The sources are walked and held as at a start (held-binds.ts) until the copy ends.
       copyOffline: async (c, argv, stdin, output) => {
-        const binds = (c.mounts ?? []).filter((m) => m.Type !== 'tmpfs').sort((a, b) => a.Destination.split('/').length - b.Destination.split('/').length)
-          .map((m) => ({ source: hostPathOf(m), target: m.Destination, readOnly: !m.RW }));
+        const userns = usernsOf(c.spec);
+        const rootfs = await ensureRootfs(c);
+        // Its network files (network/etc-files.ts) first: a bind of the container's own at one of those paths wins.
+        // (A root whose /etc is a link gets none: its start refuses it, a copy still works.)
+        const etcFiles = await offlineEtcFiles(c.id, c.spec, join(containersDir, c.id), rootfs, userns ? { uid: userns.map.uid, gid: userns.map.gid } : undefined).catch(() => ({}));
+        const mounts = (c.mounts ?? []).filter((m) => m.Type !== 'tmpfs').map((m) => ({ source: hostPathOf(m), target: m.Destination, readOnly: !m.RW }));
+        const binds = [...Object.entries(etcFiles).filter(([path]) => !mounts.some((m) => m.target === path)).map(([target, source]) => ({ source, target, readOnly: false })), ...mounts]
+          .sort((a, b) => a.target.split('/').length - b.target.split('/').length);
         const held = await HeldBinds.open(binds);
         try {
-          const userns = usernsOf(c.spec);
           const proc = await runOnRootfs({
-            bwrap, rootfs: await ensureRootfs(c), argv, stdin, output,
+            bwrap, rootfs, argv, stdin, output,
             binds: userns ? binds.map((b) => ({ ...b, source: held.path(b.source) })) : binds,
             // As the container's root in its owner's namespace: copied files get the mapped owners.
             ...(userns ? { enter: await userns.enter({ uid: 0, gid: 0 }) } : {}),
@@ -269,17 +329,20 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         return update;
       },
       // `docker info`: what this server can limit, from the cgroup controllers it found (cgroup-info.ts).
-      systemInfo: () => cgroupInfo(cgroups),
+      systemInfo: () => ({ ...cgroupInfo(cgroups), ...(rootless ? { SecurityOptions: ['name=rootless'] } : {}) }),
     },
-    // Spare root filesystem copies go with the runtime.
-    close: () => spares.close(),
-    // The writable root filesystem copy goes with the container (asynchronously: rm -f answers
-    // first); the record and output are removed by the runtime's records.
+    // Every overlay is unmounted with the runtime (the containers' writes stay for the next server).
+    close: async () => {
+      await overlays?.close();
+    },
+    // The overlay is unmounted and its writes (or the copy) go with the container (asynchronously:
+    // rm -f answers first); the record and output are removed by the runtime's records.
     removed: (id) => {
       stopReasons.delete(id);
       sharedTmpfs.remove(id);
       userNets?.forget(id);
-      void rm(join(containersDir, id, 'rootfs'), { recursive: true, force: true }).catch(() => undefined);
+      void overlays?.remove(id).catch(() => undefined);
+      void rm(copyOf(id), { recursive: true, force: true }).catch(() => undefined);
     },
     // Each host bind source walked from / without following and held open while the container
     // runs (held-binds.ts): a link planted on its path since create is a 400, before anything is prepared.
@@ -297,7 +360,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   const runtime = new LocalRuntime('sandbox', executor, limits);
   guardOwnerDisk(runtime, {
     maxBytes: defaults.maxOwnerDiskBytes, intervalMs: defaults.diskCheckIntervalMs, stopReasons,
-    rootfs: (id) => join(containersDir, id, 'rootfs'),
+    rootfs: writableOf,
     // The image's own unpacked root: its size is that of every range's shifted copy.
     imageRootfs: async (imageId) => (await store)?.imageRootfs?.(imageId, undefined),
   });

@@ -1,7 +1,7 @@
 import type { StartContext } from './start-context.js';
 import type { Stage } from './stages.js';
 
-/** Its root filesystem copy, made at its first start (for its owner's user namespace); a restart keeps its writes. */
+/** Its root filesystem: the overlay of its image for its owner's range, mounted at its first start (overlay-rootfs.ts); a restart keeps its writes. */
 export const rootfs: Stage<StartContext> = {
   name: 'rootfs',
   async run(ctx) {

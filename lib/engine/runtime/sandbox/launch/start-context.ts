@@ -65,10 +65,12 @@ export class StartContext {
   joined?: { id: string; pid: number };
   /** rootfs: its user namespace, when the runtime has one. */
   userns?: SandboxUserns;
-  /** rootfs: its root filesystem copy. */
+  /** rootfs: its root filesystem (its overlay's merged view, overlay-rootfs.ts). */
   rootfs!: string;
-  /** etc: the joined container's /etc/resolv.conf and /etc/hosts, bound over its root. */
+  /** etc: the joined container's /etc/resolv.conf, /etc/hosts and /etc/hostname, bound over its root. */
   joinedFiles?: Record<string, string>;
+  /** etc: its own /etc/hostname, /etc/hosts and /etc/resolv.conf (network/etc-files.ts), unless it joins another's. */
+  etcFiles?: Record<string, string>;
   /** user: who runs the command. */
   user!: ResolvedUser;
   /** user: the command's environment, HOME and TERM added. */

@@ -19,7 +19,7 @@ import { user, userns } from './user.js';
  * | stage          | makes                                                   | undo                         |
  * | -------------- | ------------------------------------------------------- | ---------------------------- |
  * | network target | the user networks' plan, the joined namespace           |                              |
- * | rootfs         | the root filesystem copy (kept: a restart reuses it)    |                              |
+ * | rootfs         | the root overlay, mounted (kept: a restart reuses it)   |                              |
  * | etc            | /etc when missing, the joined container's network files |                              |
  * | user           | the user and the environment                            |                              |
  * | tmpfs          | the Tmpfs mounts' host directories                      | removed                      |

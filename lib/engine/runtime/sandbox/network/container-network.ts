@@ -6,6 +6,7 @@ import { EngineError } from '../../../../engine-api/engine-error.js';
 import type { ContainerSpec } from '../../../../engine-api/container-spec.js';
 import { Beneath, BeneathError, type Ownership } from '../../../linux/beneath.js';
 import type { LocalNetworkSettings } from '../../local/local-container.js';
+import { containerHostname, LOOPBACK_HOSTS } from './etc-names.js';
 import { LaunchGate } from './launch-gate.js';
 import { exposedPortKeys, portRequests, type PortMap, type PortProto, type PortRequest } from './port-bindings.js';
 import { SLIRP_MAC, SLIRP_NET, SlirpStack } from './slirp-stack.js';
@@ -18,6 +19,11 @@ export interface NetworkHost {
   runDir: string;
   /** Host address of a published port whose binding names none (dockerd's `--ip`). */
   defaultHostIp: string;
+  /**
+   * The server is not root (rootless): the container's network namespace belongs to bwrap's user
+   * namespace, which slirp4netns must join to configure it (host root needs no such step).
+   */
+  rootless?: boolean;
 }
 
 /**
@@ -79,7 +85,7 @@ export class ContainerNetwork {
    */
   static async prepare(host: NetworkHost, id: string, spec: ContainerSpec, dir: string, rootfs: string, user?: UserNetworkPlan): Promise<ContainerNetwork> {
     const requests = portRequests(spec);
-    const hostname = spec.hostname !== '' ? spec.hostname : id.slice(0, 12);
+    const hostname = containerHostname(id, spec);
     const files: Record<string, string> = {};
     for (const [path, text] of [['/etc/resolv.conf', resolvConf(user?.nameservers ?? [], user?.internalOnly !== true)], ['/etc/hosts', hostsFile(hostname)]] as const) {
       if (!(await mountPoint(rootfs, path))) continue;
@@ -103,7 +109,7 @@ export class ContainerNetwork {
       this.gate.remove();
       return undefined;
     }
-    if (this.user?.internalOnly !== true) this.stack = await SlirpStack.start(this.host.slirp4netns, pid, this.requests.length > 0 ? this.apiSocket : undefined);
+    if (this.user?.internalOnly !== true) this.stack = await SlirpStack.start(this.host.slirp4netns, pid, this.requests.length > 0 ? this.apiSocket : undefined, this.host.rootless === true);
     await this.user?.attach(pid);
     const ports: PortMap = Object.fromEntries(exposedPortKeys(this.spec).map((key) => [key, null]));
     for (const r of this.requests) {
@@ -156,15 +162,16 @@ export class ContainerNetwork {
  * refused with a 400, never followed: dockerd would resolve it inside the container's root, and
  * this server resolves nothing a container controls.
  */
-export async function mountPoint(rootfs: string, path: string): Promise<boolean> {
+export async function mountPoint(rootfs: string, path: string, owner: Ownership = {}): Promise<boolean> {
   const root = await Beneath.open(rootfs);
   try {
-    const { dir, name } = await root.parentOf(path, { mode: 0o755 });
+    const { dir, name } = await root.parentOf(path, { mode: 0o755, ...owner });
     try {
       const stat = await dir.lstatChild(name);
       if (stat?.isFile()) return true;
       if (stat?.isDirectory()) return false;
-      await dir.writeFile(name, '', { mode: 0o644 });
+      // The container's root owns it, as the rest of its root filesystem copy: a commit of a container that moved it takes it.
+      await dir.writeFile(name, '', { mode: 0o644, ...owner });
       return true;
     } finally {
       await dir.close();
@@ -216,15 +223,7 @@ export function resolvConf(nameservers: string[], slirp: boolean): string {
 
 /** dockerd's /etc/hosts for a bridge container: the loopback names, then its address and hostname. */
 function hostsFile(hostname: string): string {
-  return [
-    '127.0.0.1\tlocalhost',
-    '::1\tlocalhost ip6-localhost ip6-loopback',
-    'fe00::0\tip6-localnet',
-    'ff00::0\tip6-mcastprefix',
-    'ff02::1\tip6-allnodes',
-    'ff02::2\tip6-allrouters',
-    `${SLIRP_NET.ipAddress}\t${hostname}`,
-  ].join('\n') + '\n';
+  return [...LOOPBACK_HOSTS, `${SLIRP_NET.ipAddress}\t${hostname}`].join('\n') + '\n';
 }
 
 /** A host port free now on `hostIp` for `proto`, from the kernel's ephemeral range. */

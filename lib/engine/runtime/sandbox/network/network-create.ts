@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { EngineError } from '../../../../engine-api/engine-error.js';
 import type { NetworkCreateBody } from '../../../../engine-api/network-operations.js';
 import { contains, defaultPools, overlaps, parseSubnet, subnetText, toIp, type Subnet } from './network-ipam.js';
+import { bridgeOptions } from './bridge-options.js';
 import { objectOf, PREDEFINED, type NetworkRecord, type NetworkRecords } from './network-records.js';
 
 /**
@@ -12,7 +13,8 @@ import { objectOf, PREDEFINED, type NetworkRecord, type NetworkRecords } from '.
 export function newNetworkRecord(body: NetworkCreateBody, records: NetworkRecords): NetworkRecord {
   const name = body.Name;
   if (typeof name !== 'string' || name === '') throw EngineError.invalidParameter('network name must be a non-empty string');
-  if (!/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/.test(name)) throw EngineError.invalidParameter(`invalid network name "${name}": only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`);
+  // dockerd 20.10 takes any name (`test 01`, `a/b`); control characters are refused (they would end up in messages and logs).
+  if (/[\u0000-\u001f\u007f]/.test(name)) throw EngineError.invalidParameter(`invalid network name ${JSON.stringify(name)}: control characters are not allowed`);
   if (PREDEFINED.includes(name)) throw EngineError.fromStatus(403, `${name} is a pre-defined network and cannot be created`);
   const driver = body.Driver ?? 'bridge';
   if (driver !== 'bridge' && driver !== '') throw EngineError.notFound(`plugin "${String(driver)}" not found`);
@@ -22,10 +24,7 @@ export function newNetworkRecord(body: NetworkCreateBody, records: NetworkRecord
     throw EngineError.invalidParameter('ConfigFrom: not supported by the sandbox runtime');
   }
   if (body.Scope !== undefined && body.Scope !== '' && body.Scope !== 'local') throw EngineError.invalidParameter(`Scope "${String(body.Scope)}": only local networks`);
-  const options = objectOf(body.Options, 'Options');
-  // The bridge driver's options dockerd honors are about the host bridge we never make; each is refused by name.
-  const refused = Object.keys(options);
-  if (refused.length > 0) throw EngineError.invalidParameter(`Options ${refused.join(', ')}: driver options are not supported by the sandbox runtime`);
+  const options = bridgeOptions(objectOf(body.Options, 'Options'));
   const labels = objectOf(body.Labels, 'Labels') as Record<string, string>;
   if (records.user.some((n) => n.name === name)) throw EngineError.conflict(`network with name ${name} already exists`);
   const ipam = objectOf(body.IPAM, 'IPAM');
@@ -37,10 +36,11 @@ export function newNetworkRecord(body: NetworkCreateBody, records: NetworkRecord
   if (!Array.isArray(configs)) throw EngineError.invalidParameter('IPAM.Config must be an array');
   if (configs.length > 1) throw EngineError.invalidParameter('IPAM.Config: one IPv4 subnet per network in the sandbox runtime');
   const given = objectOf(configs[0], 'IPAM.Config[0]');
+  // null is unset, as dockerd reads it (docker-py's IPAMPool sends every field, null when not given).
   for (const key of ['Subnet', 'Gateway', 'IPRange'] as const) {
-    if (given[key] !== undefined && typeof given[key] !== 'string') throw EngineError.invalidParameter(`IPAM.Config ${key} must be a string`);
+    if (given[key] !== undefined && given[key] !== null && typeof given[key] !== 'string') throw EngineError.invalidParameter(`IPAM.Config ${key} must be a string`);
   }
-  const config = given as { Subnet?: string; Gateway?: string; IPRange?: string; AuxiliaryAddresses?: unknown };
+  const config = given as { Subnet?: string | null; Gateway?: string | null; IPRange?: string | null; AuxiliaryAddresses?: unknown };
   for (const key of Object.keys(given)) {
     if (!['Subnet', 'Gateway', 'IPRange', 'AuxiliaryAddresses'].includes(key)) throw EngineError.invalidParameter(`IPAM.Config: unknown field ${key}`);
   }
@@ -82,6 +82,7 @@ export function newNetworkRecord(body: NetworkCreateBody, records: NetworkRecord
     internal: body.Internal === true,
     attachable: body.Attachable === true,
     labels,
+    ...(Object.keys(options).length > 0 ? { options } : {}),
     ipamConfig: config.Subnet ? [Object.fromEntries(Object.entries(given).filter(([k, v]) => v && (k !== 'AuxiliaryAddresses' || reserved.length > 0)))] : [{ Subnet: subnetText(subnet), Gateway: toIp(gateway) }],
     subnet: subnetText(subnet),
     gateway: toIp(gateway),

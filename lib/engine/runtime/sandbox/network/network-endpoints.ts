@@ -85,8 +85,10 @@ export class LiveEndpoints {
     let n = 1;
     while (taken.has(`eth${n}`)) n++;
     const ipAddress = toIp(ip);
+    const macAddress = member.mac ?? macFor(ipAddress);
+    if (member.mac && [...endpoints.values()].some((e) => e.macAddress === macAddress)) throw EngineError.conflict(`MAC address ${macAddress} is in use on network ${net.name}`);
     const endpoint: LiveEndpoint = {
-      hub, name, shortId: id.slice(0, 12), ifname: `eth${n}`, ipAddress, macAddress: macFor(ipAddress), endpointId: randomBytes(32).toString('hex'), pid,
+      hub, name, shortId: id.slice(0, 12), ifname: `eth${n}`, ipAddress, macAddress, endpointId: randomBytes(32).toString('hex'), pid,
     };
     endpoints.set(id, endpoint);
     return endpoint;

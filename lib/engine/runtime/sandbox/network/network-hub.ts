@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import type { BridgeSettings } from './bridge-options.js';
 import { answerQuery } from './dns-answer.js';
 import { ipIn, type NetnsTools } from './netns-ip.js';
 
@@ -58,6 +59,7 @@ export class NetworkHub {
     private readonly tools: NetnsTools,
     private readonly child: ChildProcess,
     private readonly prefixLen: number,
+    private readonly settings: BridgeSettings,
   ) {
     this.exited = new Promise((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) resolve();
@@ -70,10 +72,10 @@ export class NetworkHub {
     return this.child.pid ?? 0;
   }
 
-  /** Makes the namespace, its bridge with `gateway/prefixLen`, and its DNS on port 53. */
-  static async start(tools: NetnsTools & { unshare: string }, gateway: string, prefixLen: number, lookup: (name: string) => string[] | undefined): Promise<NetworkHub> {
+  /** Makes the namespace, its bridge with `gateway/prefixLen`, and its DNS on port 53; `settings`: the network's driver options. */
+  static async start(tools: NetnsTools & { unshare: string }, gateway: string, prefixLen: number, lookup: (name: string) => string[] | undefined, settings: BridgeSettings = { isolated: false }): Promise<NetworkHub> {
     const child = spawn(tools.unshare, ['--net', '--', process.execPath, '-e', RELAY], { stdio: ['pipe', 'pipe', 'pipe'] });
-    const hub = new NetworkHub(tools, child, prefixLen);
+    const hub = new NetworkHub(tools, child, prefixLen, settings);
     let errors = '';
     child.stderr?.on('data', (chunk: Buffer) => {
       if (errors.length < 2048) errors += chunk.toString('utf8');
@@ -126,13 +128,17 @@ export class NetworkHub {
    * Plugs the container of `pid` in: a veth pair whose bridge side is named after the pid and the
    * interface (unique while the container's namespace lives; the pair goes with that namespace),
    * and whose other side becomes `ifname` there, with its address and MAC, up; then `extra`
-   * commands in the container's namespace.
+   * commands in the container's namespace. The network's MTU goes on both ends; with
+   * inter-container traffic off, the bridge side is an isolated port (it reaches the gateway,
+   * never another isolated port).
    */
   async attach(pid: number, endpoint: HubEndpoint, extra: string[] = []): Promise<void> {
     const veth = vethName(pid, endpoint.ifname);
+    const mtu = this.settings.mtu === undefined ? '' : ` mtu ${this.settings.mtu}`;
     await ipIn(this.tools, this.pid, [
-      `link add ${veth} type veth peer name ${endpoint.ifname} netns ${pid}`,
+      `link add ${veth}${mtu} type veth peer name ${endpoint.ifname}${mtu} netns ${pid}`,
       `link set ${veth} master ${BRIDGE}`,
+      ...(this.settings.isolated ? [`link set ${veth} type bridge_slave isolated on`] : []),
       `link set ${veth} up`,
     ]);
     await ipIn(this.tools, pid, [

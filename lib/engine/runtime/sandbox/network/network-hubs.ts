@@ -1,5 +1,6 @@
 import { EngineError } from '../../../../engine-api/engine-error.js';
 import type { LiveEndpoints } from './network-endpoints.js';
+import { bridgeSettings } from './bridge-options.js';
 import { NetworkHub } from './network-hub.js';
 import { parseSubnet } from './network-ipam.js';
 import type { NetnsTools } from './netns-ip.js';
@@ -96,7 +97,7 @@ export class NetworkHubs {
     this.bridgeIdle.delete(key);
     if (!hub) {
       const prefixLen = parseSubnet(net.subnet, 'subnet').prefixLen;
-      hub = NetworkHub.start(this.tools, net.gateway, prefixLen, (name) => this.lookup(net, name));
+      hub = NetworkHub.start(this.tools, net.gateway, prefixLen, (name) => this.lookup(net, name), this.records.isBridge(net) ? undefined : bridgeSettings(net.options));
       hub.catch(() => this.hubs.delete(key));
       this.hubs.set(key, hub);
     }

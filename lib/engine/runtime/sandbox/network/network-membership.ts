@@ -68,12 +68,40 @@ export class NetworkMembership {
     net.members[container.id] = endpointConfig(endpoint, net, `network ${net.name}`);
   }
 
-  /** `docker network disconnect`: the container is no member any more, and its create body's networks are not made members again. */
-  leave(net: NetworkRecord, id: string, force: boolean): void {
-    if (!net.members[id] && !force) throw EngineError.invalidParameter(`container ${id} is not connected to network ${net.name}`);
+  /**
+   * `docker network disconnect`: the container is no member any more, and its create body's
+   * networks are not made members again. A container not started yet is on its create body's
+   * networks already (dockerd's, and docker-compose's create, disconnect, connect with aliases):
+   * they are made members first. Not being on the network is an error, forced or not (dockerd's
+   * force only reaches endpoints whose container is gone, which a removal here takes along).
+   */
+  leave(net: NetworkRecord, container: { id: string; spec: ContainerSpec }, _force: boolean): void {
+    const id = container.id;
+    if (!this.seeded.has(id)) this.seed(id, container.spec);
+    if (!net.members[id]) throw EngineError.invalidParameter(`container ${id} is not connected to network ${net.name}`);
     delete net.members[id];
-    this.seeded.add(id);
     this.save();
+  }
+
+  /**
+   * The create body's networks become the container's memberships (once): those that exist as
+   * members, the others (removed since the create) kept by name as a removed network's are.
+   */
+  private seed(id: string, spec: ContainerSpec): void {
+    for (const [name, config] of wantedNetworks(spec)) {
+      const net = this.records.find(name);
+      if (net) {
+        net.members[id] ??= endpointConfig(config, net, `NetworkingConfig.EndpointsConfig "${name}"`);
+      } else {
+        const given = objectOf(config, 'EndpointConfig') as { Aliases?: unknown; IPAMConfig?: { IPv4Address?: unknown } | null };
+        const ipv4 = given.IPAMConfig?.IPv4Address;
+        (this.orphans[id] ??= {})[name] = {
+          aliases: Array.isArray(given.Aliases) ? given.Aliases.filter((a): a is string => typeof a === 'string') : [],
+          ...(typeof ipv4 === 'string' && ipv4 !== '' ? { ipv4 } : {}),
+        };
+      }
+    }
+    this.seeded.add(id);
   }
 
   /**
@@ -85,7 +113,7 @@ export class NetworkMembership {
   orphan(net: NetworkRecord): void {
     for (const [id, member] of Object.entries(net.members)) {
       this.seeded.delete(id);
-      (this.orphans[id] ??= {})[net.name] = { aliases: member.aliases, ...(member.ipv4 ? { ipv4: member.ipv4 } : {}) };
+      (this.orphans[id] ??= {})[net.name] = { aliases: member.aliases, ...(member.ipv4 ? { ipv4: member.ipv4 } : {}), ...(member.mac ? { mac: member.mac } : {}) };
     }
   }
 
@@ -98,7 +126,7 @@ export class NetworkMembership {
       // Every removed network it was on must exist again (by name) before anything changes.
       const found = Object.entries(lost).map(([name, member]) => [this.records.resolve(name), member] as const);
       for (const [net, member] of found) {
-        net.members[id] ??= endpointConfig({ Aliases: member.aliases, IPAMConfig: member.ipv4 ? { IPv4Address: member.ipv4 } : undefined }, net, `network ${net.name}`);
+        net.members[id] ??= endpointConfig({ Aliases: member.aliases, IPAMConfig: member.ipv4 ? { IPv4Address: member.ipv4 } : undefined, MacAddress: member.mac }, net, `network ${net.name}`);
       }
       delete this.orphans[id];
       this.save();
@@ -200,12 +228,12 @@ function ownsNamespace(spec: ContainerSpec): boolean {
   return !(mode === 'host' || mode === 'none' || mode.startsWith('container:'));
 }
 
-/** An endpoint config honored as far as it goes: Aliases and IPAMConfig.IPv4Address; other set fields refused by name. */
-function endpointConfig(value: unknown, net: NetworkRecord, where: string): { aliases: string[]; ipv4?: string } {
+/** An endpoint config honored as far as it goes: Aliases, MacAddress and IPAMConfig.IPv4Address; other set fields refused by name. */
+function endpointConfig(value: unknown, net: NetworkRecord, where: string): Member {
   const config = objectOf(value, where);
   const aliases = config.Aliases === undefined || config.Aliases === null ? [] : config.Aliases;
   if (!Array.isArray(aliases) || aliases.some((a) => typeof a !== 'string')) throw EngineError.invalidParameter(`${where}: Aliases must be an array of strings`);
-  for (const field of ['Links', 'IPv6Gateway', 'GlobalIPv6Address', 'MacAddress', 'DriverOpts']) {
+  for (const field of ['Links', 'IPv6Gateway', 'GlobalIPv6Address', 'DriverOpts']) {
     const v = config[field];
     if (v !== undefined && v !== null && v !== '' && !(Array.isArray(v) && v.length === 0) && !(typeof v === 'object' && Object.keys(v).length === 0)) {
       throw EngineError.invalidParameter(`${where}: ${field} is not supported by the sandbox runtime`);
@@ -214,13 +242,22 @@ function endpointConfig(value: unknown, net: NetworkRecord, where: string): { al
   const ipam = objectOf(config.IPAMConfig, `${where} IPAMConfig`);
   if (ipam.IPv6Address) throw EngineError.invalidParameter(`${where}: IPAMConfig.IPv6Address: IPv6 is not supported by the sandbox runtime`);
   if (Array.isArray(ipam.LinkLocalIPs) && ipam.LinkLocalIPs.length > 0) throw EngineError.invalidParameter(`${where}: IPAMConfig.LinkLocalIPs is not supported by the sandbox runtime`);
+  const mac = macAddress(config.MacAddress, where);
   const ipv4 = ipam.IPv4Address;
-  if (ipv4 === undefined || ipv4 === null || ipv4 === '') return { aliases: aliases as string[] };
+  if (ipv4 === undefined || ipv4 === null || ipv4 === '') return { aliases: aliases as string[], ...mac };
   if (typeof ipv4 !== 'string') throw EngineError.invalidParameter(`${where}: IPAMConfig.IPv4Address must be a string`);
   if (!net.userSubnet) throw EngineError.invalidParameter('user specified IP address is supported only when connecting to networks with user configured subnets');
   const ip = parseSubnet(`${ipv4}/32`, `IPv4 address ${ipv4}`).base;
   const subnet = parseSubnet(net.subnet, 'subnet');
   if (!contains(subnet, ip) || ip === subnet.base || ip === toInt(net.gateway)) throw EngineError.invalidParameter(`Invalid address ${ipv4}: It does not belong to any of this network's subnets`);
   if (net.reserved?.includes(toIp(ip))) throw EngineError.conflict(`Address already in use: ${ipv4} is an auxiliary address of network ${net.name}`);
-  return { aliases: aliases as string[], ipv4 };
+  return { aliases: aliases as string[], ipv4, ...mac };
+}
+
+/** EndpointConfig.MacAddress: a unicast MAC (the interface gets it), kept lower case; unset or empty is none. */
+function macAddress(value: unknown, where: string): { mac?: string } {
+  if (value === undefined || value === null || value === '') return {};
+  if (typeof value !== 'string' || !/^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/i.test(value)) throw EngineError.invalidParameter(`${where}: invalid MacAddress ${JSON.stringify(value)}`);
+  if (parseInt(value.slice(0, 2), 16) % 2 === 1) throw EngineError.invalidParameter(`${where}: MacAddress ${value} is a multicast address`);
+  return { mac: value.toLowerCase() };
 }

@@ -12,6 +12,8 @@ export interface NetworkRecord {
   internal: boolean;
   attachable: boolean;
   labels: Record<string, string>;
+  /** The bridge driver options given at create (bridge-options.ts), as inspect shows them. */
+  options?: Record<string, string>;
   /** IPAM.Config as the client gave it (dockerd reports it so), or the allocated subnet and gateway. */
   ipamConfig: Record<string, unknown>[];
   subnet: string;
@@ -29,6 +31,8 @@ export interface NetworkRecord {
 export interface Member {
   aliases: string[];
   ipv4?: string;
+  /** EndpointConfig.MacAddress: the MAC its interface gets instead of the one made from its address. */
+  mac?: string;
   ran?: boolean;
 }
 

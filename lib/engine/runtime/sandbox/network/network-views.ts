@@ -21,7 +21,7 @@ export function networkView(net: NetworkRecord, endpoints: LiveEndpoints): Recor
     Scope: 'local',
     Driver: 'bridge',
     EnableIPv6: false,
-    IPAM: { Driver: 'default', Options: {}, Config: net.ipamConfig },
+    IPAM: { Driver: 'default', Options: null, Config: net.ipamConfig },
     Internal: net.internal,
     Attachable: net.attachable,
     Ingress: false,
@@ -30,7 +30,7 @@ export function networkView(net: NetworkRecord, endpoints: LiveEndpoints): Recor
     Containers: Object.fromEntries([...endpoints.on(net.id)].map(([id, ep]: [string, LiveEndpoint]) => [id, {
       Name: ep.name, EndpointID: ep.endpointId, MacAddress: ep.macAddress, IPv4Address: `${ep.ipAddress}/${prefixLen}`, IPv6Address: '',
     }])),
-    Options: {},
+    Options: net.options ?? {},
     Labels: net.labels,
   };
 }

@@ -103,7 +103,7 @@ export class SandboxNetworks implements LocalUserNetworks {
 
   async disconnect(ref: string, container: LocalContainer, force: boolean): Promise<void> {
     const net = this.records.resolve(ref);
-    this.membership.leave(net, container.id, force);
+    this.membership.leave(net, container, force);
     await this.hubs.detach(net, container.id);
     this.rewriteResolvConf(container.id);
   }

@@ -36,12 +36,17 @@ export class SlirpStack {
   }
 
   /** Starts slirp4netns on the network namespace of `pid`; resolves once it has configured eth0. */
-  static async start(binary: string, pid: number, apiSocket: string | undefined): Promise<SlirpStack> {
-    const args = ['--configure', '--mtu=65520', '--disable-host-loopback', '--enable-sandbox', '--enable-seccomp',
+  static async start(binary: string, pid: number, apiSocket: string | undefined, joinUserns = false): Promise<SlirpStack> {
+    // Rootless, slirp4netns 1.2's sandbox fails (its parent's setegid(0) is refused to a non-root
+    // user): it runs without it, as the server's own unprivileged user, still under its seccomp filter.
+    const args = ['--configure', '--mtu=65520', '--disable-host-loopback', ...(joinUserns ? [] : ['--enable-sandbox']), '--enable-seccomp',
       `--macaddress=${SLIRP_MAC}`, '--ready-fd=3', '--exit-fd=4'];
     if (apiSocket !== undefined) args.push(`--api-socket=${apiSocket}`);
     // By path: given a pid, slirp4netns would join the namespace's user namespace too, where host root
     // has no capability left to enter it (a non-root User runs in bwrap's own user namespace).
+    // Rootless, the server's user owns bwrap's user namespace and has no capability over its
+    // network namespace from outside: slirp4netns joins that user namespace first.
+    if (joinUserns) args.push(`--userns-path=/proc/${pid}/ns/user`);
     args.push('--netns-type=path', `/proc/${pid}/ns/net`, 'eth0');
     const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
     let errors = '';
