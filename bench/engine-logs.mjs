@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { engineRouter, listenEngine } from '../dist/engine/index.js';
 import { processRuntime } from '../dist/engine/runtime/process/index.js';
+import { containerSpecOf } from '../dist/engine-api/container-spec.js';
 
 const TOTAL = Number(process.env.BENCH_LOG_BYTES ?? 1024 ** 3);
 const LIMIT_MS = 60_000;
@@ -25,7 +26,7 @@ function rssSampler() {
 }
 
 async function direct() {
-  const { id } = await runtime.create({ body, apiVersion: '1.28' });
+  const { id } = await runtime.create({ spec: containerSpecOf(body), body, apiVersion: '1.28' });
   const { stream } = await runtime.logs(id, { stdout: true, stderr: true, follow: true, timestamps: false });
   const stop = rssSampler();
   const t0 = performance.now();

@@ -9,36 +9,20 @@ import type { VolumeOperations } from './volume-operations.js';
 import type { ExecOperations } from './exec-operations.js';
 import type { ContainerOperations } from './container-operations.js';
 import type { BuildOperations } from './build-operations.js';
+import type { ContainerCreateBody, ContainerSpec } from './container-spec.js';
+
+export type { ContainerCreateBody } from './container-spec.js';
 import type { OutputStream, AttachSession } from './output-stream.js';
 
 export type { OutputStream, AttachSession } from './output-stream.js';
-
-/**
- * The body of `POST /containers/create`: a ContainerConfig plus `HostConfig` and
- * `NetworkingConfig`, kept as sent so a forwarding runtime passes every field through.
- */
-export interface ContainerCreateBody {
-  Image: string;
-  Cmd?: string[] | string | null;
-  Entrypoint?: string[] | string | null;
-  Env?: string[] | null;
-  Tty?: boolean;
-  OpenStdin?: boolean;
-  StdinOnce?: boolean;
-  AttachStdin?: boolean;
-  AttachStdout?: boolean;
-  AttachStderr?: boolean;
-  Labels?: Record<string, string> | null;
-  WorkingDir?: string;
-  User?: string;
-  HostConfig?: { AutoRemove?: boolean; NetworkMode?: string; [field: string]: unknown } | null;
-  [field: string]: unknown;
-}
 
 /** What the router hands a runtime to create a container. */
 export interface CreateRequest {
   /** The `name` query parameter, already validated; undefined lets the runtime pick one. */
   name?: string;
+  /** The body decoded once by the router: what policies and runtimes read. */
+  spec: ContainerSpec;
+  /** The body as sent (after the version shims): only a forwarding runtime's writer reads it. */
   body: ContainerCreateBody;
   /** The API version the request is served at (for version-dependent shims). */
   apiVersion: string;
@@ -192,6 +176,13 @@ export interface ContainerRuntime
    * Defaults to `custom` when a host's runtime leaves it out.
    */
   readonly name?: string;
+  /**
+   * The create fields this runtime honors (names of create-fields.ts' `CREATE_FIELDS`, as
+   * `User` or `HostConfig.Binds`): the router refuses a create that sets any other with one 400
+   * `<field> is not supported by the <name> runtime`, so nothing is accepted and dropped.
+   * Undefined: every field reaches `create` (a runtime that forwards the body, or checks it itself).
+   */
+  readonly createFields?: readonly string[];
   /** Creates a container; unknown image → 404 `No such image: <ref>`, name in use → 409. */
   create(request: CreateRequest): Promise<{ id: string; warnings: string[] }>;
   /** Starts it; already running → NotModified (304). */

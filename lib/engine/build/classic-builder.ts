@@ -2,6 +2,8 @@ import { lstat, mkdir, mkdtemp, open, rm } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import type { Readable } from 'node:stream';
 import { EngineError } from '../../engine-api/engine-error.js';
+import { containerSpecOf, type ContainerCreateBody } from '../../engine-api/container-spec.js';
+import { refuseUnsupportedFields } from '../../engine-api/create-fields.js';
 import type { BuildRequest } from '../../engine-api/build-operations.js';
 import { FrameDecoder } from '../../engine-api/stdcopy.js';
 import { parsePullReference } from '../../engine-api/pull-reference.js';
@@ -297,21 +299,20 @@ class Build {
       const imageId = await this.#ensureImage(state);
       const { runtime } = this.backend;
       const config = state.run.config;
-      const created = await runtime.create({
-        apiVersion: this.request.apiVersion,
-        body: {
-          Image: imageId,
-          Cmd: cmd,
-          Entrypoint: [''],
-          Env: [...env, ...args.map(([k, v]) => `${k}=${v}`), ...proxies],
-          ...(config.WorkingDir ? { WorkingDir: config.WorkingDir } : {}),
-          ...(config.User ? { User: config.User } : {}),
-          Labels: this.request.containerLabels,
-          AttachStdout: true,
-          AttachStderr: true,
-          HostConfig: hostConfig,
-        },
-      });
+      const body: ContainerCreateBody = {
+        Image: imageId,
+        Cmd: cmd,
+        Entrypoint: [''],
+        Env: [...env, ...args.map(([k, v]) => `${k}=${v}`), ...proxies],
+        ...(config.WorkingDir ? { WorkingDir: config.WorkingDir } : {}),
+        ...(config.User ? { User: config.User } : {}),
+        Labels: this.request.containerLabels,
+        AttachStdout: true,
+        AttachStderr: true,
+        HostConfig: hostConfig,
+      };
+      refuseUnsupportedFields(body, runtime.createFields, runtime.name ?? 'custom');
+      const created = await runtime.create({ apiVersion: this.request.apiVersion, spec: containerSpecOf(body), body });
       const id = created.id;
       this.#containers.add(id);
       this.out.text(` ---> Running in ${short(id)}\n`);

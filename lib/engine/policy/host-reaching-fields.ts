@@ -1,15 +1,9 @@
 import { realpathSync } from 'node:fs';
 import { isIPv4, isIPv6 } from 'node:net';
 import { basename, dirname, isAbsolute, join, normalize, relative, sep } from 'node:path';
+import { DEFAULT_CAPABILITIES } from '../../engine-api/default-capabilities.js';
 
-/**
- * Docker's default capability set (moby oci/caps/defaults.go): what a container has without
- * `--cap-add`. Adding any other one (SYS_ADMIN, NET_ADMIN, SYS_PTRACE…) reaches the host.
- */
-export const DEFAULT_CAPABILITIES: ReadonlySet<string> = new Set([
-  'CHOWN', 'DAC_OVERRIDE', 'FSETID', 'FOWNER', 'MKNOD', 'NET_RAW', 'SETGID', 'SETUID', 'SETFCAP', 'SETPCAP', 'NET_BIND_SERVICE', 'SYS_CHROOT',
-  'KILL', 'AUDIT_WRITE',
-]);
+export { DEFAULT_CAPABILITIES } from '../../engine-api/default-capabilities.js';
 
 /** Namespace modes whose `host` value shares the host's namespace (`--pid host`, `--network host`…). */
 const HOST_MODES = ['NetworkMode', 'PidMode', 'IpcMode', 'UTSMode', 'UsernsMode', 'CgroupnsMode', 'Cgroup'] as const;

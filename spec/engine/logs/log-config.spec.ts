@@ -1,7 +1,8 @@
 import { describe, test, expect } from '@jest/globals';
 import { logSettings, parseMaxSize } from '../../../lib/engine/runtime/local/log-config.js';
+import { containerSpecOf } from '../../../lib/engine-api/container-spec.js';
 
-const withLog = (LogConfig: unknown) => ({ Image: 'busybox', HostConfig: { LogConfig } });
+const withLog = (LogConfig: unknown) => containerSpecOf({ Image: 'busybox', HostConfig: { LogConfig } });
 const refusal = (LogConfig: unknown): string => {
   try {
     logSettings(withLog(LogConfig), 'sandbox');
@@ -19,7 +20,7 @@ describe('max-size is read as dockerd reads it (binary units, optional i and b)'
 
 describe('LogConfig: json-file by default with a bounded rotation, local as its alias, none', () => {
   test('no LogConfig is json-file with max-size 10m and max-file 3', () => {
-    expect(logSettings({ Image: 'busybox' }, 'sandbox')).toEqual({
+    expect(logSettings(containerSpecOf({ Image: 'busybox' }), 'sandbox')).toEqual({
       driver: 'json-file', view: { Type: 'json-file', Config: { 'max-size': '10m', 'max-file': '3' } }, rotation: { maxSize: 10 * 1024 ** 2, maxFile: 3 },
     });
   });

@@ -1,8 +1,9 @@
 import { describe, test, expect } from '@jest/globals';
 import { EngineError } from '../../../lib/engine-api/engine-error.js';
+import { containerSpecOf } from '../../../lib/engine-api/container-spec.js';
 import { exposedPortKeys, portRequests } from '../../../lib/engine/runtime/sandbox/network/port-bindings.js';
 
-const body = (extra: Record<string, unknown>, host: Record<string, unknown> = {}) => ({ Image: 'busybox', ...extra, HostConfig: host });
+const body = (extra: Record<string, unknown>, host: Record<string, unknown> = {}) => containerSpecOf({ Image: 'busybox', ...extra, HostConfig: host });
 
 function refusal(fn: () => unknown): string {
   try {

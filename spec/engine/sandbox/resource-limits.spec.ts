@@ -3,10 +3,11 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resourceLimits } from '../../../lib/engine/runtime/sandbox/resource-limits.js';
+import { containerSpecOf } from '../../../lib/engine-api/container-spec.js';
 import { controllersFor } from '../../../lib/engine/linux/cgroup-limits.js';
 import { Cgroups } from '../../../lib/engine/linux/cgroups.js';
 
-const body = (host: Record<string, unknown>) => ({ Image: 'busybox', HostConfig: host });
+const body = (host: Record<string, unknown>) => containerSpecOf({ Image: 'busybox', HostConfig: host });
 const MiB = 1024 * 1024;
 
 describe('resource limits are read from HostConfig the way dockerd reads them', () => {

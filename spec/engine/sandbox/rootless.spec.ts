@@ -1,3 +1,4 @@
+import { containerSpecOf } from '../../../lib/engine-api/container-spec.js';
 import { describe, expect, test } from '@jest/globals';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -52,7 +53,7 @@ describe('a limit whose cgroup is not delegated is refused naming the group and 
 });
 
 describe('a rootless server refuses host ports it cannot listen on, by name', () => {
-  const body = (bindings: Record<string, unknown>) => ({ Image: 'busybox', HostConfig: { PortBindings: bindings } });
+  const body = (bindings: Record<string, unknown>) => containerSpecOf({ Image: 'busybox', HostConfig: { PortBindings: bindings } });
   test('a host port below the first unprivileged port is a 400 naming the binding; an ephemeral or higher one passes', () => {
     expect(() => refusePrivilegedPorts(body({ '80/tcp': [{ HostPort: '80' }] }), 1024, app)).toThrow('HostConfig.PortBindings "80/tcp": host port 80 is below 1024');
     expect(() => refusePrivilegedPorts(body({ '80/tcp': [{ HostPort: '' }] }), 1024, app)).not.toThrow();

@@ -3,7 +3,7 @@ import { compileSeccomp } from '../../../lib/engine/runtime/sandbox/seccomp/bpf-
 import { containerCaps } from '../../../lib/engine/runtime/sandbox/seccomp/container-seccomp.js';
 import { securityOptions } from '../../../lib/engine/runtime/sandbox/seccomp/security-opt.js';
 import { X86_64_SYSCALLS } from '../../../lib/engine/runtime/sandbox/seccomp/x86-64-syscalls.js';
-import type { ContainerCreateBody } from '../../../lib/engine-api/runtime-types.js';
+import { containerSpecOf, type ContainerSpec } from '../../../lib/engine-api/container-spec.js';
 
 const X86_64 = 0xc000003e;
 const I386 = 0x40000003;
@@ -40,7 +40,7 @@ function evaluate(program: Buffer, arch: number, nr: number, arg0 = 0): string {
   throw new Error('fell off the end of the program');
 }
 
-const body = (host: Record<string, unknown> = {}): ContainerCreateBody => ({ Image: 'busybox', HostConfig: host });
+const body = (host: Record<string, unknown> = {}): ContainerSpec => containerSpecOf({ Image: 'busybox', HostConfig: host });
 const filterFor = (host: Record<string, unknown> = {}, kernel = '6.1.0'): Buffer => compileSeccomp({ caps: containerCaps(body(host)), kernel });
 const call = (filter: Buffer, name: string, arg0 = 0): string => evaluate(filter, X86_64, X86_64_SYSCALLS[name]!, arg0);
 

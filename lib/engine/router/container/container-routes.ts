@@ -4,13 +4,13 @@ import { ownedFilters } from '../http/checkpoint.js';
 import { OWNER_LABEL } from '../../policy/owner-label.js';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import { writeEngineJson } from '../../errors/write-engine-error.js';
-import { checkCreateBody } from './create-body.js';
+import { decodeContainerSpec } from './decode-spec.js';
 import { withoutForeignIds } from '../http/foreign-conflict.js';
 import { withoutCapabilities } from '../http/without-capabilities.js';
 import { boolValue, parseInteger, parseTail, queryString } from '../http/query.js';
 import { parseFilters, parseTimestamp } from '../../../engine-api/filters.js';
 import { abortOnClose, sendOutput, streamContentType } from '../http/output-response.js';
-import type { ContainerCreateBody, WaitCondition } from '../../../engine-api/runtime-types.js';
+import type { WaitCondition } from '../../../engine-api/runtime-types.js';
 import { apiVersionAtLeast, apiVersionLessThan } from '../../../engine-api/api-version.js';
 
 /** swagger's container name pattern; dockerd's message for anything else (daemon/names.go). */
@@ -27,30 +27,21 @@ export function registerContainerRoutes(api: Router, ctx: EngineContext): void {
     '/containers/create',
     engineRoute(ctx, 'container.create', async (req, res, version) => {
       const body = await routeBody(ctx, req, res);
-      if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
-        throw EngineError.invalidParameter('Config cannot be empty in order to create a container');
-      }
-      checkCreateBody(body as Record<string, unknown>);
-      // A copy: the policy was handed the body as sent.
-      const config = { ...(body as ContainerCreateBody) };
-      if (typeof config.Image !== 'string' || config.Image.trim() === '') {
-        throw EngineError.invalidParameter('Config cannot be empty in order to create a container');
-      }
       const name = queryString(req.query.name);
-      if (name !== undefined && name !== '' && !CONTAINER_NAME.test(name)) {
-        throw EngineError.invalidParameter(`Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`);
-      }
-      // AutoRemove arrived in API 1.25; older requests never get it (container_routes.go).
-      if (apiVersionLessThan(version, '1.25') && config.HostConfig && typeof config.HostConfig === 'object') {
-        config.HostConfig = { ...config.HostConfig, AutoRemove: false };
-      }
-      // Under a policy the container records its creator, kept with its labels (and so across
-      // restarts); the ownership policy has already refused a label naming someone else.
-      const subject = engineLocals(res).policy?.caller.subject;
-      if (subject !== undefined && config.Labels?.[OWNER_LABEL] === undefined) config.Labels = { ...(config.Labels ?? {}), [OWNER_LABEL]: subject };
-      const without = engineLocals(res).policy?.withoutCapabilities;
-      if (without) config.HostConfig = withoutCapabilities(config.HostConfig, without);
-      const created = await runtime.create({ ...(name ? { name: name.replace(/^\//, '') } : {}), body: config, apiVersion: version }).catch(async (error: unknown) => {
+      const spec = decodeContainerSpec(body, version, (raw) => {
+        // Under a policy the container records its creator, kept with its labels (and so across
+        // restarts); the ownership policy has already refused a label naming someone else.
+        const subject = engineLocals(res).policy?.caller.subject;
+        if (subject !== undefined && raw.Labels?.[OWNER_LABEL] === undefined) raw.Labels = { ...(raw.Labels ?? {}), [OWNER_LABEL]: subject };
+        const without = engineLocals(res).policy?.withoutCapabilities;
+        if (without) raw.HostConfig = withoutCapabilities(raw.HostConfig, without);
+        return raw;
+      }, () => {
+        if (name !== undefined && name !== '' && !CONTAINER_NAME.test(name)) {
+          throw EngineError.invalidParameter(`Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`);
+        }
+      }, runtime);
+      const created = await runtime.create({ ...(name ? { name: name.replace(/^\//, '') } : {}), spec, body: spec.raw, apiVersion: version }).catch(async (error: unknown) => {
         throw await withoutForeignIds(error, runtime, engineLocals(res).policy?.onlyOwner);
       });
       writeEngineJson(res.status(201), { Id: created.id, Warnings: created.warnings.length > 0 ? created.warnings : null });

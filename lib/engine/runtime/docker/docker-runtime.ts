@@ -103,12 +103,13 @@ class DockerRuntime implements ContainerRuntime {
     return pathSegment(ref, kind);
   }
 
-  async create({ name, body }: CreateRequest): Promise<{ id: string; warnings: string[] }> {
+  async create({ name, spec }: CreateRequest): Promise<{ id: string; warnings: string[] }> {
     const created = await this.http.json<{ Id: string; Warnings?: string[] | null }>({
       method: 'POST',
       path: `${await this.prefix()}/containers/create`,
       query: { name },
-      body,
+      // dockerd's JSON: the body as sent (after the route's version shims), every field it knows kept.
+      body: spec.raw,
     });
     return { id: created.Id, warnings: created.Warnings ?? [] };
   }

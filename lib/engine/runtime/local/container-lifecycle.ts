@@ -1,3 +1,4 @@
+import type { ContainerSpec } from '../../../engine-api/container-spec.js';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
 import { HealthMonitor, mergeHealthcheck, probeArgv, validateHealthcheck, type HealthConfig, type ProbeExec } from './healthcheck.js';
@@ -22,9 +23,9 @@ export class ContainerLifecycle {
     this.supervisor = new RestartSupervisor(host);
   }
 
-  /** At create: refuses what dockerd refuses, and answers the body with the image's healthcheck merged in. */
-  prepare(body: ContainerCreateBody, image: LocalImage): ContainerCreateBody {
-    validateCreatePolicy(body.HostConfig);
+  /** At create: refuses what dockerd refuses (`spec`: the body as sent, typed), and answers the body with the image's healthcheck merged in. */
+  prepare(body: ContainerCreateBody, spec: ContainerSpec, image: LocalImage): ContainerCreateBody {
+    validateCreatePolicy(spec);
     validateHealthcheck(body.Healthcheck);
     const merged = mergeHealthcheck(body.Healthcheck as HealthConfig | null | undefined, image.healthcheck);
     if (probeArgv(merged) && !this.exec) throw EngineError.invalidParameter(`Healthcheck is not supported by the ${this.runtimeName} runtime (it cannot run a command in a container)`);

@@ -1,5 +1,6 @@
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
+import type { ContainerSpec, MountSpec } from '../../../engine-api/container-spec.js';
 
 /**
  * One mount of a container as dockerd keeps it (container.MountPoint) and inspect's `Mounts`
@@ -49,11 +50,11 @@ const BIND_MODES = new Set(['ro', 'rw', 'z', 'Z', 'nocopy', 'rprivate', 'private
  * volume for each `Config.Volumes` path (the image's and `-v /path`) nothing else is mounted at.
  * Named volumes are made on the way. Propagation other than private is refused by name.
  */
-export function containerMounts(body: ContainerCreateBody, sources: MountSources): MountPoint[] {
-  const host = body.HostConfig ?? {};
+export function containerMounts(spec: ContainerSpec, sources: MountSources): MountPoint[] {
+  const { host } = spec;
   const byDestination = new Map<string, MountPoint>();
-  for (const from of list(host.VolumesFrom, 'HostConfig.VolumesFrom')) {
-    if (typeof from !== 'string' || from === '') throw EngineError.invalidParameter(`HostConfig.VolumesFrom: invalid entry "${String(from)}"`);
+  for (const from of host.volumesFrom) {
+    if (from === '') throw EngineError.invalidParameter(`HostConfig.VolumesFrom: invalid entry "${String(from)}"`);
     const [ref = '', mode = '', ...extra] = from.split(':');
     if (extra.length > 0 || (mode !== '' && mode !== 'ro' && mode !== 'rw')) throw EngineError.invalidParameter(`invalid mode: ${mode}`);
     for (const m of sources.mountsOf(ref)) {
@@ -61,18 +62,17 @@ export function containerMounts(body: ContainerCreateBody, sources: MountSources
       byDestination.set(m.Destination, { ...withoutOwnFacts(m), Mode: '', RW: m.RW && mode !== 'ro' });
     }
   }
-  for (const bind of list(host.Binds, 'HostConfig.Binds')) {
+  for (const bind of host.binds) {
     const m = bindMount(bind, sources);
     byDestination.set(m.Destination, m);
   }
-  for (const raw of list(host.Mounts, 'HostConfig.Mounts')) {
-    const m = mountOf(raw, sources);
+  for (const mount of host.mounts) {
+    const m = mountOf(mount, sources);
     if (m) byDestination.set(m.Destination, m);
   }
-  const volumes = body.Volumes && typeof body.Volumes === 'object' ? Object.keys(body.Volumes as Record<string, unknown>) : [];
-  for (const destination of volumes) {
+  for (const destination of spec.volumes) {
     if (!destination.startsWith('/')) throw EngineError.invalidParameter(`invalid mount config: ${destination} is not an absolute path`);
-    if (byDestination.has(destination) || (host.Tmpfs && typeof host.Tmpfs === 'object' && destination in host.Tmpfs)) continue;
+    if (byDestination.has(destination) || Object.hasOwn(host.tmpfs, destination)) continue;
     const made = sources.anonymous();
     byDestination.set(destination, { Type: 'volume', Name: made.name, Source: made.source, Destination: destination, Driver: 'local', Mode: '', RW: true, Propagation: '', copy: true, anonymous: true });
   }
@@ -133,8 +133,7 @@ export function volumeNamesOf(mounts: readonly MountPoint[]): string[] {
   return mounts.flatMap((m) => (m.Type === 'volume' && m.Name ? [m.Name] : []));
 }
 
-function bindMount(bind: unknown, sources: MountSources): MountPoint {
-  if (typeof bind !== 'string') throw EngineError.invalidParameter(`HostConfig.Binds: invalid volume specification: '${String(bind)}'`);
+function bindMount(bind: string, sources: MountSources): MountPoint {
   const parts = bind.split(':');
   if (parts.length === 1 && bind.startsWith('/')) {
     // `/path` alone is an anonymous volume there, as dockerd's parser reads it.
@@ -156,22 +155,21 @@ function bindMount(bind: unknown, sources: MountSources): MountPoint {
   return { Type: 'volume', Name: source, Source: sources.named(source), Destination: destination, Driver: 'local', Mode: mode === '' ? 'z' : mode, RW: rw, Propagation: '', copy: !modes.includes('nocopy') };
 }
 
-function mountOf(raw: unknown, sources: MountSources): MountPoint | undefined {
-  const mount = (raw ?? {}) as Record<string, unknown>;
-  const target = mount.Target;
-  if (typeof target !== 'string' || !target.startsWith('/')) throw EngineError.invalidParameter(`HostConfig.Mounts: invalid mount config: Target "${String(target)}" must be an absolute path`);
-  const rw = mount.ReadOnly !== true;
-  const source = typeof mount.Source === 'string' ? mount.Source : '';
-  for (const [key, value] of Object.entries(mount)) {
+function mountOf(mount: MountSpec, sources: MountSources): MountPoint | undefined {
+  const { target, options } = mount;
+  if (!target.startsWith('/')) throw EngineError.invalidParameter(`HostConfig.Mounts: invalid mount config: Target "${target}" must be an absolute path`);
+  const rw = !mount.readOnly;
+  const source = mount.source ?? '';
+  for (const [key, value] of Object.entries(options)) {
     if (!MOUNT_KEYS.has(key) && !isEmpty(value)) throw EngineError.invalidParameter(`HostConfig.Mounts.${key} is not supported by the ${sources.runtime} runtime`);
   }
-  const volumeOptions = (mount.VolumeOptions ?? {}) as Record<string, unknown>;
+  const volumeOptions = (options.VolumeOptions ?? {}) as Record<string, unknown>;
   for (const [key, value] of Object.entries(volumeOptions)) {
     if (key !== 'NoCopy' && !isEmpty(value)) throw EngineError.invalidParameter(`HostConfig.Mounts.VolumeOptions.${key} is not supported by the ${sources.runtime} runtime`);
   }
-  switch (mount.Type) {
+  switch (mount.type) {
     case 'bind': {
-      const bindOptions = (mount.BindOptions ?? {}) as Record<string, unknown>;
+      const bindOptions = (options.BindOptions ?? {}) as Record<string, unknown>;
       for (const [key, value] of Object.entries(bindOptions)) {
         if (key !== 'Propagation' && !isEmpty(value)) throw EngineError.invalidParameter(`HostConfig.Mounts.BindOptions.${key} is not supported by the ${sources.runtime} runtime`);
       }
@@ -190,7 +188,7 @@ function mountOf(raw: unknown, sources: MountSources): MountPoint | undefined {
       return { Type: 'volume', Name: source, Source: sources.named(source), Destination: target, Driver: 'local', Mode: '', RW: rw, Propagation: '', copy };
     }
     case 'tmpfs':
-      for (const [key, value] of Object.entries((mount.TmpfsOptions ?? {}) as Record<string, unknown>)) {
+      for (const [key, value] of Object.entries((options.TmpfsOptions ?? {}) as Record<string, unknown>)) {
         if (key !== 'SizeBytes' && key !== 'Mode' && !isEmpty(value)) throw EngineError.invalidParameter(`HostConfig.Mounts.TmpfsOptions.${key} is not supported by the ${sources.runtime} runtime`);
       }
       return { Type: 'tmpfs', Source: '', Destination: target, Mode: '', RW: rw, Propagation: '' };

@@ -56,7 +56,7 @@ export function attachTo(c: LocalContainer, options: AttachOptions): AttachSessi
     });
   }
   // dockerd closes the container's stdin at the client's end only for StdinOnce without a TTY.
-  const keepStdinOpen = c.tty || c.body.StdinOnce !== true;
+  const keepStdinOpen = c.tty || !c.spec.stdinOnce;
   return { stream, multiplexed: !c.tty, ...(options.stdin && c.stdin ? { stdin: c.stdin, keepStdinOpen } : {}) };
 }
 

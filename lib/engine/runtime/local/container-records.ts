@@ -1,3 +1,4 @@
+import { containerSpecOf } from '../../../engine-api/container-spec.js';
 import { existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -198,6 +199,7 @@ export function restoredContainer({ record }: RestoredContainer, output: OutputL
     created: new Date(record.created),
     image: { ...(image as LocalImage), ...(created ? { created: new Date(created) } : {}) },
     body: record.body,
+    spec: containerSpecOf(record.body),
     argv: record.argv,
     env: record.env,
     tty: record.tty,

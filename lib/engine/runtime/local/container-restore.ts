@@ -1,4 +1,4 @@
-import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
+import type { ContainerSpec } from '../../../engine-api/container-spec.js';
 import type { LocalContainer } from './local-container.js';
 import { OutputLog } from './output-log.js';
 import { keptLogSettings, type LogSettings } from './log-config.js';
@@ -13,7 +13,7 @@ export interface RestoreHost {
   readonly maxLogBytes: number;
   newLog(id: string, logging: LogSettings): OutputLog;
   /** The mounts a body gets, or undefined when the runtime has no volumes. */
-  mountsFor(body: ContainerCreateBody): MountPoint[] | undefined;
+  mountsFor(spec: ContainerSpec): MountPoint[] | undefined;
   /** Puts the container in the table; throws when its id or name is taken. */
   add(c: LocalContainer): void;
   /** Keeps its changed record. */
@@ -24,18 +24,25 @@ export interface RestoreHost {
 
 /** A container kept by an earlier server: back in the table as it was, a running one as exited. */
 export function restoreContainer(restored: RestoredContainer, host: RestoreHost): void {
-  const logging = keptLogSettings(restored.record.body, host.runtime);
-  let log: OutputLog;
+  let back: LocalContainer;
   try {
-    log = host.newLog(restored.record.id, logging);
+    back = restoredContainer(restored, new OutputLog({ capacity: host.maxLogBytes }));
   } catch {
-    log = new OutputLog({ capacity: host.maxLogBytes });
+    // A kept body that no longer decodes (container-spec.ts) does not come back, as one whose id is taken.
+    return;
   }
-  const back: LocalContainer = { ...restoredContainer(restored, log), logging };
+  const logging = keptLogSettings(back.spec, host.runtime);
+  try {
+    back.log = host.newLog(restored.record.id, logging);
+  } catch {
+    // The in-memory log made above.
+  }
+  back.logging = logging;
+  const { log } = back;
   // A record from before mounts were kept: its binds and named volumes, as it ran them.
   if (!back.mounts) {
     try {
-      const mounts = host.mountsFor({ ...back.body, Volumes: null, HostConfig: { ...(back.body.HostConfig ?? {}), VolumesFrom: null } });
+      const mounts = host.mountsFor({ ...back.spec, volumes: [], host: { ...back.spec.host, volumesFrom: [] } });
       if (mounts) back.mounts = mounts;
     } catch {
       back.mounts = [];

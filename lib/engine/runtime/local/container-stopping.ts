@@ -33,7 +33,7 @@ export class ContainerStopping {
     }
     const { supervisor } = this.host;
     // dockerd's kill with SIGKILL or the stop signal cancels the restart policy's next restart (ExitOnNext).
-    const cancel = signal === 'SIGKILL' || signal === stopSignal(c.body.StopSignal);
+    const cancel = signal === 'SIGKILL' || signal === stopSignal(c.spec.stopSignal);
     if (c.restarting) {
       supervisor.stoppedByUser(c, cancel);
       if (cancel) supervisor.cancelPending(c);
@@ -63,9 +63,8 @@ export class ContainerStopping {
     const proc = c.process;
     if (c.status !== 'running' || !proc) throw EngineError.notModified('Container is already stopped');
     supervisor.stoppedByUser(c);
-    const configured = c.body.StopTimeout;
-    const seconds = timeout ?? (typeof configured === 'number' && Number.isInteger(configured) ? configured : 10);
-    this.signal(c, proc, signal ?? stopSignal(c.body.StopSignal));
+    const seconds = timeout ?? c.spec.stopTimeout ?? 10;
+    this.signal(c, proc, signal ?? stopSignal(c.spec.stopSignal));
     // Negative waits for the exit, as dockerd does; so does a wait longer than a timer can hold.
     if (seconds >= 0 && seconds * 1000 <= MAX_TIMER_MS) {
       const grace = new AbortController();

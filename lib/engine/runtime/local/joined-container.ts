@@ -1,5 +1,6 @@
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
+import type { ContainerSpec } from '../../../engine-api/container-spec.js';
 
 const PREFIX = 'container:';
 const FULL_ID = /^[0-9a-f]{64}$/;
@@ -28,9 +29,9 @@ export function withJoinedContainerId(body: ContainerCreateBody, resolve: (ref: 
  * undefined when it joins none. A reference that is not a full id (a record an older dockgate
  * kept by name or prefix) is refused rather than looked up again.
  */
-export function joinedContainerId(body: ContainerCreateBody): string | undefined {
-  const mode = body.HostConfig?.NetworkMode;
-  if (typeof mode !== 'string' || !mode.startsWith(PREFIX)) return undefined;
+export function joinedContainerId(spec: ContainerSpec): string | undefined {
+  const mode = spec.host.networkMode;
+  if (!mode.startsWith(PREFIX)) return undefined;
   const ref = mode.slice(PREFIX.length);
   if (!FULL_ID.test(ref)) {
     throw EngineError.invalidParameter(`HostConfig.NetworkMode "${mode}" names no container id (it was kept by an older server, before references were resolved at create): remove the container and create it again`);

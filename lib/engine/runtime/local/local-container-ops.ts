@@ -1,3 +1,4 @@
+import { containerSpecOf } from '../../../engine-api/container-spec.js';
 import { execFile } from 'node:child_process';
 import { Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -122,8 +123,8 @@ export class LocalContainerOps {
       const networks = c.process.network && pids ? containerNetworks(pids) : undefined;
       return { ...s, ...(grouped !== undefined ? { memory: grouped } : {}), ...(networks ? { networks } : {}) };
     };
-    const memory = c.body.HostConfig?.Memory;
-    const limit = typeof memory === 'number' && memory > 0 ? memory : undefined;
+    const memory = c.spec.host.memory;
+    const limit = memory !== undefined && memory > 0 ? memory : undefined;
     const line = (cur: ProcSample | undefined, prev: ProcSample | undefined): Buffer => Buffer.from(`${JSON.stringify(statsJson(c.name, c.id, cur, prev, limit))}\n`);
     const first = sample();
     if (!stream) {
@@ -187,6 +188,7 @@ export class LocalContainerOps {
     if (Object.keys(set).length === 0) {
       if (policy === undefined) return { Warnings: null };
       c.body = { ...c.body, HostConfig: { ...(c.body.HostConfig ?? {}), RestartPolicy: policy } };
+      c.spec = containerSpecOf(c.body);
       this.host.saved(c);
       this.host.publish('update', c);
       return { Warnings: null };
@@ -194,6 +196,7 @@ export class LocalContainerOps {
     if (!apply) throw EngineError.invalidParameter(`${Object.keys(set).join(', ')}: updating containers is not supported by the ${this.host.name} runtime`);
     const applied = await apply(c, set);
     c.body = { ...c.body, HostConfig: { ...(c.body.HostConfig ?? {}), ...applied, ...(policy !== undefined ? { RestartPolicy: policy } : {}) } };
+    c.spec = containerSpecOf(c.body);
     this.host.saved(c);
     this.host.publish('update', c);
     return { Warnings: null };

@@ -1,6 +1,7 @@
 import type { PassThrough, Readable, Writable } from 'node:stream';
 import type { ImageStoreApi, ImageUsage, StoredLayer } from '../../images/image-store-types.js';
 import type { ContainerCreateBody, WaitResult } from '../../../engine-api/runtime-types.js';
+import type { ContainerSpec } from '../../../engine-api/container-spec.js';
 import type { OutputLog } from './output-log.js';
 import type { ContainerChange } from '../../../engine-api/container-operations.js';
 import type { HealthConfig, HealthState } from './health-types.js';
@@ -123,7 +124,7 @@ export interface LocalUserNetworks {
   /** A container's endpoints on user networks, as inspect's `NetworkSettings.Networks` shows them. */
   endpoints(container: Pick<LocalContainer, 'id'>): Record<string, Record<string, unknown>>;
   /** A created or exited container's `NetworkSettings.Networks`: the networks it joins at its start, with no live values. Optional: none shown. */
-  stoppedEndpoints?(container: Pick<LocalContainer, 'id' | 'body' | 'startedAt'>): Record<string, Record<string, unknown>>;
+  stoppedEndpoints?(container: Pick<LocalContainer, 'id' | 'spec' | 'startedAt'>): Record<string, Record<string, unknown>>;
 }
 
 /** Images configured under exact references (the process and scripted runtimes'): what create runs and `docker images` lists. */
@@ -218,10 +219,16 @@ export interface LocalExecutor {
   /** User-defined networks, when the executor makes them (`docker network create`, connect…). Without them those routes answer 501. */
   userNetworks?: LocalUserNetworks;
   /**
-   * Refuses (throws a 400 EngineError naming the field) a create body the executor cannot honor.
-   * `image` is the image the body will run, with the image config already applied to the body. Optional.
+   * The create fields the executor honors (create-fields.ts names, `User`, `HostConfig.Binds`):
+   * the router refuses a body that sets any other, naming it. Undefined: every field.
    */
-  validate?(body: ContainerCreateBody, image: LocalImage): void | Promise<void>;
+  createFields?: readonly string[];
+  /**
+   * Refuses (throws a 400 EngineError naming the field) a create body the executor cannot honor.
+   * `image` is the image the spec will run, with the image config already applied to it, and its
+   * volumes binds of their directories. Optional.
+   */
+  validate?(spec: ContainerSpec, image: LocalImage): void | Promise<void>;
   /**
    * Directory where container records and their logs are kept (`<dir>/<id>/container.json`,
    * `output.log`) so they survive a restart. Without it containers live in memory only.
@@ -255,6 +262,8 @@ export interface LocalExecutor {
     /** Its name (without the leading `/`), what its networks' DNS answers to. Optional. */
     name?: string;
     body: ContainerCreateBody;
+    /** `body` typed: what the executor reads (its volumes are binds of their directories here). */
+    spec: ContainerSpec;
     output: (stream: 1 | 2, data: Buffer) => void;
     /** Run under a terminal (`Tty`): one raw output stream, reported as stream 1. */
     tty?: boolean;
@@ -271,7 +280,10 @@ export interface LocalContainer {
   name: string;
   created: Date;
   image: LocalImage;
+  /** The create body with the image's config applied: what is kept, and echoed by inspect. */
   body: ContainerCreateBody;
+  /** {@link body}, typed (container-spec.ts): what the executors read. Set wherever `body` is. */
+  spec: ContainerSpec;
   argv: string[];
   env: string[];
   tty: boolean;

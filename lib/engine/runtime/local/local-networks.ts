@@ -78,8 +78,8 @@ export function networkId(name: string): string {
 function attached(name: LocalNetworkName, containers: LocalContainer[], names: readonly LocalNetworkName[]): LocalContainer[] {
   const fallback = names.includes('bridge') ? 'bridge' : 'host';
   return containers.filter((c) => {
-    const mode = c.body.HostConfig?.NetworkMode;
-    return c.status === 'running' && (mode === undefined || mode === '' || mode === 'default' ? fallback : mode) === name;
+    const mode = c.spec.host.networkMode;
+    return c.status === 'running' && (mode === '' || mode === 'default' ? fallback : mode) === name;
   });
 }
 

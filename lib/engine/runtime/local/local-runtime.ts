@@ -1,8 +1,10 @@
+import { containerSpecOf, type ContainerSpec } from '../../../engine-api/container-spec.js';
+import { runBody } from './run-body.js';
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type {
-  AttachOptions, AttachSession, ContainerCreateBody, ContainerRuntime, CreateRequest, EventsOptions, ListOptions,
+  AttachOptions, AttachSession, ContainerRuntime, CreateRequest, EventsOptions, ListOptions,
   LogsOptions, OutputStream, PullRequest, RemoveOptions, StopOptions, WaitCondition, WaitHandle, WaitResult,
 } from '../../../engine-api/runtime-types.js';
 import { upToDateProgress } from './pull-progress.js';
@@ -68,11 +70,15 @@ export class LocalRuntime implements ContainerRuntime {
   /** `docker kill` and `docker stop` (container-stopping.ts). */
   private readonly stopping: ContainerStopping;
 
+  /** What the executor honors of a create body; the router refuses the rest (create-fields.ts). */
+  readonly createFields: readonly string[] | undefined;
+
   constructor(
     readonly name: string,
     private readonly executor: LocalExecutor,
     private readonly limits: LocalLimits,
   ) {
+    this.createFields = executor.createFields;
     this.images = new LocalImageStore(executor.images?.list() ?? [], (ref) => executor.images?.image(ref));
     this.lifecycle = new ContainerLifecycle(name, executor.exec?.bind(executor), (action, c) => this.bus.publish(action, eventActor(c)), {
       start: (c) => this.start(c.id),
@@ -179,16 +185,17 @@ export class LocalRuntime implements ContainerRuntime {
   removeVolume?: VolumeOperations['removeVolume'];
   pruneVolumes?: VolumeOperations['pruneVolumes'];
 
-  async create({ name, body: sent }: CreateRequest): Promise<{ id: string; warnings: string[] }> {
-    const ref = familiarImageRef(sent.Image);
-    const image = this.storeImages ? await this.storeImages.localImage(sent.Image) : this.images.find(sent.Image);
+  async create({ name, spec: sent }: CreateRequest): Promise<{ id: string; warnings: string[] }> {
+    const ref = familiarImageRef(sent.image);
+    const image = this.storeImages ? await this.storeImages.localImage(sent.image) : this.images.find(sent.image);
     if (!image) throw EngineError.notFound(`No such image: ${ref}`);
-    const applied = applyImageConfig(sent, image);
+    // The body kept (and shown by inspect) is the one sent with the image's config applied.
+    const applied = applyImageConfig(sent.raw, image);
     const { argv, env, labels } = applied;
-    let body = this.lifecycle.prepare(applied.body, image);
+    let body = this.lifecycle.prepare(applied.body, sent, image);
     // This runtime is the only one it has (/info lists it as Runtimes and DefaultRuntime).
-    const wanted = body.HostConfig?.Runtime;
-    if (wanted !== undefined && wanted !== null && wanted !== '' && wanted !== this.name) throw EngineError.invalidParameter(`Unknown runtime specified ${String(wanted)}`);
+    const wanted = sent.host.runtime;
+    if (wanted !== '' && wanted !== this.name) throw EngineError.invalidParameter(`Unknown runtime specified ${wanted}`);
     if (argv.length === 0) throw EngineError.invalidParameter('No command specified');
     if (this.table.size >= this.limits.maxContainers) {
       // dockerd has no such limit; 409 tells the client the state must change (remove some) first.
@@ -197,20 +204,21 @@ export class LocalRuntime implements ContainerRuntime {
     // `--network container:REF` is resolved here, once, to the id it names now; the start joins
     // that container only (never whatever else the name or prefix matches by then), as dockerd.
     if (this.executor.userNetworks) body = withJoinedContainerId(body, (ref) => this.table.resolve(ref).id);
-    // Volumes named, anonymous and from other containers; the executor checks the body as it will
+    const spec = containerSpecOf(body);
+    // Volumes named, anonymous and from other containers; the executor checks the spec as it will
     // run it (every one a bind of its directory). Anonymous volumes made for a refused body go.
-    const mounts = this.mountsFor(body);
+    const mounts = this.mountsFor(spec);
     try {
       // Each host source's links resolved once, here: what the policy checked is what every start binds.
       if (mounts) await resolveMountSources(mounts);
-      await this.executor.validate?.(mounts ? executionBody(body, mounts) : body, image);
+      await this.executor.validate?.(mounts ? containerSpecOf(executionBody(body, mounts)) : spec, image);
     } catch (error) {
       this.removeAnonymous(mounts ?? []);
       throw error;
     }
     let logging: LogSettings;
     try {
-      logging = logSettings(body, this.name, this.limits.maxLogFilesBytes);
+      logging = logSettings(spec, this.name, this.limits.maxLogFilesBytes);
     } catch (error) {
       this.removeAnonymous(mounts ?? []);
       throw error;
@@ -223,7 +231,7 @@ export class LocalRuntime implements ContainerRuntime {
       this.removeAnonymous(mounts ?? []);
       throw EngineError.system(`cannot open the container's log files: ${(error as Error).message}`, error);
     }
-    const container = newContainer({ id, name, image, body, argv, env, labels, log, logging, mounts });
+    const container = newContainer({ id, name, image, body, spec, argv, env, labels, log, logging, mounts });
     this.table.add(container);
     await this.records?.save(container);
     this.bus.publish('create', eventActor(container));
@@ -231,8 +239,8 @@ export class LocalRuntime implements ContainerRuntime {
   }
 
   /** The mounts of a new container, when this runtime has volumes (volume-mounts.ts). */
-  private mountsFor(body: ContainerCreateBody): MountPoint[] | undefined {
-    return mountsFor(body, this.volumes, this.name, (ref) => this.table.resolve(ref));
+  private mountsFor(spec: ContainerSpec): MountPoint[] | undefined {
+    return mountsFor(spec, this.volumes, this.name, (ref) => this.table.resolve(ref));
   }
 
   private removeAnonymous(mounts: readonly MountPoint[]): void {
@@ -244,7 +252,7 @@ export class LocalRuntime implements ContainerRuntime {
    * run (409, dockerd's words). Only that id: nothing is looked up again by name or prefix.
    */
   private checkJoined(c: LocalContainer): void {
-    const id = this.executor.userNetworks ? joinedContainerId(c.body) : undefined;
+    const id = this.executor.userNetworks ? joinedContainerId(c.spec) : undefined;
     if (id === undefined) return;
     const target = this.table.has(id) ? this.table.resolve(id) : undefined;
     if (!target || target.status === 'removing') throw EngineError.notFound(`No such container: ${id}`);
@@ -284,7 +292,7 @@ export class LocalRuntime implements ContainerRuntime {
         openStdin: c.openStdin,
         id: c.id,
         name: c.name,
-        body: c.mounts ? executionBody(c.body, c.mounts) : c.body,
+        ...runBody(c),
         tty: c.tty,
         output: (stream, data) => {
           c.log.append(c.tty ? 1 : stream, data);
@@ -487,6 +495,5 @@ export class LocalRuntime implements ContainerRuntime {
 }
 
 function eventActor(c: LocalContainer): { id: string; name: string; image: string; labels: Record<string, string> } {
-  return { id: c.id, name: c.name, image: c.body.Image, labels: c.labels };
+  return { id: c.id, name: c.name, image: c.spec.image, labels: c.labels };
 }
-

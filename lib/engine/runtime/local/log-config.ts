@@ -1,5 +1,5 @@
 import { EngineError } from '../../../engine-api/engine-error.js';
-import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
+import type { ContainerSpec } from '../../../engine-api/container-spec.js';
 
 /** The logging drivers a local runtime has: `local` is kept as an alias of `json-file` (same files, same rotation). */
 export type LocalLogDriver = 'json-file' | 'local' | 'none';
@@ -46,18 +46,12 @@ const HONORED_OPTIONS = ['max-size', 'max-file'];
  * a rotation whose files could hold more (`max-size` × `max-file`) is refused naming it too.
  *
  * @example
- * logSettings({ Image: 'busybox', HostConfig: { LogConfig: { Type: 'json-file', Config: { 'max-size': '1m' } } } }, 'sandbox').rotation;
+ * logSettings(containerSpecOf({ Image: 'busybox', HostConfig: { LogConfig: { Type: 'json-file', Config: { 'max-size': '1m' } } } }), 'sandbox').rotation;
  * // { maxSize: 1048576, maxFile: 3 }
  */
-export function logSettings(body: ContainerCreateBody, runtime: string, maxFilesBytes?: number): LogSettings {
-  const sent = body.HostConfig?.LogConfig as unknown;
-  if (sent !== undefined && sent !== null && (typeof sent !== 'object' || Array.isArray(sent))) {
-    throw EngineError.invalidParameter('HostConfig.LogConfig must be an object with Type and Config');
-  }
-  const { Type, Config } = (sent ?? {}) as { Type?: unknown; Config?: unknown };
-  if (Type !== undefined && Type !== null && typeof Type !== 'string') throw EngineError.invalidParameter('HostConfig.LogConfig.Type must be a string');
-  const config = optionsOf(Config);
-  const type = Type === undefined || Type === null || Type === '' ? 'json-file' : Type;
+export function logSettings(spec: ContainerSpec, runtime: string, maxFilesBytes?: number): LogSettings {
+  const { config } = spec.host.logConfig;
+  const type = spec.host.logConfig.type === '' ? 'json-file' : spec.host.logConfig.type;
   if (type === 'none') {
     // The Docker CLI's own check (dockerd's API lets them through and drops them).
     if (Object.keys(config).length > 0) throw EngineError.invalidParameter('invalid logging opts for driver none');
@@ -84,21 +78,12 @@ export function logSettings(body: ContainerCreateBody, runtime: string, maxFiles
 }
 
 /** The settings of a record written by an earlier server (checked then): a setting no longer valid falls back to the defaults. */
-export function keptLogSettings(body: ContainerCreateBody, runtime: string): LogSettings {
+export function keptLogSettings(spec: ContainerSpec, runtime: string): LogSettings {
   try {
-    return logSettings(body, runtime);
+    return logSettings(spec, runtime);
   } catch {
-    return logSettings({ Image: body.Image }, runtime);
+    return logSettings({ ...spec, host: { ...spec.host, logConfig: { type: '', config: {} } } }, runtime);
   }
-}
-
-function optionsOf(value: unknown): Record<string, string> {
-  if (value === undefined || value === null) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) throw EngineError.invalidParameter('HostConfig.LogConfig.Config must be an object of strings');
-  for (const [key, v] of Object.entries(value)) {
-    if (typeof v !== 'string') throw EngineError.invalidParameter(`HostConfig.LogConfig.Config["${key}"] must be a string`);
-  }
-  return value as Record<string, string>;
 }
 
 const SIZE = /^(\d+(?:\.\d+)*) ?([kmgtp])?i?b?$/i;

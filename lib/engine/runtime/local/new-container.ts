@@ -1,5 +1,6 @@
 import { PassThrough } from 'node:stream';
 import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
+import type { ContainerSpec } from '../../../engine-api/container-spec.js';
 import type { LocalContainer, LocalImage } from './local-container.js';
 import type { OutputLog } from './output-log.js';
 import type { LogSettings } from './log-config.js';
@@ -12,6 +13,8 @@ export interface NewContainer {
   name: string | undefined;
   image: LocalImage;
   body: ContainerCreateBody;
+  /** `body` typed. */
+  spec: ContainerSpec;
   argv: string[];
   env: string[];
   labels: Record<string, string>;
@@ -21,18 +24,19 @@ export interface NewContainer {
 }
 
 /** A just-created container's entry: `created`, with no run yet. */
-export function newContainer({ id, name, image, body, argv, env, labels, log, logging, mounts }: NewContainer): LocalContainer {
+export function newContainer({ id, name, image, body, spec, argv, env, labels, log, logging, mounts }: NewContainer): LocalContainer {
   return {
     id,
     name: name ?? `dockgate_${id.slice(0, 12)}`,
     created: new Date(),
     image,
     body,
+    spec,
     argv,
     env,
-    tty: body.Tty === true,
-    openStdin: body.OpenStdin === true,
-    autoRemove: body.HostConfig?.AutoRemove === true,
+    tty: spec.tty,
+    openStdin: spec.openStdin,
+    autoRemove: spec.host.autoRemove,
     labels,
     status: 'created',
     pid: 0,
@@ -40,7 +44,7 @@ export function newContainer({ id, name, image, body, argv, env, labels, log, lo
     error: '',
     log,
     logging,
-    stdin: body.OpenStdin === true ? new PassThrough() : undefined,
+    stdin: spec.openStdin ? new PassThrough() : undefined,
     exitWaiters: new Set(),
     removeWaiters: new Set(),
     ...(mounts ? { mounts } : {}),

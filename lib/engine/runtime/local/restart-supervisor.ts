@@ -1,5 +1,6 @@
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type { LocalContainer } from './local-container.js';
+import type { ContainerSpec } from '../../../engine-api/container-spec.js';
 
 /** `HostConfig.RestartPolicy`. `''` and `no` both mean "never". */
 export interface RestartPolicy {
@@ -16,6 +17,11 @@ const RESET_AFTER_RUN_MS = 10_000;
 export function restartPolicyOf(hostConfig: Record<string, unknown> | null | undefined): RestartPolicy {
   const p = (hostConfig?.RestartPolicy ?? {}) as Partial<RestartPolicy>;
   return { Name: typeof p.Name === 'string' ? p.Name : '', MaximumRetryCount: typeof p.MaximumRetryCount === 'number' ? p.MaximumRetryCount : 0 };
+}
+
+/** A spec's restart policy in inspect's shape. */
+export function specRestartPolicy(spec: ContainerSpec): RestartPolicy {
+  return { Name: spec.host.restartPolicy.name, MaximumRetryCount: spec.host.restartPolicy.maximumRetryCount };
 }
 
 /** Refuses a restart policy dockerd refuses, with its messages (daemon/container.go verifyContainerSettings). */
@@ -44,10 +50,11 @@ export function restarts(policy: RestartPolicy): boolean {
   return policy.Name !== '' && policy.Name !== 'no';
 }
 
-/** Checks a create body's RestartPolicy, and its AutoRemove, as dockerd does. */
-export function validateCreatePolicy(hostConfig: Record<string, unknown> | null | undefined): void {
-  validateRestartPolicy(hostConfig?.RestartPolicy);
-  if (hostConfig?.AutoRemove === true && restarts(restartPolicyOf(hostConfig))) {
+/** Checks a spec's RestartPolicy, and its AutoRemove, as dockerd does. */
+export function validateCreatePolicy(spec: ContainerSpec): void {
+  const policy = specRestartPolicy(spec);
+  validateRestartPolicy(policy);
+  if (spec.host.autoRemove && restarts(policy)) {
     throw EngineError.invalidParameter("can't create 'AutoRemove' container with restart policy");
   }
 }
@@ -137,7 +144,7 @@ export class RestartSupervisor {
   /** After an exit: schedules the restart the policy asks for; true when one is pending. */
   exited(c: LocalContainer, exitCode: number): boolean {
     const s = this.of(c);
-    const policy = restartPolicyOf(c.body.HostConfig);
+    const policy = specRestartPolicy(c.spec);
     if (this.closing || s.canceled || !shouldRestart(policy, exitCode, c.manuallyStopped === true, c.restartCount ?? 0)) return false;
     const ran = (c.finishedAt?.getTime() ?? Date.now()) - (c.startedAt?.getTime() ?? 0);
     s.delayMs = nextDelay(s.delayMs, ran);
@@ -187,6 +194,6 @@ export class RestartSupervisor {
   comeBack(containers: readonly LocalContainer[]): LocalContainer[] {
     if (this.closing) return [];
     return containers.filter((c) => c.status === 'exited'
-      && shouldRestart(restartPolicyOf(c.body.HostConfig), c.exitCode, c.manuallyStopped === true, c.restartCount ?? 0));
+      && shouldRestart(specRestartPolicy(c.spec), c.exitCode, c.manuallyStopped === true, c.restartCount ?? 0));
   }
 }

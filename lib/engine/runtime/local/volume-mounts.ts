@@ -1,5 +1,5 @@
 import { EngineError } from '../../../engine-api/engine-error.js';
-import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
+import type { ContainerSpec } from '../../../engine-api/container-spec.js';
 import type { LocalContainer } from './local-container.js';
 import type { LocalVolumes } from './local-volumes.js';
 import { containerMounts, type MountPoint } from './container-mounts.js';
@@ -10,7 +10,7 @@ import { containerMounts, type MountPoint } from './container-mounts.js';
  * through `resolve`. Anonymous volumes made for a body that is then refused are removed again.
  */
 export function mountsFor(
-  body: ContainerCreateBody,
+  spec: ContainerSpec,
   volumes: LocalVolumes | undefined,
   runtime: string,
   resolve: (ref: string) => LocalContainer,
@@ -18,11 +18,11 @@ export function mountsFor(
   if (!volumes) return undefined;
   const made: MountPoint[] = [];
   try {
-    return containerMounts(body, {
+    return containerMounts(spec, {
       runtime,
-      named: (name) => volumes.named(name, body.Labels),
+      named: (name) => volumes.named(name, spec.labels),
       anonymous: () => {
-        const volume = volumes.anonymous(body.Labels);
+        const volume = volumes.anonymous(spec.labels);
         made.push({ Type: 'volume', Name: volume.name, Source: volume.source, Destination: '', Mode: '', RW: true, Propagation: '', anonymous: true });
         return volume;
       },

@@ -8,7 +8,7 @@ import { familiarImageRef } from '../../../engine-api/image-ref.js';
 import type { LocalExecutor, LocalImage } from '../local/local-container.js';
 import { LocalRuntime } from '../local/local-runtime.js';
 import { localLimits } from '../local/local-limits.js';
-import { refuseConfigFields, refuseHostFields, UNHONORED_HOST_FIELDS } from '../local/refuse-fields.js';
+import { createFieldsExcept, UNHONORED_HOST_FIELDS } from '../../../engine-api/create-fields.js';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import { descendants } from '../local/proc-stats.js';
 import { processExec } from './process-exec.js';
@@ -77,6 +77,15 @@ const DEFAULT_PIDS_LIMIT = 2048;
 const DEFAULT_ENV = ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'];
 
 /**
+ * Unconfined: every container runs as the server's user, on the host's filesystem and network.
+ * Whatever would need isolation is refused (by the router, naming it) rather than silently dropped.
+ */
+const PROCESS_CREATE_FIELDS = createFieldsExcept([
+  'User', 'Hostname', 'Domainname', 'WorkingDir', 'Volumes', 'ExposedPorts',
+  ...[...UNHONORED_HOST_FIELDS, 'Binds', 'Mounts', 'Tmpfs', 'ReadonlyRootfs', 'CapAdd', 'CapDrop', 'Init'].map((f) => `HostConfig.${f}`),
+]);
+
+/**
  * The UNCONFINED embedded runtime (not a sandbox): each container is a child process started without a shell, from an
  * image allow-list the host configures. The environment holds only the image's and the
  * request's entries (nothing of dockgate's own). No TTY is allocated: with `Tty: true` both
@@ -102,14 +111,11 @@ export function processRuntime(options: ProcessRuntimeOptions): ContainerRuntime
     },
     // Children share the server's network stack: `host` is what they really have; `none` would be a lie.
     networks: ['host'],
-    validate: (body) => {
-      // Unconfined: every container runs as the server's user, on the host's filesystem and
-      // network. Whatever would need isolation is refused rather than silently dropped.
-      refuseConfigFields(body, ['User', 'Hostname', 'Domainname', 'WorkingDir', 'Volumes', 'ExposedPorts'], 'process');
-      refuseHostFields(body, [...UNHONORED_HOST_FIELDS, 'Binds', 'Mounts', 'Tmpfs', 'ReadonlyRootfs', 'CapAdd', 'CapDrop', 'Init'], 'process');
-      const mode = body.HostConfig?.NetworkMode;
-      if (mode !== undefined && mode !== null && mode !== '' && mode !== 'default' && mode !== 'host') {
-        throw EngineError.invalidParameter(`HostConfig.NetworkMode "${String(mode)}" is not supported by the process runtime (host only)`);
+    createFields: PROCESS_CREATE_FIELDS,
+    validate: ({ host }) => {
+      const mode = host.networkMode;
+      if (mode !== '' && mode !== 'default' && mode !== 'host') {
+        throw EngineError.invalidParameter(`HostConfig.NetworkMode "${mode}" is not supported by the process runtime (host only)`);
       }
     },
     exec: (run) => processExec(run, lookup(run.container.image.ref)!.program, cwd, groups.get(run.container.id)?.procs),

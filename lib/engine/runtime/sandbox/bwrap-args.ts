@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { EngineError } from '../../../engine-api/engine-error.js';
-import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
+import type { ContainerSpec, MountSpec } from '../../../engine-api/container-spec.js';
+import { DEFAULT_CAPABILITY_NAMES } from '../../../engine-api/default-capabilities.js';
 import type { ResolvedUser } from './passwd.js';
 import { seccompArgs } from './seccomp/seccomp-fd.js';
 import { cgroupViewArgs, UNSHARE_CGROUP } from './cgroup-view.js';
@@ -53,21 +54,21 @@ export interface BwrapPlan {
  * server's terminal (TIOCSTI); a Tty container runs on its own pty and keeps it as its
  * controlling terminal instead, so job control works in `docker run -it … sh`.
  */
-export function bwrapArgs(body: ContainerCreateBody, plan: BwrapPlan): string[] {
-  const host = body.HostConfig ?? {};
+export function bwrapArgs(spec: ContainerSpec, plan: BwrapPlan): string[] {
+  const { host } = spec;
   // UTSMode and IpcMode `host` keep the server's namespace (checked in sandbox-fields.ts).
-  const args = ['--unshare-pid', ...(host.IpcMode === 'host' ? [] : ['--unshare-ipc']), ...(host.UTSMode === 'host' ? [] : ['--unshare-uts']), UNSHARE_CGROUP, '--die-with-parent'];
+  const args = ['--unshare-pid', ...(host.ipcMode === 'host' ? [] : ['--unshare-ipc']), ...(host.utsMode === 'host' ? [] : ['--unshare-uts']), UNSHARE_CGROUP, '--die-with-parent'];
   if (!plan.tty) args.push('--new-session');
-  if (host.Init !== true) args.push('--as-pid-1');
-  if (host.NetworkMode === 'none') args.push('--unshare-net');
-  args.push(...filesystemArgs(body, plan), ...containerCapabilityArgs(body), ...seccompArgs(plan.seccompFile));
+  if (host.init !== true) args.push('--as-pid-1');
+  if (host.networkMode === 'none') args.push('--unshare-net');
+  args.push(...filesystemArgs(spec, plan), ...containerCapabilityArgs(spec), ...seccompArgs(plan.seccompFile));
   if (!plan.userns && hasUserNamespace(plan.user)) {
     args.push('--unshare-user', '--uid', String(plan.user.uid), '--gid', String(plan.user.gid));
   }
-  // The UTS namespace's name (bwrap's new one would keep the server's): the plan's, else the body's Hostname.
-  const hostname = plan.hostname ?? (typeof body.Hostname === 'string' && body.Hostname !== '' ? body.Hostname : undefined);
-  if (hostname !== undefined && host.UTSMode !== 'host') args.push('--hostname', hostname);
-  args.push('--chdir', typeof body.WorkingDir === 'string' && body.WorkingDir !== '' ? body.WorkingDir : '/');
+  // The UTS namespace's name (bwrap's new one would keep the server's): the plan's, else the spec's Hostname.
+  const hostname = plan.hostname ?? (spec.hostname !== '' ? spec.hostname : undefined);
+  if (hostname !== undefined && host.utsMode !== 'host') args.push('--hostname', hostname);
+  args.push('--chdir', spec.workingDir !== '' ? spec.workingDir : '/');
   return args;
 }
 
@@ -94,23 +95,22 @@ const RUNS_ROOTLESS = (process.geteuid?.() ?? 0) !== 0;
  * which is what dockerd gives an exec. No `--as-pid-1`, `--hostname` or `--unshare-*`: those
  * made the container and are joined, not re-made.
  */
-export function bwrapExecArgs(body: ContainerCreateBody, plan: BwrapPlan, pidnsFd: number, cwd: string): string[] {
+export function bwrapExecArgs(spec: ContainerSpec, plan: BwrapPlan, pidnsFd: number, cwd: string): string[] {
   const args = ['--pidns', String(pidnsFd), '--die-with-parent'];
   if (!plan.tty) args.push('--new-session');
-  args.push(...filesystemArgs(body, plan), ...containerCapabilityArgs(body), ...seccompArgs(plan.seccompFile), '--chdir', cwd);
+  args.push(...filesystemArgs(spec, plan), ...containerCapabilityArgs(spec), ...seccompArgs(plan.seccompFile), '--chdir', cwd);
   return args;
 }
 
 /** The container's root filesystem copy, its /proc (Docker's masked and read-only paths: masked-paths.ts), /dev, /sys (cgroup-view.ts), Binds, bind Mounts and Tmpfs. */
-function filesystemArgs(body: ContainerCreateBody, plan: BwrapPlan): string[] {
-  const host = body.HostConfig ?? {};
+function filesystemArgs(spec: ContainerSpec, plan: BwrapPlan): string[] {
   // /sys: a read-only tmpfs holding only the container's cgroup view, so none of the host's sysfs
   // (Docker's masked /sys paths included) shows at all.
-  const args = [host.ReadonlyRootfs === true ? '--ro-bind' : '--bind', plan.rootfs, '/', '--proc', '/proc', ...procProtectionArgs(), '--dev', '/dev',
+  const args = [spec.host.readonlyRootfs ? '--ro-bind' : '--bind', plan.rootfs, '/', '--proc', '/proc', ...procProtectionArgs(), '--dev', '/dev',
     ...cgroupViewArgs(plan.cgroupDirs ?? {})];
   for (const [path, file] of Object.entries(plan.files ?? {})) args.push('--bind', file, path);
-  for (const b of bindSpecs(body)) args.push(b.readOnly ? '--ro-bind' : '--bind', plan.bindSource ? plan.bindSource(b.source) : b.source, b.target);
-  for (const path of tmpfsPaths(body)) {
+  for (const b of bindSpecs(spec)) args.push(b.readOnly ? '--ro-bind' : '--bind', plan.bindSource ? plan.bindSource(b.source) : b.source, b.target);
+  for (const path of tmpfsPaths(spec)) {
     const shared = plan.tmpfs?.[path];
     args.push(...(shared === undefined ? ['--tmpfs', path] : ['--bind', shared, path]));
   }
@@ -118,60 +118,47 @@ function filesystemArgs(body: ContainerCreateBody, plan: BwrapPlan): string[] {
 }
 
 /** The `HostConfig.Tmpfs` mount points, in the body's order. */
-export function tmpfsPaths(body: ContainerCreateBody): string[] {
-  return Object.keys((body.HostConfig?.Tmpfs ?? {}) as Record<string, unknown>);
+export function tmpfsPaths(spec: ContainerSpec): string[] {
+  return Object.keys(spec.host.tmpfs);
 }
 
-function containerCapabilityArgs(body: ContainerCreateBody): string[] {
-  const host = body.HostConfig ?? {};
-  return capabilityArgs(asArray(host.CapAdd, '') as string[], asArray(host.CapDrop, '') as string[]);
+function containerCapabilityArgs({ host }: ContainerSpec): string[] {
+  return capabilityArgs(host.capAdd, host.capDrop);
 }
 
-/** dockerd's default capability set: a container gets these and no others unless CapAdd/CapDrop say so. */
-const DEFAULT_CAPS = ['CHOWN', 'DAC_OVERRIDE', 'FSETID', 'FOWNER', 'MKNOD', 'NET_RAW', 'SETGID', 'SETUID', 'SETFCAP', 'SETPCAP', 'NET_BIND_SERVICE', 'SYS_CHROOT', 'KILL', 'AUDIT_WRITE'];
-
-export function capabilityArgs(add: string[], drop: string[]): string[] {
+/** bwrap's capability arguments: dockerd's default set (a container gets these and no others) with CapAdd and CapDrop applied. */
+export function capabilityArgs(add: readonly string[], drop: readonly string[]): string[] {
   const norm = (c: string): string => c.toUpperCase().replace(/^CAP_/, '');
   const dropped = new Set(drop.map(norm));
   const added = add.map(norm);
   if (added.includes('ALL')) return [...dropped].flatMap((c) => (c === 'ALL' ? ['--cap-drop', 'ALL'] : ['--cap-drop', `CAP_${c}`]));
-  const caps = dropped.has('ALL') ? added : [...new Set([...DEFAULT_CAPS, ...added])].filter((c) => !dropped.has(c));
+  const caps = dropped.has('ALL') ? added : [...new Set([...DEFAULT_CAPABILITY_NAMES, ...added])].filter((c) => !dropped.has(c));
   return ['--cap-drop', 'ALL', ...caps.flatMap((c) => ['--cap-add', `CAP_${c}`])];
-}
-
-export function asArray(v: unknown, field: string): unknown[] {
-  if (v === undefined || v === null) return [];
-  if (!Array.isArray(v)) throw EngineError.invalidParameter(`${field} must be a list`);
-  return v;
 }
 
 export interface BindSpec { source: string; target: string; readOnly: boolean }
 
-/** Every host bind of a body, `Binds` then bind `Mounts`, in the order bwrap mounts them. */
-export function bindSpecs(body: ContainerCreateBody): BindSpec[] {
-  const host = body.HostConfig ?? {};
-  return [...asArray(host.Binds, 'HostConfig.Binds').map(parseBind), ...asArray(host.Mounts, 'HostConfig.Mounts').map(parseMount)];
+/** Every host bind of a spec, `Binds` then bind `Mounts`, in the order bwrap mounts them. */
+export function bindSpecs({ host }: ContainerSpec): BindSpec[] {
+  return [...host.binds.map(parseBind), ...host.mounts.map(parseMount)];
 }
 
 /** `/host:/container[:ro|rw]`; named volumes and other options are refused, naming the field. */
-export function parseBind(bind: unknown): BindSpec {
-  const parts = typeof bind === 'string' ? bind.split(':') : [];
+export function parseBind(bind: string): BindSpec {
+  const parts = bind.split(':');
   const [source = '', target = '', mode = 'rw'] = parts;
   if (parts.length < 2 || parts.length > 3 || !source.startsWith('/') || !target.startsWith('/')) {
-    throw EngineError.invalidParameter(`HostConfig.Binds "${String(bind)}": the sandbox runtime accepts only /host/path:/container/path[:ro|rw]`);
+    throw EngineError.invalidParameter(`HostConfig.Binds "${bind}": the sandbox runtime accepts only /host/path:/container/path[:ro|rw]`);
   }
-  if (mode !== 'ro' && mode !== 'rw') throw EngineError.invalidParameter(`HostConfig.Binds "${bind as string}": mode "${mode}" is not supported (ro or rw)`);
-  if (!existsSync(source)) throw EngineError.invalidParameter(`HostConfig.Binds "${bind as string}": host path does not exist`);
+  if (mode !== 'ro' && mode !== 'rw') throw EngineError.invalidParameter(`HostConfig.Binds "${bind}": mode "${mode}" is not supported (ro or rw)`);
+  if (!existsSync(source)) throw EngineError.invalidParameter(`HostConfig.Binds "${bind}": host path does not exist`);
   return { source, target, readOnly: mode === 'ro' };
 }
 
-export function parseMount(m: unknown): BindSpec {
-  const mount = (m ?? {}) as { Type?: unknown; Source?: unknown; Target?: unknown; ReadOnly?: unknown; [k: string]: unknown };
-  if (mount.Type !== 'bind') throw EngineError.invalidParameter(`HostConfig.Mounts: Type "${String(mount.Type)}" is not supported by the sandbox runtime (bind only)`);
-  for (const k of Object.keys(mount)) {
-    if (!['Type', 'Source', 'Target', 'ReadOnly', 'Consistency'].includes(k) && mount[k] !== undefined && mount[k] !== null) {
-      throw EngineError.invalidParameter(`HostConfig.Mounts.${k} is not supported by the sandbox runtime`);
-    }
+export function parseMount(mount: MountSpec): BindSpec {
+  if (mount.type !== 'bind') throw EngineError.invalidParameter(`HostConfig.Mounts: Type "${String(mount.type)}" is not supported by the sandbox runtime (bind only)`);
+  for (const k of Object.keys(mount.options)) {
+    if (k !== 'Consistency') throw EngineError.invalidParameter(`HostConfig.Mounts.${k} is not supported by the sandbox runtime`);
   }
-  return parseBind(`${String(mount.Source)}:${String(mount.Target)}:${mount.ReadOnly === true ? 'ro' : 'rw'}`);
+  return parseBind(`${String(mount.source)}:${String(mount.target)}:${mount.readOnly ? 'ro' : 'rw'}`);
 }

@@ -1,4 +1,4 @@
-import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
+import type { ContainerSpec } from '../../../engine-api/container-spec.js';
 import type { Cgroups } from '../../linux/cgroups.js';
 import type { ResourceLimits } from '../../linux/cgroup-limits.js';
 
@@ -54,13 +54,12 @@ export const SANDBOX_DEFAULTS: Readonly<SandboxDefaults> = Object.freeze({
  * cannot be applied and is left out rather than refusing every container (the README says so;
  * `docker info` warns that there is no such limit).
  */
-export function withDefaults(limits: ResourceLimits, body: ContainerCreateBody, cgroups: Cgroups | undefined, defaults: Pick<SandboxDefaults, 'pidsLimit' | 'defaultMemory'>): ResourceLimits {
-  const host = (body.HostConfig ?? {}) as { PidsLimit?: unknown; MemorySwap?: unknown };
+export function withDefaults(limits: ResourceLimits, { host }: ContainerSpec, cgroups: Cgroups | undefined, defaults: Pick<SandboxDefaults, 'pidsLimit' | 'defaultMemory'>): ResourceLimits {
   const out = { ...limits };
-  if (out.pids === undefined && host.PidsLimit !== -1 && cgroups?.controllers.includes('pids')) out.pids = defaults.pidsLimit;
+  if (out.pids === undefined && host.pidsLimit !== -1 && cgroups?.controllers.includes('pids')) out.pids = defaults.pidsLimit;
   if (out.memory === undefined && cgroups?.controllers.includes('memory')) {
     out.memory = defaults.defaultMemory;
-    out.memorySwap = host.MemorySwap === -1 ? -1 : 2 * defaults.defaultMemory;
+    out.memorySwap = host.memorySwap === -1 ? -1 : 2 * defaults.defaultMemory;
   }
   return out;
 }

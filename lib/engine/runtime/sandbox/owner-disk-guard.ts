@@ -65,7 +65,7 @@ export function guardOwnerDisk(runtime: LocalRuntime, options: OwnerDiskGuardOpt
 
   const { create, start, close, putArchive } = runtime;
   runtime.create = async (request) => {
-    await cap.admit(ownerOf(request.body.Labels), 'create');
+    await cap.admit(ownerOf(request.spec.labels), 'create');
     return create.call(runtime, request);
   };
   runtime.start = async (ref) => {

@@ -1,6 +1,5 @@
 import { EngineError } from '../../../engine-api/engine-error.js';
-import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
-import { isUnset } from '../local/refuse-fields.js';
+import type { ContainerSpec } from '../../../engine-api/container-spec.js';
 import type { CgroupController, ResourceLimits } from '../../linux/cgroup-limits.js';
 
 /** The HostConfig resource fields the sandbox runtime honors through cgroups. */
@@ -17,26 +16,20 @@ const MIN_MEMORY = 6 * 1024 * 1024;
 const DEFAULT_CFS_PERIOD = 100_000;
 
 /**
- * The limits a create body asks for, checked the way dockerd checks them (its messages where it
- * has one). Fields the Docker CLI sends with their zero value count as unset; so does -1 for
- * PidsLimit and MemorySwap (unlimited).
+ * The limits a container spec asks for, checked the way dockerd checks them (its messages where it
+ * has one). Fields the Docker CLI sends with their zero value are unset in the spec; so is -1 for
+ * PidsLimit, and -1 for MemorySwap is unlimited.
  */
-export function resourceLimits(body: ContainerCreateBody, cpus: number, available: { cpus?: string; mems?: string } = {}): ResourceLimits {
-  const host = (body.HostConfig ?? {}) as Record<string, unknown>;
+export function resourceLimits(spec: ContainerSpec, cpus: number, available: { cpus?: string; mems?: string } = {}): ResourceLimits {
+  const host = spec.host;
   const limits: ResourceLimits = {};
-  const int = (field: string): number | undefined => {
-    const v = host[field];
-    if (isUnset(v)) return undefined;
-    if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw EngineError.invalidParameter(`HostConfig.${field} must be an integer`);
-    return v;
-  };
-  const memory = int('Memory');
+  const memory = host.memory;
   if (memory !== undefined) {
     if (memory < MIN_MEMORY) throw EngineError.invalidParameter('Minimum memory limit allowed is 6MB');
     limits.memory = memory;
   }
   // -1 is "unlimited swap" here, not the CLI's unset value it is elsewhere.
-  const swap = host.MemorySwap === -1 ? -1 : int('MemorySwap');
+  const swap = host.memorySwap;
   if (swap === -1 && memory === undefined) {
     // Unlimited swap without a memory limit is what every container has already.
   } else if (swap !== undefined) {
@@ -47,9 +40,9 @@ export function resourceLimits(body: ContainerCreateBody, cpus: number, availabl
     // dockerd gives a container as much swap as memory when MemorySwap is left unset.
     limits.memorySwap = memory * 2;
   }
-  const nano = int('NanoCpus');
-  const quota = int('CpuQuota');
-  const period = int('CpuPeriod');
+  const nano = host.nanoCpus;
+  const quota = host.cpuQuota;
+  const period = host.cpuPeriod;
   if (nano !== undefined) {
     if (quota !== undefined) throw EngineError.invalidParameter('Conflicting options: Nano CPUs and CPU Quota cannot both be set');
     if (period !== undefined) throw EngineError.invalidParameter('Conflicting options: Nano CPUs and CPU Period cannot both be set');
@@ -64,29 +57,29 @@ export function resourceLimits(body: ContainerCreateBody, cpus: number, availabl
     // A period alone is written too (quota -1: unlimited), as dockerd passes it to runc.
     limits.cpu = { quota: quota ?? -1, period: p };
   }
-  const shares = int('CpuShares');
+  const shares = host.cpuShares;
   if (shares !== undefined) {
     if (shares < 2 || shares > 262144) throw EngineError.invalidParameter('HostConfig.CpuShares must be between 2 and 262144');
     limits.cpuShares = shares;
   }
-  const pids = int('PidsLimit');
+  const pids = host.pidsLimit;
   if (pids !== undefined && pids > 0) limits.pids = pids;
   // -1 is the CLI's unset; dockerd's own check and words (daemon_unix.go).
-  const swappiness = int('MemorySwappiness');
+  const swappiness = host.memorySwappiness;
   if (swappiness !== undefined) {
     if (swappiness < 0 || swappiness > 100) throw EngineError.invalidParameter(`Invalid value: ${swappiness}, valid memory swappiness range is 0-100`);
     limits.swappiness = swappiness;
   }
-  const cpuset = cpusetList(host.CpusetCpus, 'CpusetCpus', available.cpus ?? `0-${cpus - 1}`, 'Requested CPUs are not available');
-  const mems = cpusetList(host.CpusetMems, 'CpusetMems', available.mems ?? '0', 'Requested memory nodes are not available');
+  const cpuset = cpusetList(host.cpusetCpus, 'CpusetCpus', available.cpus ?? `0-${cpus - 1}`, 'Requested CPUs are not available');
+  const mems = cpusetList(host.cpusetMems, 'CpusetMems', available.mems ?? '0', 'Requested memory nodes are not available');
   if (cpuset !== undefined || mems !== undefined) limits.cpuset = { ...(cpuset !== undefined ? { cpus: cpuset } : {}), ...(mems !== undefined ? { mems } : {}) };
   return limits;
 }
 
 /** A cpuset list (`0-2,4`) checked against what is available, in dockerd's words; undefined when unset. */
-function cpusetList(value: unknown, field: string, available: string, unavailable: string): string | undefined {
-  if (isUnset(value)) return undefined;
-  if (typeof value !== 'string' || !/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(value)) throw EngineError.invalidParameter(`Invalid value ${String(value)} for cpuset ${field === 'CpusetCpus' ? 'cpus' : 'mems'}`);
+function cpusetList(value: string | undefined, field: string, available: string, unavailable: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(value)) throw EngineError.invalidParameter(`Invalid value ${String(value)} for cpuset ${field === 'CpusetCpus' ? 'cpus' : 'mems'}`);
   const have = new Set(expandList(available));
   if (!expandList(value).every((n) => have.has(n))) throw EngineError.invalidParameter(`${unavailable} - requested ${value}, available: ${available}`);
   return value;

@@ -4,7 +4,7 @@ import { isAbsolute, join } from 'node:path';
 import type { CgroupController } from '../../linux/cgroup-limits.js';
 import type { Cgroups } from '../../linux/cgroups.js';
 import { EngineError } from '../../../engine-api/engine-error.js';
-import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
+import type { ContainerSpec } from '../../../engine-api/container-spec.js';
 import { portRequests } from './network/port-bindings.js';
 
 /** The server's own user when it does not run as root (rootless), read once at construction. */
@@ -88,8 +88,8 @@ export function unprivilegedPortStart(file = '/proc/sys/net/ipv4/ip_unprivileged
  * A rootless server cannot listen below `firstPort`: such a `-p` is refused at create, naming the
  * binding, rather than failing at start (ephemeral ports, `-p 80`, are above it).
  */
-export function refusePrivilegedPorts(body: ContainerCreateBody, firstPort: number, user: Rootless): void {
-  for (const request of portRequests(body)) {
+export function refusePrivilegedPorts(spec: ContainerSpec, firstPort: number, user: Rootless): void {
+  for (const request of portRequests(spec)) {
     if (request.hostPort !== 0 && request.hostPort < firstPort) {
       throw EngineError.invalidParameter(`HostConfig.PortBindings "${request.key}": host port ${request.hostPort} is below ${firstPort}, `
         + `which the server cannot listen on: it runs rootless (as ${user.name}); publish a port of ${firstPort} or above`);

@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type { LocalExecProcess, LocalExecRun } from '../local/local-container.js';
-import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
+import type { ContainerSpec } from '../../../engine-api/container-spec.js';
 import { descendants } from '../local/proc-stats.js';
 import { spawnExec } from '../local/spawn-exec.js';
 import type { ResolvedUser } from './passwd.js';
@@ -22,8 +22,8 @@ export interface SandboxExecContext {
   busybox?: string;
   /** The container's bwrap plan: its root filesystem copy, its user, its shared tmpfs directories. */
   plan: BwrapPlan;
-  /** The body the container was started with (its volumes as binds of their directories); none: the container's own. */
-  body?: ContainerCreateBody;
+  /** The spec the container was started with (its volumes as binds of their directories); none: the container's own. */
+  spec?: ContainerSpec;
   /** The container's `cgroup.procs` files (resource limits); none when it has no groups. */
   cgroupProcs: readonly string[];
   /** Resolves a `User` value against the container's /etc/passwd and /etc/group. */
@@ -71,7 +71,7 @@ const ROOTLESS = (process.geteuid?.() ?? 0) !== 0;
 
 export async function sandboxExec(run: LocalExecRun, ctx: SandboxExecContext): Promise<LocalExecProcess> {
   if (run.privileged) throw EngineError.invalidParameter('Privileged is not supported by the sandbox runtime');
-  const spec = run.user !== '' ? run.user : typeof run.container.body.User === 'string' ? run.container.body.User : '';
+  const spec = run.user !== '' ? run.user : run.container.spec.user;
   // Names resolve against the container's /etc/passwd and /etc/group, as runc does for dockerd's exec.
   // A numeric uid:gid with HOME given asks nothing of them (no supplementary groups are set), so
   // none is read: `docker cp` runs so, whatever the container made of its /etc/passwd.
@@ -89,7 +89,7 @@ export async function sandboxExec(run: LocalExecRun, ctx: SandboxExecContext): P
     throw EngineError.invalidParameter(`User "${spec}": the sandbox runtime runs an exec as uid 0 with gid 0 only`);
   }
   const env = run.env.some((e) => e.startsWith('HOME=')) ? run.env : [...run.env, `HOME=${home}`];
-  const cwd = run.workingDir !== '' ? run.workingDir : (run.container.body.WorkingDir || '/');
+  const cwd = run.workingDir !== '' ? run.workingDir : (run.container.spec.workingDir || '/');
   if (!cwd.startsWith('/')) throw EngineError.invalidParameter(`WorkingDir "${cwd}" must be an absolute path`);
   const init = await containerInit(run, ctx.bwrap);
   const switchUser = !ctx.enter && (uid !== 0 || ownUserns);
@@ -103,7 +103,7 @@ export async function sandboxExec(run: LocalExecRun, ctx: SandboxExecContext): P
   const seccomp = joinUserNamespace ? undefined : ctx.plan.seccompFile;
   const plan: BwrapPlan = { ...ctx.plan, tty: run.tty };
   if (seccomp === undefined) delete plan.seccompFile;
-  const bwrapArgs = withEnvArgs([...bwrapExecArgs(ctx.body ?? run.container.body, plan, 3, cwd), ...(switchUser ? userSwitchArgs(ctx.busybox!, joinUserNamespace) : [])]);
+  const bwrapArgs = withEnvArgs([...bwrapExecArgs(ctx.spec ?? run.container.spec, plan, 3, cwd), ...(switchUser ? userSwitchArgs(ctx.busybox!, joinUserNamespace) : [])]);
   const argv = switchUser ? [EXEC_BUSYBOX, 'nsenter', ...(joinUserNamespace ? ['-U/proc/1/ns/user'] : []), '-S', String(uid), '-G', String(gid), '-F', '--', ...run.argv] : run.argv;
   const [program, programArgs] = ctx.enter ? ctx.enter(ctx.bwrap, bwrapArgs, argv, { uid, gid }) : [ctx.bwrap, [...bwrapArgs, '--', ...argv]];
   const envFile = writeEnvArgs(env);

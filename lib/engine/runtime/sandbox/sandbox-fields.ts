@@ -1,8 +1,8 @@
 import { EngineError } from '../../../engine-api/engine-error.js';
-import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
+import type { ContainerSpec } from '../../../engine-api/container-spec.js';
 import type { LocalImage } from '../local/local-container.js';
-import { refuseHostFields, UNHONORED_HOST_FIELDS } from '../local/refuse-fields.js';
-import { asArray, parseBind, parseMount } from './bwrap-args.js';
+import { createFieldsExcept, UNHONORED_HOST_FIELDS } from '../../../engine-api/create-fields.js';
+import { bindSpecs } from './bwrap-args.js';
 import { resolveUserIn } from './passwd.js';
 import type { Cgroups } from '../../linux/cgroups.js';
 import { ownsNetwork } from './network/container-network.js';
@@ -17,67 +17,61 @@ import { rootlessIdentity, undelegatedReason } from './rootless.js';
 /**
  * Fields this runtime honors among those no embedded runtime did: the cgroup limits, SecurityOpt
  * (checked by security-opt.ts), the published ports of its own network (network/port-bindings.ts),
- * and the namespace modes and the fields it answers by name itself ({@link namespaceModes}).
+ * the namespace modes and the fields it answers by name itself ({@link namespaceModes}), and
+ * VolumesFrom, whose volumes the local runtime mounts as binds (container-mounts.ts).
  */
-const HONORED_HERE: readonly string[] = [...CGROUP_HOST_FIELDS, 'SecurityOpt', 'PortBindings', 'PublishAllPorts', 'UTSMode', 'IpcMode', 'PidMode', 'GroupAdd', 'DeviceCgroupRules'];
+const HONORED_HERE: readonly string[] = [...CGROUP_HOST_FIELDS, 'SecurityOpt', 'PortBindings', 'PublishAllPorts', 'UTSMode', 'IpcMode', 'PidMode', 'GroupAdd', 'DeviceCgroupRules', 'VolumesFrom'];
 
-/** Resource and isolation fields this runtime cannot carry: refused whenever set. */
-const REFUSED_HOST_FIELDS = UNHONORED_HOST_FIELDS.filter((f) => !HONORED_HERE.includes(f));
+/** What the sandbox honors of a create body: all but the resource and isolation fields it cannot carry (refused by the router whenever set). */
+export const SANDBOX_CREATE_FIELDS = createFieldsExcept(UNHONORED_HOST_FIELDS.filter((f) => !HONORED_HERE.includes(f)).map((f) => `HostConfig.${f}`));
 
 /**
  * Refuses, with a 400 naming the field, every create field the sandbox cannot honor, and
  * checks the honored ones (binds exist, capabilities are names, User names exist in the image).
  */
 export async function refuseUnsupported(
-  body: ContainerCreateBody, image?: LocalImage, cgroups?: Cgroups, cpus = 1,
+  spec: ContainerSpec, image?: LocalImage, cgroups?: Cgroups, cpus = 1,
   tmpfs: { size: number; total: number } = { size: SANDBOX_DEFAULTS.tmpfsSize, total: SANDBOX_DEFAULTS.maxTmpfsBytes }, userNetworks = false,
 ): Promise<void> {
-  const host = body.HostConfig ?? {};
-  refuseHostFields(body, REFUSED_HOST_FIELDS, 'sandbox');
-  namespaceModes(body);
-  await groupsAndDevices(body, image);
-  if (typeof body.MacAddress === 'string' && body.MacAddress !== '') {
+  const { host } = spec;
+  namespaceModes(spec);
+  await groupsAndDevices(spec, image);
+  if (spec.macAddress !== '') {
     throw EngineError.invalidParameter('MacAddress is not supported by the sandbox runtime (its network stack gives each container its own address)');
   }
-  checkLimits(body, cgroups, cpus);
-  securityOptions(body);
-  if (host.Init !== undefined && host.Init !== null && typeof host.Init !== 'boolean') throw EngineError.invalidParameter('HostConfig.Init must be a boolean');
-  for (const bind of asArray(host.Binds, 'HostConfig.Binds')) parseBind(bind);
-  for (const m of asArray(host.Mounts, 'HostConfig.Mounts')) parseMount(m);
-  if (host.Tmpfs !== undefined && host.Tmpfs !== null) {
-    if (typeof host.Tmpfs !== 'object' || Array.isArray(host.Tmpfs)) throw EngineError.invalidParameter('HostConfig.Tmpfs must map paths to options');
-    for (const path of Object.keys(host.Tmpfs)) {
-      if (!path.startsWith('/')) throw EngineError.invalidParameter(`HostConfig.Tmpfs path "${path}" must be absolute`);
-    }
-    tmpfsMounts(host.Tmpfs as Record<string, unknown>, tmpfs.size, tmpfs.total);
+  checkLimits(spec, cgroups, cpus);
+  securityOptions(spec);
+  bindSpecs(spec);
+  for (const path of Object.keys(host.tmpfs)) {
+    if (!path.startsWith('/')) throw EngineError.invalidParameter(`HostConfig.Tmpfs path "${path}" must be absolute`);
   }
-  for (const field of ['CapAdd', 'CapDrop'] as const) {
-    for (const cap of asArray(host[field], `HostConfig.${field}`)) {
-      if (typeof cap !== 'string' || !/^(CAP_)?[A-Z_]+$/i.test(cap)) throw EngineError.invalidParameter(`HostConfig.${field}: invalid capability "${String(cap)}"`);
+  tmpfsMounts(host.tmpfs, tmpfs.size, tmpfs.total);
+  for (const [field, caps] of [['CapAdd', host.capAdd], ['CapDrop', host.capDrop]] as const) {
+    for (const cap of caps) {
+      if (!/^(CAP_)?[A-Z_]+$/i.test(cap)) throw EngineError.invalidParameter(`HostConfig.${field}: invalid capability "${cap}"`);
     }
   }
-  const mode = host.NetworkMode;
-  const predefined = mode === undefined || mode === null || mode === '' || mode === 'default' || mode === 'bridge' || mode === 'host' || mode === 'none';
+  const mode = host.networkMode;
+  const predefined = mode === '' || mode === 'default' || mode === 'bridge' || mode === 'host' || mode === 'none';
   // A user-defined network's name and another container's (`container:ID`, which must run at
   // start, as dockerd has it) are checked by the networks (sandbox-networks.ts).
-  if (!predefined && (!userNetworks || typeof mode !== 'string' || mode === 'container:')) {
-    throw EngineError.invalidParameter(`HostConfig.NetworkMode "${String(mode)}" is not supported by the sandbox runtime (bridge, host, none${userNetworks ? ', container:ID or a user-defined network' : ''})`);
+  if (!predefined && (!userNetworks || mode === 'container:')) {
+    throw EngineError.invalidParameter(`HostConfig.NetworkMode "${mode}" is not supported by the sandbox runtime (bridge, host, none${userNetworks ? ', container:ID or a user-defined network' : ''})`);
   }
-  exposedPortKeys(body);
-  const published = portRequests(body);
+  exposedPortKeys(spec);
+  const published = portRequests(spec);
   // dockerd drops them with a warning (host) or silently (none); a dropped field is refused here.
-  if (published.length > 0 && !ownsNetwork(body)) {
+  if (published.length > 0 && !ownsNetwork(spec)) {
     // dockerd: "conflicting options: port publishing and the container type network mode".
-    throw EngineError.invalidParameter(`HostConfig.PortBindings: ports cannot be published with NetworkMode "${String(mode)}" (the container has no network of its own)`);
+    throw EngineError.invalidParameter(`HostConfig.PortBindings: ports cannot be published with NetworkMode "${mode}" (the container has no network of its own)`);
   }
-  const user = body.User;
-  if (user !== undefined && user !== null && typeof user !== 'string') throw EngineError.invalidParameter('User must be a string');
-  if (typeof user === 'string' && user !== '') {
+  const { user } = spec;
+  if (user !== '') {
     if (!/^[^:\s]+(:[^:\s]+)?$/.test(user)) throw EngineError.invalidParameter(`User "${user}" must be user[:group]`);
     if (image?.rootfs) await resolveUserIn(image.rootfs, user);
     else if (!/^\d+(:\d+)?$/.test(user)) throw EngineError.invalidParameter(`User "${user}": the image has no /etc/passwd to look the name up in`);
   }
-  if (body.WorkingDir !== undefined && body.WorkingDir !== '' && (typeof body.WorkingDir !== 'string' || !body.WorkingDir.startsWith('/'))) {
+  if (spec.workingDir !== '' && !spec.workingDir.startsWith('/')) {
     throw EngineError.invalidParameter('WorkingDir must be an absolute path');
   }
 }
@@ -89,19 +83,11 @@ export async function refuseUnsupported(
  * refused by name, since bubblewrap makes each container's namespaces afresh. Invalid modes get
  * dockerd's words.
  */
-function namespaceModes(body: ContainerCreateBody): void {
-  const host = body.HostConfig ?? {};
-  const mode = (field: string): string => {
-    const v = host[field];
-    if (v === undefined || v === null) return '';
-    if (typeof v !== 'string') throw EngineError.invalidParameter(`HostConfig.${field} must be a string`);
-    return v;
-  };
-  const uts = mode('UTSMode');
+function namespaceModes({ host, hostname }: ContainerSpec): void {
+  const uts = host.utsMode;
   if (uts !== '' && uts !== 'host') throw EngineError.invalidParameter(`invalid UTS mode: ${uts}`);
-  if (uts === 'host' && typeof body.Hostname === 'string' && body.Hostname !== '') throw EngineError.invalidParameter('conflicting options: hostname and the UTS mode');
-  for (const [field, name, allowed] of [['IpcMode', 'IPC', ['', 'private', 'shareable', 'host']], ['PidMode', 'PID', ['']]] as const) {
-    const value = mode(field);
+  if (uts === 'host' && hostname !== '') throw EngineError.invalidParameter('conflicting options: hostname and the UTS mode');
+  for (const [field, name, allowed, value] of [['IpcMode', 'IPC', ['', 'private', 'shareable', 'host'], host.ipcMode], ['PidMode', 'PID', [''], host.pidMode]] as const) {
     if ((allowed as readonly string[]).includes(value)) continue;
     if (value.startsWith('container:') && value.length > 'container:'.length) {
       throw EngineError.invalidParameter(`HostConfig.${field} "${value}": joining another container's ${name} namespace is not supported by the sandbox runtime (each container gets its own)`);
@@ -118,12 +104,11 @@ function namespaceModes(body: ContainerCreateBody): void {
  * then the field is refused, since bubblewrap sets no supplementary groups. DeviceCgroupRules:
  * refused, since the sandbox never gives a container a device a rule could allow.
  */
-async function groupsAndDevices(body: ContainerCreateBody, image?: LocalImage): Promise<void> {
-  const host = body.HostConfig ?? {};
-  const groups = asArray(host.GroupAdd, 'HostConfig.GroupAdd');
+async function groupsAndDevices({ host }: ContainerSpec, image?: LocalImage): Promise<void> {
+  const groups = host.groupAdd;
   if (groups.length > 0) {
     for (const g of groups) {
-      if (typeof g !== 'string' || g === '') throw EngineError.invalidParameter('HostConfig.GroupAdd entries must be group names or ids');
+      if (g === '') throw EngineError.invalidParameter('HostConfig.GroupAdd entries must be group names or ids');
       if (!/^\d+$/.test(g) && image?.rootfs) {
         try {
           await resolveUserIn(image.rootfs, `0:${g}`);
@@ -134,7 +119,7 @@ async function groupsAndDevices(body: ContainerCreateBody, image?: LocalImage): 
     }
     throw EngineError.invalidParameter('HostConfig.GroupAdd is not supported by the sandbox runtime (it cannot give a container supplementary groups)');
   }
-  if (asArray(host.DeviceCgroupRules, 'HostConfig.DeviceCgroupRules').length > 0) {
+  if (host.deviceCgroupRules.length > 0) {
     throw EngineError.invalidParameter('HostConfig.DeviceCgroupRules is not supported by the sandbox runtime (it gives containers no devices beyond the default /dev, so there is nothing for a rule to allow)');
   }
 }
@@ -143,13 +128,12 @@ async function groupsAndDevices(body: ContainerCreateBody, image?: LocalImage): 
  * Memory, CPU and pids limits are honored through cgroups where this server can manage the
  * controller; where it cannot, the field is refused by name, never dropped.
  */
-export function checkLimits(body: ContainerCreateBody, cgroups: Cgroups | undefined, cpus: number): ResourceLimits {
-  const limits = resourceLimits(body, cpus, cgroups?.cpusetAvailable);
-  const host = (body.HostConfig ?? {}) as Record<string, unknown>;
+export function checkLimits(spec: ContainerSpec, cgroups: Cgroups | undefined, cpus: number): ResourceLimits {
+  const limits = resourceLimits(spec, cpus, cgroups?.cpusetAvailable);
   const manageable = new Set(cgroups?.controllers ?? []);
   for (const field of CGROUP_HOST_FIELDS) {
     const controller = CONTROLLER_OF[field];
-    if (host[field] !== undefined && limitSet(limits, field) && !manageable.has(controller)) {
+    if (limitSet(limits, field) && limitAsked(spec, field) && !manageable.has(controller)) {
       // Rootless: the error names the group to delegate and the command that does it (rootless.ts).
       const user = rootlessIdentity();
       const why = user ? undelegatedReason(cgroups, controller, user) : `it cannot manage the ${controller} cgroup`;
@@ -157,6 +141,12 @@ export function checkLimits(body: ContainerCreateBody, cgroups: Cgroups | undefi
     }
   }
   return limits;
+}
+
+/** The spec itself sets the field (a limit can also come from a sibling field: MemorySwap from Memory). */
+function limitAsked({ host }: ContainerSpec, field: (typeof CGROUP_HOST_FIELDS)[number]): boolean {
+  const key = (field.charAt(0).toLowerCase() + field.slice(1)) as keyof ContainerSpec['host'];
+  return host[key] !== undefined;
 }
 
 function limitSet(limits: ResourceLimits, field: (typeof CGROUP_HOST_FIELDS)[number]): boolean {

@@ -6,14 +6,15 @@ import { EngineError } from '../../../engine-api/engine-error.js';
 import { ImageStore } from '../../images/image-store.js';
 import type { ImageStoreApi } from '../../images/image-store-types.js';
 import { withSeedAliases } from './sandbox-images.js';
-import type { ContainerCreateBody, ContainerRuntime } from '../../../engine-api/runtime-types.js';
+import type { ContainerRuntime } from '../../../engine-api/runtime-types.js';
+import { containerSpecOf, type ContainerSpec } from '../../../engine-api/container-spec.js';
 import type { LocalExecutor, LocalProcess } from '../local/local-container.js';
 import { hostPathOf } from '../local/container-mounts.js';
 import { LocalRuntime } from '../local/local-runtime.js';
 import { bindSpecs } from './bwrap-args.js';
 import { HeldBinds } from './held-binds.js';
 import { resolveUserIn } from './passwd.js';
-import { checkLimits, refuseUnsupported } from './sandbox-fields.js';
+import { checkLimits, refuseUnsupported, SANDBOX_CREATE_FIELDS } from './sandbox-fields.js';
 import type { ContainerCgroup } from '../../linux/cgroups.js';
 import { cgroupInfo } from './cgroup-info.js';
 import { CGROUP_HOST_FIELDS } from './resource-limits.js';
@@ -83,7 +84,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   // made there, on a host filesystem without nosuid or nodev.
   for (const dir of [stateDir, containersDir]) chmodSync(dir, 0o700);
   let store: Promise<ImageStoreApi> | undefined;
-  const limitsOf = (body: ContainerCreateBody) => withDefaults(checkLimits(body, cgroups, cpus), body, cgroups, defaults);
+  const limitsOf = (spec: ContainerSpec) => withDefaults(checkLimits(spec, cgroups, cpus), spec, cgroups, defaults);
   const cpus = availableParallelism();
   // The gates' FIFOs and the stacks' API sockets (removed after each container): private, and
   // short, since a socket path has 108 bytes; a temporary directory when the state dir is too deep.
@@ -107,7 +108,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   const hostTool = (name: string): string => (existsSync(`/usr/bin/${name}`) ? `/usr/bin/${name}` : name);
   const owners = OwnerUserns.open(settings.userns, { unshare: hostTool('unshare'), nsenter: hostTool('nsenter'), setpriv: hostTool('setpriv') }, join(stateDir, 'owner-ranges.json'));
   /** The user namespace of a container (its owner's range, owner-userns.ts), from its create body's labels; none without `userns`. */
-  const usernsOf = (body: ContainerCreateBody): SandboxUserns | undefined => owners?.of(body.Labels);
+  const usernsOf = (spec: ContainerSpec): SandboxUserns | undefined => owners?.of(spec.labels);
 
   // Each container's root: an overlay whose lower layer is the image's tree unpacked once for the
   // owner's range, shared by all of that owner's containers of the image (overlay-rootfs.ts). A
@@ -120,8 +121,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   /** The container's own writes: its overlay's upper layer, or its whole copy. */
   const writableOf = (id: string): { path: string; copy: boolean } => (!overlays || existsSync(copyOf(id)) ? { path: copyOf(id), copy: true } : { path: overlays.paths(id).upper, copy: false });
   /** `{ enter }` made by `make` from the container's user namespace; none without one. */
-  const withEnter = async <T>(body: ContainerCreateBody, make: (userns: SandboxUserns) => Promise<T>): Promise<{ enter?: T }> => {
-    const userns = usernsOf(body);
+  const withEnter = async <T>(spec: ContainerSpec, make: (userns: SandboxUserns) => Promise<T>): Promise<{ enter?: T }> => {
+    const userns = usernsOf(spec);
     return userns ? { enter: await make(userns) } : {};
   };
   const openStore = async (): Promise<ImageStoreApi> => {
@@ -145,8 +146,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       throw error;
     }
   };
-  const ensureRootfs = async (c: { id: string; image: { id: string }; body: ContainerCreateBody }): Promise<string> => {
-    const map = usernsOf(c.body)?.map;
+  const ensureRootfs = async (c: { id: string; image: { id: string }; spec: ContainerSpec }): Promise<string> => {
+    const map = usernsOf(c.spec)?.map;
     const marker = join(containersDir, c.id, 'rootfs.idmap');
     if (!overlays || existsSync(copyOf(c.id))) {
       const made = !existsSync(copyOf(c.id));
@@ -214,16 +215,17 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         ...(existsSync(busybox) ? { busybox } : {}),
         ...container,
         resolveUser: (spec) => resolveUserIn(container.plan.rootfs, spec),
-        ...(await withEnter(run.container.body, (userns) => userns.execEnter())),
+        ...(await withEnter(run.container.spec, (userns) => userns.execEnter())),
       });
     },
-    validate: async (body, image) => {
-      if (rootless) refusePrivilegedPorts(body, firstPort, rootless);
-      await refuseUnsupported(body, image, cgroups, cpus, { size: defaults.tmpfsSize, total: defaults.maxTmpfsBytes }, userNets !== undefined);
-      userNets?.validate(body);
+    createFields: SANDBOX_CREATE_FIELDS,
+    validate: async (spec, image) => {
+      if (rootless) refusePrivilegedPorts(spec, firstPort, rootless);
+      await refuseUnsupported(spec, image, cgroups, cpus, { size: defaults.tmpfsSize, total: defaults.maxTmpfsBytes }, userNets !== undefined);
+      userNets?.validate(spec);
       // The owner's range is assigned here, at its first create: an owner beyond the server's range is refused before anything is made.
-      const userns = usernsOf(body);
-      const user = typeof body.User === 'string' ? body.User : '';
+      const userns = usernsOf(spec);
+      const { user } = spec;
       if (userns && user !== '' && image?.rootfs) userns.checkUser(await resolveUserIn(image.rootfs, user), user);
       if (rootless && user !== '') refuseOtherUsers(image?.rootfs ? await resolveUserIn(image.rootfs, user) : numericUser(user), user, rootless);
     },
@@ -236,30 +238,30 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       // user namespace's range so the image holds the ids the container saw (changes-layer.ts).
       commitLayer: async (c, changes, opened) => {
         if (!opened.storeLayer) throw EngineError.unsupported('making layers', 'sandbox');
-        return opened.storeLayer(changesLayer(await ensureRootfs(c), changes, usernsOf(c.body)?.map ?? rootlessMap));
+        return opened.storeLayer(changesLayer(await ensureRootfs(c), changes, usernsOf(c.spec)?.map ?? rootlessMap));
       },
       // `docker diff`: an overlay's upper layer against the image's tree (overlay-changes.ts), a copy against the whole tree (diff-trees.ts).
       changes: async (c) => {
         const opened = store ? await store : undefined;
         if (!opened?.imageRootfs) return [];
         const writable = writableOf(c.id);
-        if (writable.copy) return existsSync(writable.path) ? diffTrees(await opened.imageRootfs(c.image.id, usernsOf(c.body)?.map), writable.path) : [];
+        if (writable.copy) return existsSync(writable.path) ? diffTrees(await opened.imageRootfs(c.image.id, usernsOf(c.spec)?.map), writable.path) : [];
         if (!overlays || !(await overlays.exists(c.id))) return [];
         const merged = await ensureRootfs(c);
         // Against the plain tree (the lowest layer) with owners moved by the range: what the range's layer holds.
-        const plain = (await lowerOf(opened, c, usernsOf(c.body)?.map)).split(':').at(-1)!;
-        return overlayChanges(plain, writable.path, merged, usernsOf(c.body)?.map);
+        const plain = (await lowerOf(opened, c, usernsOf(c.spec)?.map)).split(':').at(-1)!;
+        return overlayChanges(plain, writable.path, merged, usernsOf(c.spec)?.map);
       },
       // What the container wrote: in its upper layer (or copy), each added or modified path is there.
       sizeOfChanges: (c, changes) => sizeOfChanges(writableOf(c.id).path, changes),
       // `docker cp` on a created or exited container: the image's tar in a fresh sandbox on its root, its volumes and binds mounted.
       // The sources are walked and held as at a start (held-binds.ts) until the copy ends.
       copyOffline: async (c, argv, stdin, output) => {
-        const userns = usernsOf(c.body);
+        const userns = usernsOf(c.spec);
         const rootfs = await ensureRootfs(c);
         // Its network files (network/etc-files.ts) first: a bind of the container's own at one of those paths wins.
         // (A root whose /etc is a link gets none: its start refuses it, a copy still works.)
-        const etcFiles = await offlineEtcFiles(c.id, c.body, join(containersDir, c.id), rootfs, userns ? { uid: userns.map.uid, gid: userns.map.gid } : undefined).catch(() => ({}));
+        const etcFiles = await offlineEtcFiles(c.id, c.spec, join(containersDir, c.id), rootfs, userns ? { uid: userns.map.uid, gid: userns.map.gid } : undefined).catch(() => ({}));
         const mounts = (c.mounts ?? []).filter((m) => m.Type !== 'tmpfs').map((m) => ({ source: hostPathOf(m), target: m.Destination, readOnly: !m.RW }));
         const binds = [...Object.entries(etcFiles).filter(([path]) => !mounts.some((m) => m.target === path)).map(([target, source]) => ({ source, target, readOnly: false })), ...mounts]
           .sort((a, b) => a.target.split('/').length - b.target.split('/').length);
@@ -271,7 +273,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
             // As the container's root in its owner's namespace: copied files get the mapped owners.
             ...(userns ? { enter: await userns.enter({ uid: 0, gid: 0 }) } : {}),
             // The copy's own filter: Docker's profile with its capabilities (no CapAdd of the container applies).
-            ...(seccomp ? { seccompFile: prepareSeccomp({ Image: c.image.id }, join(containersDir, c.id, 'seccomp-copy.bpf')) } : {}),
+            ...(seccomp ? { seccompFile: prepareSeccomp(containerSpecOf({ Image: c.image.id }), join(containersDir, c.id, 'seccomp-copy.bpf')) } : {}),
           });
           return { ...proc, exited: proc.exited.finally(() => held.close()) };
         } catch (error) {
@@ -283,7 +285,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       exportRootfs: async (c, signal) => exportRootfs({
         bwrap, rootfs: await ensureRootfs(c), signal,
         // Read as the container's root in its owner's namespace: the owners come out unshifted.
-        ...(await withEnter(c.body, (userns) => userns.enter({ uid: 0, gid: 0 }))),
+        ...(await withEnter(c.spec, (userns) => userns.enter({ uid: 0, gid: 0 }))),
       }),
     },
     build: {
@@ -304,7 +306,13 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         if (refused.length > 0) {
           throw EngineError.invalidParameter(`${refused.join(', ')}: updating containers is not supported by the sandbox runtime (only ${CGROUP_HOST_FIELDS.join(', ')})`);
         }
-        const limits = limitsOf({ ...c.body, HostConfig: { ...(c.body.HostConfig ?? {}), ...update } });
+        // The update's fields, typed as at create, over the container's spec.
+        const updated = containerSpecOf({ Image: c.spec.image, HostConfig: update }).host;
+        const changed = Object.fromEntries(Object.keys(update).map((field) => {
+          const key = (field.charAt(0).toLowerCase() + field.slice(1)) as keyof typeof updated;
+          return [key, updated[key]];
+        }));
+        const limits = limitsOf({ ...c.spec, host: { ...c.spec.host, ...changed } });
         const entry = running.get(c.id);
         if (!entry || !cgroups) return update;
         let group: ContainerCgroup;
@@ -340,7 +348,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     // Each host bind source walked from / without following and held open while the container
     // runs (held-binds.ts): a link planted on its path since create is a 400, before anything is prepared.
     start: async (run) => {
-      const held = await HeldBinds.open(bindSpecs(run.body));
+      const held = await HeldBinds.open(bindSpecs(run.spec));
       try {
         const proc = await startHeld(run, held);
         return { ...proc, exited: proc.exited.finally(() => held.close()) };

@@ -9,13 +9,13 @@ export const bwrap: Stage<StartContext> = {
     const { rootfs, user, tmpfs, seccompFile, group, userns, net, joinedFiles, etcFiles, held, joined } = ctx;
     const files = { ...etcFiles, ...net?.files, ...joinedFiles };
     // Its UTS namespace is named as dockerd names it: its Hostname, else its short id (a joined container's, for `container:`); host network mode keeps the host's.
-    const body = ctx.run.body;
-    const hostname = typeof body.Hostname === 'string' && body.Hostname !== '' ? body.Hostname : body.HostConfig?.NetworkMode === 'host' ? undefined : (joined?.id ?? ctx.run.id).slice(0, 12);
+    const { spec } = ctx.run;
+    const hostname = spec.hostname !== '' ? spec.hostname : spec.host.networkMode === 'host' ? undefined : (joined?.id ?? ctx.run.id).slice(0, 12);
     ctx.plan = {
       rootfs, user, tty: ctx.run.tty === true, tmpfs, ...(seccompFile ? { seccompFile } : {}), ...(group ? { cgroupDirs: group.dirs } : {}),
       ...(userns ? { userns: true, bindSource: (source: string) => held.path(source) } : {}), ...(Object.keys(files).length > 0 ? { files } : {}),
       ...(hostname ? { hostname } : {}),
     };
-    ctx.args = [...bwrapArgs(ctx.run.body, ctx.plan), ...(net ? ['--unshare-net', ...net.gate.bwrapArgs()] : [])];
+    ctx.args = [...bwrapArgs(spec, ctx.plan), ...(net ? ['--unshare-net', ...net.gate.bwrapArgs()] : [])];
   },
 };

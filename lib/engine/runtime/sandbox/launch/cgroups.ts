@@ -6,7 +6,7 @@ import type { Stage } from './stages.js';
 export const cgroups: Stage<StartContext> = {
   name: 'cgroups',
   run(ctx) {
-    const limits = ctx.host.limitsOf(ctx.run.body);
+    const limits = ctx.host.limitsOf(ctx.run.spec);
     try {
       ctx.group = ctx.host.cgroups?.create(ctx.run.id, limits);
     } catch (error) {

@@ -20,7 +20,7 @@ export const etc: Stage<StartContext> = {
     const owner = userns ? { uid: userns.map.uid, gid: userns.map.gid } : undefined;
     await ensureEtc(rootfs, owner ?? {});
     ctx.joinedFiles = joined ? await sharedNetworkFiles(join(ctx.host.containersDir, joined.id), rootfs, owner) : undefined;
-    ctx.etcFiles = joined ? undefined : await writeEtcFiles(ctx.run.id, ctx.run.body, join(ctx.host.containersDir, ctx.run.id), rootfs, owner);
+    ctx.etcFiles = joined ? undefined : await writeEtcFiles(ctx.run.id, ctx.run.spec, join(ctx.host.containersDir, ctx.run.id), rootfs, owner);
   },
 };
 

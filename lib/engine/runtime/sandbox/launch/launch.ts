@@ -14,7 +14,7 @@ const DEFAULT_TTY = { rows: 24, cols: 80 };
 export const launch: Stage<StartContext> = {
   name: 'launch',
   async run(ctx) {
-    const { body, argv, openStdin, tty, output } = ctx.run;
+    const { spec, argv, openStdin, tty, output } = ctx.run;
     const { group, seccompFile, enter, net, joined } = ctx;
     ctx.proc = await launchSandbox({
       bwrap: ctx.host.bwrap,
@@ -22,8 +22,9 @@ export const launch: Stage<StartContext> = {
       argv,
       env: ctx.env,
       openStdin,
-      init: body.HostConfig?.Init === true,
-      ...(tty ? { tty: consoleSize(body.HostConfig?.ConsoleSize) } : {}),
+      init: spec.host.init === true,
+      // ConsoleSize when the client sent one, else 24x80.
+      ...(tty ? { tty: spec.host.consoleSize ?? DEFAULT_TTY } : {}),
       output,
       ...(group ? { cgroupProcs: group.procs } : {}),
       ...(seccompFile ? { seccompFile } : {}),
@@ -38,11 +39,3 @@ export const launch: Stage<StartContext> = {
     await ctx.host.userNets?.stopped(ctx.run.id);
   },
 };
-
-/** `HostConfig.ConsoleSize` ([height, width], API 1.42) when the client sent one, else 24x80. */
-function consoleSize(value: unknown): { rows: number; cols: number } {
-  if (Array.isArray(value) && value.length === 2 && value.every((n) => Number.isInteger(n) && n > 0 && n <= 0xffff)) {
-    return { rows: value[0] as number, cols: value[1] as number };
-  }
-  return DEFAULT_TTY;
-}

@@ -12,10 +12,10 @@ import type { Stage } from './stages.js';
 export const networkTarget: Stage<StartContext> = {
   name: 'network target',
   run(ctx) {
-    const { id, body } = ctx.run;
+    const { id, spec } = ctx.run;
     const { userNets } = ctx.host;
-    ctx.userPlan = ownsNetwork(body) ? userNets?.prepareStart(id, body) : undefined;
-    const joinedId = joinedContainerId(body);
+    ctx.userPlan = ownsNetwork(spec) ? userNets?.prepareStart(id, spec) : undefined;
+    const joinedId = joinedContainerId(spec);
     ctx.joined = joinedId !== undefined && userNets ? userNets.joinTarget(joinedId) : undefined;
   },
 };

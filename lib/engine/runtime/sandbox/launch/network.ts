@@ -11,7 +11,7 @@ import type { Stage } from './stages.js';
 export const network: Stage<StartContext> = {
   name: 'network',
   async run(ctx) {
-    const { id, name, body } = ctx.run;
+    const { id, name, spec } = ctx.run;
     const { userNets, containersDir } = ctx.host;
     const userPlan = ctx.userPlan;
     const userNetPlan: UserNetworkPlan | undefined = userPlan && userNets ? {
@@ -19,7 +19,7 @@ export const network: Stage<StartContext> = {
       attach: (pid) => userNets.attachAll(id, name ?? id.slice(0, 12), pid, !userPlan.internalOnly),
       endpoints: () => userNets.endpoints({ id }),
     } : undefined;
-    ctx.net = ownsNetwork(body) ? await ContainerNetwork.prepare(ctx.host.network, id, body, join(containersDir, id), ctx.rootfs, userNetPlan) : undefined;
+    ctx.net = ownsNetwork(spec) ? await ContainerNetwork.prepare(ctx.host.network, id, spec, join(containersDir, id), ctx.rootfs, userNetPlan) : undefined;
   },
   async undo(ctx) {
     await ctx.net?.stop();

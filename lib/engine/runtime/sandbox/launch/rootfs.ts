@@ -5,8 +5,8 @@ import type { Stage } from './stages.js';
 export const rootfs: Stage<StartContext> = {
   name: 'rootfs',
   async run(ctx) {
-    const { id, image, body } = ctx.run;
-    ctx.userns = ctx.host.usernsOf(body);
-    ctx.rootfs = await ctx.host.ensureRootfs({ id, image, body });
+    const { id, image, spec } = ctx.run;
+    ctx.userns = ctx.host.usernsOf(spec);
+    ctx.rootfs = await ctx.host.ensureRootfs({ id, image, spec });
   },
 };

@@ -7,7 +7,7 @@ import type { Stage } from './stages.js';
 export const seccomp: Stage<StartContext> = {
   name: 'seccomp',
   run(ctx) {
-    const { id, body } = ctx.run;
-    ctx.seccompFile = ctx.host.seccomp ? prepareSeccomp(body, join(ctx.host.containersDir, id, 'seccomp.bpf')) : undefined;
+    const { id, spec } = ctx.run;
+    ctx.seccompFile = ctx.host.seccomp ? prepareSeccomp(spec, join(ctx.host.containersDir, id, 'seccomp.bpf')) : undefined;
   },
 };

@@ -1,4 +1,4 @@
-import type { ContainerCreateBody } from '../../../../engine-api/runtime-types.js';
+import type { ContainerSpec } from '../../../../engine-api/container-spec.js';
 import type { LocalExecutor, LocalNetworkSettings, LocalProcess } from '../../local/local-container.js';
 import type { BwrapPlan } from '../bwrap-args.js';
 import type { Cgroups, ContainerCgroup } from '../../../linux/cgroups.js';
@@ -17,7 +17,7 @@ export type StartRun = Parameters<LocalExecutor['start']>[0];
 export interface RunningContainer {
   plan: BwrapPlan;
   cgroupProcs: readonly string[];
-  body: ContainerCreateBody;
+  spec: ContainerSpec;
 }
 
 /** The runtime's side of a start: its tools, directories and settings, and the registries a start fills. */
@@ -39,11 +39,11 @@ export interface SandboxHost {
   /** The cgroup controllers the server manages; none when option `cgroups` is false. */
   cgroups: Cgroups | undefined;
   /** A container's resource limits, defaults added. */
-  limitsOf(body: ContainerCreateBody): ResourceLimits;
+  limitsOf(spec: ContainerSpec): ResourceLimits;
   /** A container's user namespace (its owner's range); none without option `userns`. */
-  usernsOf(body: ContainerCreateBody): SandboxUserns | undefined;
+  usernsOf(spec: ContainerSpec): SandboxUserns | undefined;
   /** The container's root filesystem copy, made at its first start. */
-  ensureRootfs(c: { id: string; image: { id: string }; body: ContainerCreateBody }): Promise<string>;
+  ensureRootfs(c: { id: string; image: { id: string }; spec: ContainerSpec }): Promise<string>;
   /** A host tool's path (`/usr/bin/NAME` when there, else NAME on PATH). */
   hostTool(name: string): string;
   /** Each running container, for its execs. */

@@ -8,10 +8,10 @@ import type { StartContext } from './start-context.js';
  * up at exit, since `docker update` may have replaced it meanwhile.
  */
 export function started(ctx: StartContext): LocalProcess {
-  const { id, body } = ctx.run;
+  const { id, spec } = ctx.run;
   const { running, groups, sharedTmpfs, userNets, stopReasons } = ctx.host;
   const { proc, plan, group, net, settings } = ctx;
-  running.set(id, { plan, cgroupProcs: group?.procs ?? [], body });
+  running.set(id, { plan, cgroupProcs: group?.procs ?? [], spec });
   if (group) groups.set(id, group);
   let oomKilled = false;
   const exited = proc.exited.then(async (code) => {

@@ -8,10 +8,9 @@ import type { Stage } from './stages.js';
 export const tmpfs: Stage<StartContext> = {
   name: 'tmpfs',
   run(ctx) {
-    const { id, body } = ctx.run;
+    const { id, spec } = ctx.run;
     try {
-      const options = (body.HostConfig?.Tmpfs ?? {}) as Record<string, unknown>;
-      ctx.tmpfs = ctx.host.sharedTmpfs.prepare(id, tmpfsPaths(body).map((path) => tmpfsMount(path, options[path], ctx.host.tmpfsSize)));
+      ctx.tmpfs = ctx.host.sharedTmpfs.prepare(id, tmpfsPaths(spec).map((path) => tmpfsMount(path, spec.host.tmpfs[path], ctx.host.tmpfsSize)));
     } catch (error) {
       throw EngineError.system(`cannot prepare the container's tmpfs directories: ${(error as Error).message}`, error);
     }

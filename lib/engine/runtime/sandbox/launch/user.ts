@@ -6,8 +6,8 @@ import type { Stage } from './stages.js';
 export const user: Stage<StartContext> = {
   name: 'user',
   async run(ctx) {
-    const { body, env, tty } = ctx.run;
-    ctx.user = await resolveUserIn(ctx.rootfs, typeof body.User === 'string' ? body.User : '');
+    const { spec, env, tty } = ctx.run;
+    ctx.user = await resolveUserIn(ctx.rootfs, spec.user);
     const fullEnv = [...env];
     if (!fullEnv.some((e) => e.startsWith('HOME='))) fullEnv.push(`HOME=${ctx.user.home}`);
     if (tty && !fullEnv.some((e) => e.startsWith('TERM='))) fullEnv.push('TERM=xterm');

@@ -3,7 +3,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { EngineError } from '../../../../engine-api/engine-error.js';
-import type { ContainerCreateBody } from '../../../../engine-api/runtime-types.js';
+import type { ContainerSpec } from '../../../../engine-api/container-spec.js';
 import { Beneath, BeneathError, type Ownership } from '../../../linux/beneath.js';
 import type { LocalNetworkSettings } from '../../local/local-container.js';
 import { containerHostname, LOOPBACK_HOSTS } from './etc-names.js';
@@ -32,15 +32,15 @@ export interface NetworkHost {
  * network's name (whose bridge it joins as well, sandbox-networks.ts). `host` keeps the server's
  * network, `none` a namespace with loopback only, and `container:ID` joins that container's.
  */
-export function ownsNetwork(body: ContainerCreateBody): boolean {
-  const mode = body.HostConfig?.NetworkMode;
-  return !(mode === 'host' || mode === 'none' || (typeof mode === 'string' && mode.startsWith('container:')));
+export function ownsNetwork(spec: ContainerSpec): boolean {
+  const mode = spec.host.networkMode;
+  return !(mode === 'host' || mode === 'none' || mode.startsWith('container:'));
 }
 
 /** Whether the container is on the default `bridge` network (NetworkMode unset, `default` or `bridge`). */
-export function onDefaultBridge(body: ContainerCreateBody): boolean {
-  const mode = body.HostConfig?.NetworkMode;
-  return mode === undefined || mode === null || mode === '' || mode === 'default' || mode === 'bridge';
+export function onDefaultBridge(spec: ContainerSpec): boolean {
+  const mode = spec.host.networkMode;
+  return mode === '' || mode === 'default' || mode === 'bridge';
 }
 
 /** What a container's user-defined networks add to its start (sandbox-networks.ts). */
@@ -66,7 +66,7 @@ export class ContainerNetwork {
 
   private constructor(
     private readonly host: NetworkHost,
-    private readonly body: ContainerCreateBody,
+    private readonly spec: ContainerSpec,
     private readonly requests: PortRequest[],
     readonly gate: LaunchGate,
     /** Container path -> host file, bound over the root filesystem copy (bwrap-args' `files`). */
@@ -83,9 +83,9 @@ export class ContainerNetwork {
    * filesystem copy (an empty file, where the image has none: a read-only root cannot get one
    * later), and the gate.
    */
-  static async prepare(host: NetworkHost, id: string, body: ContainerCreateBody, dir: string, rootfs: string, user?: UserNetworkPlan): Promise<ContainerNetwork> {
-    const requests = portRequests(body);
-    const hostname = containerHostname(id, body);
+  static async prepare(host: NetworkHost, id: string, spec: ContainerSpec, dir: string, rootfs: string, user?: UserNetworkPlan): Promise<ContainerNetwork> {
+    const requests = portRequests(spec);
+    const hostname = containerHostname(id, spec);
     const files: Record<string, string> = {};
     for (const [path, text] of [['/etc/resolv.conf', resolvConf(user?.nameservers ?? [], user?.internalOnly !== true)], ['/etc/hosts', hostsFile(hostname)]] as const) {
       if (!(await mountPoint(rootfs, path))) continue;
@@ -94,7 +94,7 @@ export class ContainerNetwork {
       files[path] = file;
     }
     const base = join(host.runDir, id.slice(0, 16));
-    return new ContainerNetwork(host, body, requests, await LaunchGate.create(base), files, base, user);
+    return new ContainerNetwork(host, spec, requests, await LaunchGate.create(base), files, base, user);
   }
 
   /**
@@ -111,7 +111,7 @@ export class ContainerNetwork {
     }
     if (this.user?.internalOnly !== true) this.stack = await SlirpStack.start(this.host.slirp4netns, pid, this.requests.length > 0 ? this.apiSocket : undefined, this.host.rootless === true);
     await this.user?.attach(pid);
-    const ports: PortMap = Object.fromEntries(exposedPortKeys(this.body).map((key) => [key, null]));
+    const ports: PortMap = Object.fromEntries(exposedPortKeys(this.spec).map((key) => [key, null]));
     for (const r of this.requests) {
       const hostIp = r.hostIp === '' ? this.host.defaultHostIp : r.hostIp;
       const hostPort = await this.publish(r, hostIp);
@@ -122,7 +122,7 @@ export class ContainerNetwork {
       // With networks of namespaces we make (sandbox-networks.ts), the user-mode stack is only the
       // container's way out and where its published ports arrive: its endpoints (the shared
       // `bridge` too) are those networks'. Without them, `bridge` is the stack's own address.
-      network: onDefaultBridge(this.body) && !this.user ? 'bridge' : '',
+      network: onDefaultBridge(this.spec) && !this.user ? 'bridge' : '',
       ipAddress: SLIRP_NET.ipAddress, prefixLen: SLIRP_NET.prefixLen, gateway: SLIRP_NET.gateway, macAddress: SLIRP_MAC, ports,
       ...(this.user ? { endpoints: this.user.endpoints } : {}),
     };

@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { open, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ContainerCreateBody } from '../../../../engine-api/runtime-types.js';
+import type { ContainerSpec } from '../../../../engine-api/container-spec.js';
 import { mountPoint, resolvConf } from './container-network.js';
 import { containerHostname, LOOPBACK_HOSTS } from './etc-names.js';
 
@@ -35,9 +35,9 @@ export async function writeEtcFile(file: string, text: string, owner?: EtcOwner)
  * forwarder (the network stage writes its address and networks' DNS in the same files); `none`
  * has the loopback names and the host's search options; `host` the host's hosts and resolv.conf.
  */
-export async function writeEtcFiles(id: string, body: ContainerCreateBody, dir: string, rootfs: string, owner?: EtcOwner, keepExisting = false): Promise<Record<string, string>> {
-  const mode = body.HostConfig?.NetworkMode;
-  const name = containerHostname(id, body);
+export async function writeEtcFiles(id: string, spec: ContainerSpec, dir: string, rootfs: string, owner?: EtcOwner, keepExisting = false): Promise<Record<string, string>> {
+  const mode = spec.host.networkMode;
+  const name = containerHostname(id, spec);
   const hostFile = async (path: string, fallback: string): Promise<string> => readFile(path, 'utf8').catch(() => fallback);
   const texts: [string, string][] = [['/etc/hostname', `${name}\n`]];
   if (mode === 'host') {
@@ -62,8 +62,7 @@ export async function writeEtcFiles(id: string, body: ContainerCreateBody, dir: 
  * of its last start, or made now with what a start begins with. None when it joins another
  * container's network namespace (that one's files are only known while both run).
  */
-export async function offlineEtcFiles(id: string, body: ContainerCreateBody, dir: string, rootfs: string, owner?: EtcOwner): Promise<Record<string, string>> {
-  const mode = body.HostConfig?.NetworkMode;
-  if (typeof mode === 'string' && mode.startsWith('container:')) return {};
-  return writeEtcFiles(id, body, dir, rootfs, owner, true);
+export async function offlineEtcFiles(id: string, spec: ContainerSpec, dir: string, rootfs: string, owner?: EtcOwner): Promise<Record<string, string>> {
+  if (spec.host.networkMode.startsWith('container:')) return {};
+  return writeEtcFiles(id, spec, dir, rootfs, owner, true);
 }

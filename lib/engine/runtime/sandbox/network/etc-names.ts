@@ -1,5 +1,5 @@
 import { hostname as hostHostname } from 'node:os';
-import type { ContainerCreateBody } from '../../../../engine-api/runtime-types.js';
+import type { ContainerSpec } from '../../../../engine-api/container-spec.js';
 
 /** dockerd's /etc/hosts loopback lines, which every container's hosts file starts with. */
 export const LOOPBACK_HOSTS = [
@@ -12,7 +12,7 @@ export const LOOPBACK_HOSTS = [
 ];
 
 /** The name a container runs with: its Hostname, the host's in host network mode, else its short id (dockerd's). */
-export function containerHostname(id: string, body: ContainerCreateBody): string {
-  if (typeof body.Hostname === 'string' && body.Hostname !== '') return body.Hostname;
-  return body.HostConfig?.NetworkMode === 'host' ? hostHostname() : id.slice(0, 12);
+export function containerHostname(id: string, spec: ContainerSpec): string {
+  if (spec.hostname !== '') return spec.hostname;
+  return spec.host.networkMode === 'host' ? hostHostname() : id.slice(0, 12);
 }

@@ -1,5 +1,5 @@
 import { EngineError } from '../../../../engine-api/engine-error.js';
-import type { ContainerCreateBody } from '../../../../engine-api/runtime-types.js';
+import type { ContainerSpec } from '../../../../engine-api/container-spec.js';
 import type { LocalContainer } from '../../local/local-container.js';
 import { contains, parseSubnet, toInt, toIp } from './network-ipam.js';
 import { objectOf, PREDEFINED, type Member, type NetworkRecord, type NetworkRecords } from './network-records.js';
@@ -44,26 +44,24 @@ export class NetworkMembership {
     return { seeded: [...this.seeded], orphans: this.orphans };
   }
 
-  /** Create-time checks of a body's user networks (they exist; endpoint configs are honored). */
-  validate(body: ContainerCreateBody): void {
-    const mode = body.HostConfig?.NetworkMode;
-    if (typeof mode === 'string' && mode.startsWith('container:') && body.NetworkingConfig && Object.keys(objectOf(objectOf(body.NetworkingConfig, 'NetworkingConfig').EndpointsConfig, 'NetworkingConfig.EndpointsConfig')).length > 0) {
+  /** Create-time checks of a spec's user networks (they exist; endpoint configs are honored). */
+  validate(spec: ContainerSpec): void {
+    if (spec.host.networkMode.startsWith('container:') && Object.keys(spec.networks).length > 0) {
       throw EngineError.invalidParameter('conflicting options: container type network can\'t be used with multiple networks');
     }
-    const nets = wantedNetworks(body).map(([name, config]) => {
+    const nets = wantedNetworks(spec).map(([name, config]) => {
       const net = this.records.resolve(name);
       endpointConfig(config, net, `NetworkingConfig.EndpointsConfig "${name}"`);
       return net;
     });
-    const bindings = body.HostConfig?.PortBindings;
-    if (isUserMode(body) && nets.every((n) => n.internal) && bindings && typeof bindings === 'object' && Object.keys(bindings).length > 0) {
+    if (isUserMode(spec) && nets.every((n) => n.internal) && Object.keys(spec.host.portBindings).length > 0) {
       throw EngineError.invalidParameter('HostConfig.PortBindings: ports cannot be published from a container on internal networks only (it has no way out)');
     }
   }
 
   /** `docker network connect`: the container becomes a member (not yet saved). */
   join(net: NetworkRecord, container: LocalContainer, endpoint: unknown): void {
-    if (!ownsNamespace(container.body)) {
+    if (!ownsNamespace(container.spec)) {
       throw EngineError.invalidParameter('container sharing network namespace with another container or host cannot be connected to any other network');
     }
     if (net.members[container.id]) throw EngineError.fromStatus(403, `endpoint with name ${container.name} already exists in network ${net.name}`);
@@ -77,9 +75,9 @@ export class NetworkMembership {
    * they are made members first. Not being on the network is an error, forced or not (dockerd's
    * force only reaches endpoints whose container is gone, which a removal here takes along).
    */
-  leave(net: NetworkRecord, container: { id: string; body: ContainerCreateBody }, _force: boolean): void {
+  leave(net: NetworkRecord, container: { id: string; spec: ContainerSpec }, _force: boolean): void {
     const id = container.id;
-    if (!this.seeded.has(id)) this.seed(id, container.body);
+    if (!this.seeded.has(id)) this.seed(id, container.spec);
     if (!net.members[id]) throw EngineError.invalidParameter(`container ${id} is not connected to network ${net.name}`);
     delete net.members[id];
     this.save();
@@ -89,8 +87,8 @@ export class NetworkMembership {
    * The create body's networks become the container's memberships (once): those that exist as
    * members, the others (removed since the create) kept by name as a removed network's are.
    */
-  private seed(id: string, body: ContainerCreateBody): void {
-    for (const [name, config] of wantedNetworks(body)) {
+  private seed(id: string, spec: ContainerSpec): void {
+    for (const [name, config] of wantedNetworks(spec)) {
       const net = this.records.find(name);
       if (net) {
         net.members[id] ??= endpointConfig(config, net, `NetworkingConfig.EndpointsConfig "${name}"`);
@@ -120,9 +118,9 @@ export class NetworkMembership {
   }
 
   /** Before the launch: makes the body's networks members at its first start, and says what the container gets. */
-  prepareStart(id: string, body: ContainerCreateBody): StartPlan {
-    const mode = body.HostConfig?.NetworkMode;
-    if (typeof mode === 'string' && !isPredefinedMode(mode)) this.records.resolve(mode);
+  prepareStart(id: string, spec: ContainerSpec): StartPlan {
+    const mode = spec.host.networkMode;
+    if (!isPredefinedMode(mode)) this.records.resolve(mode);
     const lost = this.orphans[id];
     if (lost) {
       // Every removed network it was on must exist again (by name) before anything changes.
@@ -134,7 +132,7 @@ export class NetworkMembership {
       this.save();
     }
     if (!this.seeded.has(id)) {
-      for (const [name, config] of wantedNetworks(body)) {
+      for (const [name, config] of wantedNetworks(spec)) {
         const net = this.records.resolve(name);
         net.members[id] ??= endpointConfig(config, net, `NetworkingConfig.EndpointsConfig "${name}"`);
       }
@@ -145,7 +143,7 @@ export class NetworkMembership {
     const mine = this.records.user.filter((n) => n.members[id]);
     return {
       nameservers: mine.map((n) => n.gateway),
-      internalOnly: mine.length > 0 && mine.every((n) => n.internal) && isUserMode(body),
+      internalOnly: mine.length > 0 && mine.every((n) => n.internal) && isUserMode(spec),
     };
   }
 
@@ -188,29 +186,24 @@ export class NetworkMembership {
   }
 }
 
-/** The user networks a create body names (its NetworkMode and NetworkingConfig), with their endpoint configs as given. */
-export function wantedNetworks(body: ContainerCreateBody): [string, unknown][] {
+/** The user networks a spec names (its NetworkMode and NetworkingConfig), with their endpoint configs as given. */
+export function wantedNetworks(spec: ContainerSpec): [string, unknown][] {
   const out = new Map<string, unknown>();
-  const mode = body.HostConfig?.NetworkMode;
-  if (typeof mode === 'string' && !isPredefinedMode(mode)) out.set(mode, undefined);
-  const networking = body.NetworkingConfig;
-  if (networking !== undefined && networking !== null) {
-    const endpoints = objectOf(objectOf(networking, 'NetworkingConfig').EndpointsConfig, 'NetworkingConfig.EndpointsConfig');
-    for (const [name, config] of Object.entries(endpoints)) {
-      if (isPredefinedMode(name)) {
-        if (name === mode || ((mode === undefined || mode === '' || mode === 'default') && name === 'bridge')) continue;
-        throw EngineError.invalidParameter(`NetworkingConfig.EndpointsConfig "${name}": a container joins one predefined network, its NetworkMode`);
-      }
-      out.set(name, config);
+  const mode = spec.host.networkMode;
+  if (!isPredefinedMode(mode)) out.set(mode, undefined);
+  for (const [name, config] of Object.entries(spec.networks)) {
+    if (isPredefinedMode(name)) {
+      if (name === mode || ((mode === '' || mode === 'default') && name === 'bridge')) continue;
+      throw EngineError.invalidParameter(`NetworkingConfig.EndpointsConfig "${name}": a container joins one predefined network, its NetworkMode`);
     }
+    out.set(name, config);
   }
   return [...out];
 }
 
 /** Whether the container names a user network (and so joins no predefined one). */
-export function isUserMode(body: ContainerCreateBody): boolean {
-  const mode = body.HostConfig?.NetworkMode;
-  return typeof mode === 'string' && !isPredefinedMode(mode);
+export function isUserMode(spec: ContainerSpec): boolean {
+  return !isPredefinedMode(spec.host.networkMode);
 }
 
 /** NetworkMode unset, `default` or `bridge`. */
@@ -230,9 +223,9 @@ function isPredefinedMode(mode: string): boolean {
 }
 
 /** Whether the container has a network namespace of its own (not host, none or another container's). */
-function ownsNamespace(body: ContainerCreateBody): boolean {
-  const mode = body.HostConfig?.NetworkMode;
-  return !(mode === 'host' || mode === 'none' || (typeof mode === 'string' && mode.startsWith('container:')));
+function ownsNamespace(spec: ContainerSpec): boolean {
+  const mode = spec.host.networkMode;
+  return !(mode === 'host' || mode === 'none' || mode.startsWith('container:'));
 }
 
 /** An endpoint config honored as far as it goes: Aliases, MacAddress and IPAMConfig.IPv4Address; other set fields refused by name. */

@@ -71,7 +71,7 @@ export function containerEndpoints(records: NetworkRecords, endpoints: LiveEndpo
  * (the default bridge, `none`, `host`) shows that network, with its NetworkID once it ran; one
  * in another container's namespace shows none. Every live value is empty.
  */
-export function stoppedEndpoints(records: NetworkRecords, membership: NetworkMembership, container: Pick<LocalContainer, 'id' | 'body' | 'startedAt'>): Record<string, Record<string, unknown>> {
+export function stoppedEndpoints(records: NetworkRecords, membership: NetworkMembership, container: Pick<LocalContainer, 'id' | 'spec' | 'startedAt'>): Record<string, Record<string, unknown>> {
   const id = container.id;
   const shortId = id.slice(0, 12);
   const out: Record<string, Record<string, unknown>> = {};
@@ -85,7 +85,7 @@ export function stoppedEndpoints(records: NetworkRecords, membership: NetworkMem
     };
   };
   if (!membership.seeded.has(id)) {
-    for (const [name, config] of wantedNetworks(container.body)) {
+    for (const [name, config] of wantedNetworks(container.spec)) {
       const member = rawEndpointConfig(config);
       if (member) show(name, member, '', false);
     }
@@ -95,7 +95,7 @@ export function stoppedEndpoints(records: NetworkRecords, membership: NetworkMem
     if (member) show(net.name, member, member.ran ? net.id : '', !records.isBridge(net));
   }
   for (const [name, member] of Object.entries(membership.orphans[id] ?? {})) show(name, member, '', true);
-  const predefined = predefinedNetworkOf(container.body.HostConfig?.NetworkMode, records.bridge !== undefined);
+  const predefined = predefinedNetworkOf(container.spec.host.networkMode, records.bridge !== undefined);
   if (predefined && !out[predefined]) out[predefined] = { ...NOT_RUNNING_ENDPOINT, NetworkID: container.startedAt ? predefinedNetworkId(predefined) : '' };
   return out;
 }

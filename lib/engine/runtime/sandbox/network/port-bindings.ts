@@ -1,6 +1,6 @@
 import { isIPv4 } from 'node:net';
 import { EngineError } from '../../../../engine-api/engine-error.js';
-import type { ContainerCreateBody } from '../../../../engine-api/runtime-types.js';
+import type { ContainerSpec } from '../../../../engine-api/container-spec.js';
 
 /** A transport the user-mode stack forwards (slirp4netns has no SCTP). */
 export type PortProto = 'tcp' | 'udp';
@@ -25,11 +25,9 @@ export type PortMap = Record<string, { HostIp: string; HostPort: string }[] | nu
  * `-p`, `--expose` and, at create, the image's), and every `HostConfig.PortBindings` key, as
  * `port/proto` keys (a key without a protocol means tcp, as in dockerd's nat.ParsePortSpec).
  */
-export function exposedPortKeys(body: ContainerCreateBody): string[] {
-  const exposed = objectField(body.ExposedPorts, 'ExposedPorts');
-  const bindings = objectField(body.HostConfig?.PortBindings, 'HostConfig.PortBindings');
+export function exposedPortKeys(spec: ContainerSpec): string[] {
   const keys = new Set<string>();
-  for (const key of [...Object.keys(exposed), ...Object.keys(bindings)]) keys.add(portKey(key).key);
+  for (const key of [...spec.exposedPorts, ...Object.keys(spec.host.portBindings)]) keys.add(portKey(key).key);
   return [...keys];
 }
 
@@ -39,22 +37,16 @@ export function exposedPortKeys(body: ContainerCreateBody): string[] {
  * dockerd publishes them. Throws a 400 naming what the sandbox's user-mode stack cannot do
  * (SCTP, an IPv6 or malformed host address, a host port range, a port out of range).
  */
-export function portRequests(body: ContainerCreateBody): PortRequest[] {
-  const host = body.HostConfig ?? {};
-  const bindings = objectField(host.PortBindings, 'HostConfig.PortBindings');
+export function portRequests(spec: ContainerSpec): PortRequest[] {
+  const { host } = spec;
   const requests: PortRequest[] = [];
-  for (const [rawKey, list] of Object.entries(bindings)) {
+  for (const [rawKey, list] of Object.entries(host.portBindings)) {
     const { key, port, proto } = publishable(rawKey, 'HostConfig.PortBindings');
-    if (list === null || list === undefined) continue;
-    if (!Array.isArray(list)) throw EngineError.invalidParameter(`HostConfig.PortBindings "${rawKey}" must be a list of bindings`);
-    for (const entry of list as unknown[]) {
-      const { HostIp: hostIp = '', HostPort: hostPort = '' } = (entry ?? {}) as { HostIp?: unknown; HostPort?: unknown };
-      requests.push({ key, port, proto, hostIp: hostAddress(hostIp, rawKey), hostPort: hostPortNumber(hostPort, rawKey) });
-    }
+    for (const entry of list) requests.push({ key, port, proto, hostIp: hostAddress(entry.hostIp, rawKey), hostPort: hostPortNumber(entry.hostPort, rawKey) });
   }
-  if (host.PublishAllPorts === true) {
+  if (host.publishAllPorts) {
     const bound = new Set(requests.map((r) => r.key));
-    for (const key of exposedPortKeys(body)) {
+    for (const key of exposedPortKeys(spec)) {
       if (bound.has(key)) continue;
       const { port, proto } = publishable(key, 'ExposedPorts (PublishAllPorts)');
       requests.push({ key, port, proto, hostIp: '', hostPort: 0 });
@@ -81,24 +73,17 @@ function publishable(raw: string, field: string): { key: string; port: number; p
   return { key, port, proto: proto as PortProto };
 }
 
-function hostAddress(value: unknown, key: string): string {
-  if (value === '' ) return '';
-  if (typeof value !== 'string') throw EngineError.invalidParameter(`HostConfig.PortBindings "${key}": HostIp must be a string`);
+function hostAddress(value: string, key: string): string {
+  if (value === '') return '';
   if (isIPv4(value)) return value;
   throw EngineError.invalidParameter(`HostConfig.PortBindings "${key}": HostIp "${value}" is not supported by the sandbox runtime (an IPv4 address only; its user-mode network forwards no IPv6)`);
 }
 
-function hostPortNumber(value: unknown, key: string): number {
+function hostPortNumber(value: string, key: string): number {
   if (value === '' || value === '0') return 0;
-  if (typeof value === 'string' && /^\d{1,5}$/.test(value) && Number(value) >= 1 && Number(value) <= 65535) return Number(value);
-  if (typeof value === 'string' && /^\d+-\d+$/.test(value)) {
+  if (/^\d{1,5}$/.test(value) && Number(value) >= 1 && Number(value) <= 65535) return Number(value);
+  if (/^\d+-\d+$/.test(value)) {
     throw EngineError.invalidParameter(`HostConfig.PortBindings "${key}": a host port range ("${value}") is not supported by the sandbox runtime; name one port, or none for an ephemeral one`);
   }
-  throw EngineError.invalidParameter(`HostConfig.PortBindings "${key}": invalid host port "${String(value)}"`);
-}
-
-function objectField(value: unknown, field: string): Record<string, unknown> {
-  if (value === undefined || value === null) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) throw EngineError.invalidParameter(`${field} must be an object`);
-  return value as Record<string, unknown>;
+  throw EngineError.invalidParameter(`HostConfig.PortBindings "${key}": invalid host port "${value}"`);
 }

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import { EngineError } from '../../../../engine-api/engine-error.js';
 import type { EngineFilters } from '../../../../engine-api/filters.js';
-import type { ContainerCreateBody } from '../../../../engine-api/runtime-types.js';
+import type { ContainerSpec } from '../../../../engine-api/container-spec.js';
 import type { NetworkConnectBody, NetworkCreateBody } from '../../../../engine-api/network-operations.js';
 import type { LocalContainer, LocalUserNetworks } from '../../local/local-container.js';
 import { ownerOf } from '../../../policy/owner-label.js';
@@ -92,7 +92,7 @@ export class SandboxNetworks implements LocalUserNetworks {
   async connect(ref: string, container: LocalContainer, body: NetworkConnectBody): Promise<void> {
     const net = this.records.resolve(ref);
     this.membership.join(net, container, body.EndpointConfig);
-    this.hubs.owners.set(container.id, ownerOf(container.body.Labels) ?? '');
+    this.hubs.owners.set(container.id, ownerOf(container.spec.labels) ?? '');
     const running = this.live.runningPid(container);
     if (running !== undefined) {
       try {
@@ -128,26 +128,26 @@ export class SandboxNetworks implements LocalUserNetworks {
   }
 
   /** A created or exited container's networks as dockerd 20.10 shows them (network-views.ts). */
-  stoppedEndpoints(container: Pick<LocalContainer, 'id' | 'body' | 'startedAt'>): Record<string, Record<string, unknown>> {
+  stoppedEndpoints(container: Pick<LocalContainer, 'id' | 'spec' | 'startedAt'>): Record<string, Record<string, unknown>> {
     return stoppedEndpoints(this.records, this.membership, container);
   }
 
   // ---- the sandbox's start, exit and removal ----
 
   /** Create-time checks of a body's user networks (they exist; endpoint configs are honored). */
-  validate(body: ContainerCreateBody): void {
-    this.membership.validate(body);
+  validate(spec: ContainerSpec): void {
+    this.membership.validate(spec);
   }
 
   /** Whether the container names a user network (and so joins no predefined one). */
-  isUserMode(body: ContainerCreateBody): boolean {
-    return isUserMode(body);
+  isUserMode(spec: ContainerSpec): boolean {
+    return isUserMode(spec);
   }
 
   /** Before the launch: makes the body's networks members at its first start, and says what the container gets. */
-  prepareStart(id: string, body: ContainerCreateBody): StartPlan {
-    const plan = this.membership.prepareStart(id, body);
-    this.hubs.owners.set(id, ownerOf(body.Labels) ?? '');
+  prepareStart(id: string, spec: ContainerSpec): StartPlan {
+    const plan = this.membership.prepareStart(id, spec);
+    this.hubs.owners.set(id, ownerOf(spec.labels) ?? '');
     return plan;
   }
 

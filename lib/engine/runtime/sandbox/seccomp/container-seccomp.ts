@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { release } from 'node:os';
-import type { ContainerCreateBody } from '../../../../engine-api/runtime-types.js';
-import { asArray, capabilityArgs } from '../bwrap-args.js';
+import type { ContainerSpec } from '../../../../engine-api/container-spec.js';
+import { capabilityArgs } from '../bwrap-args.js';
 import { compileSeccomp, SECCOMP_ARCHES } from './bpf-filter.js';
 import { securityOptions } from './security-opt.js';
 
@@ -14,9 +14,8 @@ export function seccompSupported(arch: string = process.arch): boolean {
  * The capabilities a container holds (bwrap-args' set: dockerd's default set with CapAdd and
  * CapDrop), which lift the profile's capability-conditional denials as in Docker.
  */
-export function containerCaps(body: ContainerCreateBody): Set<string> {
-  const host = body.HostConfig ?? {};
-  const args = capabilityArgs(asArray(host.CapAdd, '') as string[], asArray(host.CapDrop, '') as string[]);
+export function containerCaps({ host }: ContainerSpec): Set<string> {
+  const args = capabilityArgs(host.capAdd, host.capDrop);
   if (!args.includes('ALL')) return new Set(ALL_CAPS);
   const caps = new Set<string>();
   for (let i = 0; i < args.length - 1; i++) if (args[i] === '--cap-add') caps.add(args[i + 1]!.replace(/^CAP_/, ''));
@@ -27,9 +26,9 @@ export function containerCaps(body: ContainerCreateBody): Set<string> {
  * Writes the container's filter to `file` (mode 0600) and answers its path, or undefined under
  * `seccomp=unconfined`. The container and each of its execs load the same file.
  */
-export function prepareSeccomp(body: ContainerCreateBody, file: string): string | undefined {
-  if (securityOptions(body).seccompUnconfined) return undefined;
-  writeFileSync(file, compileSeccomp({ caps: containerCaps(body), kernel: release() }), { mode: 0o600 });
+export function prepareSeccomp(spec: ContainerSpec, file: string): string | undefined {
+  if (securityOptions(spec).seccompUnconfined) return undefined;
+  writeFileSync(file, compileSeccomp({ caps: containerCaps(spec), kernel: release() }), { mode: 0o600 });
   return file;
 }
 

@@ -1,6 +1,5 @@
 import { EngineError } from '../../../../engine-api/engine-error.js';
-import type { ContainerCreateBody } from '../../../../engine-api/runtime-types.js';
-import { asArray } from '../bwrap-args.js';
+import type { ContainerSpec } from '../../../../engine-api/container-spec.js';
 
 /** What `HostConfig.SecurityOpt` asks of the sandbox's confinement. */
 export interface SecurityOptions {
@@ -15,10 +14,9 @@ export interface SecurityOptions {
  * the sandbox has one filter, Docker's default, and no profile compiler), `no-new-privileges=false`
  * (it cannot be lifted), and every other option (apparmor, label, systempaths…).
  */
-export function securityOptions(body: ContainerCreateBody): SecurityOptions {
+export function securityOptions(spec: ContainerSpec): SecurityOptions {
   const out: SecurityOptions = { seccompUnconfined: false };
-  for (const opt of asArray(body.HostConfig?.SecurityOpt, 'HostConfig.SecurityOpt')) {
-    if (typeof opt !== 'string') throw EngineError.invalidParameter('HostConfig.SecurityOpt must be a list of strings');
+  for (const opt of spec.host.securityOpt) {
     const at = opt.search(/[=:]/);
     const key = at < 0 ? opt : opt.slice(0, at);
     const value = at < 0 ? '' : opt.slice(at + 1);
