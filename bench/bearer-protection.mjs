@@ -6,7 +6,7 @@
 //       the token service and the engine) vs its open twin composed the same way;
 //   (b) every request carries a token never seen before (pre-signed before measuring), so each
 //       one costs an ES256 verification: protected vs a bare jose `jwtVerify` route;
-//   (e) the demo as shipped: the process `npm run demo` starts (node demo/dist/main.js with
+//   (e) the demo as shipped: the process `npm run demo` starts (node demo/dist/start.cjs with
 //       --key/--cert/--users, request logs at info on a drained stdout pipe, metrics on), its
 //       token from a real login, reused, with BENCH_DEMO_CONNECTIONS (32) from outside (the
 //       autocannon CLI in its own process, as issue 35 measured), vs the bare Express + jose

@@ -5,7 +5,7 @@
 // autocannon over 127.0.0.1, bounded in time; each store is measured ROUNDS times in alternating
 // order, and the ratio of the means is printed.
 //
-// Then the demo as shipped (node demo/dist/main.js --key/--cert/--users, logs at info, the
+// Then the demo as shipped (node demo/dist/start.cjs --key/--cert/--users, logs at info, the
 // sandbox runtime), with its memory store and with --redis, driven from outside (the autocannon
 // CLI in its own process) with BENCH_DEMO_CONNECTIONS (32), in rounds alternating with the
 // memory-store app above loaded the same way: the figure a user measures beside this one.

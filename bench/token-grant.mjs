@@ -2,7 +2,7 @@
 // contenders measured in the same run, each in its own process:
 //   baseline     — a bare Express route that parses the same form and signs the same JWT with jose;
 //   oauth2server — @node-oauth/oauth2-server 5 configured to sign the same JWT.
-// Then the demo as shipped: the process `npm run demo` starts (node demo/dist/main.js with
+// Then the demo as shipped: the process `npm run demo` starts (node demo/dist/start.cjs with
 // --key/--cert/--users, request logs at info on a drained stdout pipe, metrics on, htpasswd, the
 // default ACL, the sandbox runtime on its socket), driven from outside — the autocannon CLI in a
 // process of its own, as issue 35 measured it — with BENCH_DEMO_CONNECTIONS (32) for the refresh

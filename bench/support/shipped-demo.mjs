@@ -1,4 +1,4 @@
-// The demo process as `npm run demo` starts it (node demo/dist/main.js, default flags but for the
+// The demo process as `npm run demo` starts it (node demo/dist/start.cjs, default flags but for the
 // port, --state-dir and --engine-socket, and, as an operator starts it, --key/--cert of its own
 // signing key and --users naming an htpasswd file): request logs at info on stdout, metrics on,
 // htpasswd logins, the default ACL, the sandbox runtime. Its stdout goes to a `cat` that reads it at once
@@ -58,7 +58,7 @@ export async function startShippedDemo({ args = [] } = {}) {
   copyFileSync(join(root, 'demo/users.htpasswd'), join(state, 'users.htpasswd'));
   const drain = spawn('cat', [], { stdio: ['pipe', 'ignore', 'inherit'] });
   const demo = spawn(process.execPath, [
-    join(root, 'demo/dist/main.js'), '--port', String(port), '--state-dir', state, '--engine-socket', join(state, 'engine.sock'),
+    join(root, 'demo/dist/start.cjs'), '--port', String(port), '--state-dir', state, '--engine-socket', join(state, 'engine.sock'),
     '--key', join(state, 'signing-key.pem'), '--cert', join(state, 'signing-cert.pem'), '--users', join(state, 'users.htpasswd'), ...args,
   ], { cwd: root, stdio: ['ignore', drain.stdin, 'inherit'] });
   // The demo holds its own copy of the pipe's write end; cat sees EOF when the demo exits.
