@@ -2,10 +2,12 @@
 // contenders measured in the same run, each in its own process:
 //   baseline     — a bare Express route that parses the same form and signs the same JWT with jose;
 //   oauth2server — @node-oauth/oauth2-server 5 configured to sign the same JWT.
-// Then the demo as shipped: the process `npm run demo` starts (node demo/dist/main.js, request
-// logs at info on a drained stdout pipe, metrics on, htpasswd, the default ACL), driven from here
-// with BENCH_DEMO_CONNECTIONS (32) for the refresh grant (its password grant is bcrypt on purpose),
-// in rounds rotating with the baseline and the peer at the same connection count.
+// Then the demo as shipped: the process `npm run demo` starts (node demo/dist/start.cjs with
+// --key/--cert/--users, request logs at info on a drained stdout pipe, metrics on, htpasswd, the
+// default ACL, the sandbox runtime on its socket), driven from outside — the autocannon CLI in a
+// process of its own, as issue 35 measured it — with BENCH_DEMO_CONNECTIONS (32) for the refresh
+// grant (its password grant is bcrypt on purpose), in rounds rotating with the baseline and the
+// peer, loaded the same way at the same connection count.
 // Load comes from autocannon over 127.0.0.1, bounded in time; each (grant, contender) is measured
 // BENCH_ROUNDS times, the contenders' order rotating every round, and the MEDIAN of the rounds is
 // compared, with the server's CPU time per token (steadier than req/s when other work shares the
@@ -25,6 +27,7 @@ import autocannon from 'autocannon';
 import { benchNumber } from './support/bench-number.mjs';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { summarizeCpuProfile } from './cpuprofile-summary.mjs';
+import { outsideLoad } from './support/outside-load.mjs';
 import { idleShare, startShippedDemo } from './support/shipped-demo.mjs';
 import { generateSigningKey } from '../dist/index.js';
 
@@ -35,10 +38,12 @@ const ROUNDS = benchNumber('BENCH_ROUNDS', 3);
 const CONNECTIONS = benchNumber('BENCH_CONNECTIONS', 10);
 const DEMO_CONNECTIONS = benchNumber('BENCH_DEMO_CONNECTIONS', 32);
 const WITH_DEMO = process.env.BENCH_DEMO !== '0';
-const TARGET_MOONSHOT = 1.5;
 const GRANTS = (process.env.BENCH_GRANTS ?? 'password,refresh_token').split(',');
 const TARGET_BASELINE = 0.9;
 const TARGET_PEER = 1.0;
+// Issue 35's goals for the demo as shipped, driven from outside.
+const DEMO_TARGET_BASELINE = 1.0;
+const DEMO_TARGET_PEER = 1.5;
 const CONTENDERS = ['tokenRouter', 'baseline', 'oauth2server'];
 const HEADERS = { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' };
 const KEY = generateSigningKey({ commonName: 'bench signer' });
@@ -108,7 +113,8 @@ async function checkSameTokens(grant, servers, forms) {
   console.log(`${grant}: same token shape from all three (${ours}); ${CONTENDERS.map((n) => `${n} ${tokens[n].length} bytes`).join(', ')}`);
 }
 
-function load(port, form, seconds, connections = CONNECTIONS) {
+function load(port, form, seconds, connections = CONNECTIONS, outside = false) {
+  if (outside) return outsideLoad({ url: `http://127.0.0.1:${port}/token`, method: 'POST', headers: HEADERS, body: new URLSearchParams(form).toString(), connections, seconds });
   return new Promise((resolve, reject) => {
     autocannon({
       url: `http://127.0.0.1:${port}/token`, method: 'POST', headers: HEADERS, body: new URLSearchParams(form).toString(),
@@ -132,11 +138,11 @@ const median = (list) => {
   return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 
-async function compare(grant, servers, names = CONTENDERS, connections = CONNECTIONS, label = grant) {
+async function compare(grant, servers, names = CONTENDERS, connections = CONNECTIONS, label = grant, outside = false) {
   const forms = {};
   for (const name of names) forms[name] = await formFor(grant, servers[name]);
   if (names === CONTENDERS) await checkSameTokens(grant, servers, forms);
-  for (const name of names) await load(servers[name].port, forms[name], WARMUP, connections);
+  for (const name of names) await load(servers[name].port, forms[name], WARMUP, connections, outside);
   const runs = Object.fromEntries(names.map((n) => [n, { rps: [], cpu: [], idle: [] }]));
   for (let round = 0; round < ROUNDS; round += 1) {
     // Rotate who goes first, so no contender always runs after the same one.
@@ -144,7 +150,7 @@ async function compare(grant, servers, names = CONTENDERS, connections = CONNECT
     for (const name of order) {
       const before = await servers[name].cpuMicros();
       const thread = servers[name].mainThread?.();
-      const result = await load(servers[name].port, forms[name], DURATION, connections);
+      const result = await load(servers[name].port, forms[name], DURATION, connections, outside);
       const cpu = (await servers[name].cpuMicros() - before) / result.requests.total;
       const idle = thread ? idleShare(thread, servers[name].mainThread()) : undefined;
       runs[name].rps.push(result.requests.average);
@@ -170,14 +176,14 @@ function reportDemo(r) {
   const met = (ratio, target) => `target >= ${target}: ${ratio >= target ? 'met' : 'NOT met'}`;
   const vsBase = r.demo.rps / r.baseline.rps;
   const vsPeer = r.demo.rps / r.oauth2server.rps;
-  console.log(`\nrefresh_token grant, demo as shipped — medians of ${ROUNDS} rounds × ${DURATION} s, ${DEMO_CONNECTIONS} connections, after ${WARMUP} s warm-up, rotating with the two below`);
+  console.log(`\nrefresh_token grant, demo as shipped (--key/--cert/--users) — medians of ${ROUNDS} rounds × ${DURATION} s, ${DEMO_CONNECTIONS} connections from the autocannon CLI in its own process, after ${WARMUP} s warm-up, rotating with the two below`);
   console.log(`  baseline (express.urlencoded + jose SignJWT)   ${r.baseline.rps.toFixed(0).padStart(6)} tokens/s  ${r.baseline.cpu.toFixed(0)} CPU µs/token`);
   console.log(`  @node-oauth/oauth2-server (same JWT)           ${r.oauth2server.rps.toFixed(0).padStart(6)} tokens/s  ${r.oauth2server.cpu.toFixed(0)} CPU µs/token`);
   console.log(`  demo as shipped (npm run demo: logs at info,   ${r.demo.rps.toFixed(0).padStart(6)} tokens/s  ${r.demo.cpu.toFixed(0)} CPU µs/token`);
   console.log('    metrics on, htpasswd lookup, default ACL)');
   if (r.demo.idle !== undefined) console.log(`    its main thread idle ${(r.demo.idle * 100).toFixed(0)}% of the run (waiting on nothing to do, run-queue time excluded: /proc schedstat)`);
-  console.log(`  ratio demo / baseline                          ${vsBase.toFixed(3)}  (${met(vsBase, TARGET_BASELINE)}); by CPU per token ${(r.baseline.cpu / r.demo.cpu).toFixed(3)}; ${spread(r.demo, r.baseline)}`);
-  console.log(`  ratio demo / oauth2-server                     ${vsPeer.toFixed(3)}  (${met(vsPeer, TARGET_PEER)}; moonshot ${TARGET_MOONSHOT}: ${vsPeer >= TARGET_MOONSHOT ? 'met' : 'not met'}); by CPU per token ${(r.oauth2server.cpu / r.demo.cpu).toFixed(3)}; ${spread(r.demo, r.oauth2server)}`);
+  console.log(`  ratio demo / baseline                          ${vsBase.toFixed(3)}  (${met(vsBase, DEMO_TARGET_BASELINE)}); by CPU per token ${(r.baseline.cpu / r.demo.cpu).toFixed(3)}; ${spread(r.demo, r.baseline)}`);
+  console.log(`  ratio demo / oauth2-server                     ${vsPeer.toFixed(3)}  (${met(vsPeer, DEMO_TARGET_PEER)}); by CPU per token ${(r.oauth2server.cpu / r.demo.cpu).toFixed(3)}; ${spread(r.demo, r.oauth2server)}`);
 }
 
 function report(grant, r) {
@@ -241,7 +247,8 @@ try {
     const { refreshToken } = await servers.demo.login();
     servers.demo.refreshForm = { client_id: 'bench', grant_type: 'refresh_token', refresh_token: refreshToken, scope: 'repository:alice/hello:pull', service: 'registry.local' };
     await checkDemoToken(servers.demo);
-    demoResult = await compare('refresh_token', servers, ['demo', 'baseline', 'oauth2server'], DEMO_CONNECTIONS, 'refresh_token (demo)');
+    // Driven from outside (the autocannon CLI in its own process), the three alike.
+    demoResult = await compare('refresh_token', servers, ['demo', 'baseline', 'oauth2server'], DEMO_CONNECTIONS, 'refresh_token (demo)', true);
   }
 } finally {
   await Promise.all(Object.values(servers).map((s) => s.stop()));

@@ -25,7 +25,15 @@ export function requestLog(logger: Logger): RequestHandler {
     const incoming = req.headers['x-request-id'];
     const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     req.id = id;
-    req.log = logger.child({ reqId: id });
+    // The child logger is made when a line is first written: most requests (a pull's dozens of
+    // registry and engine reads) write none, and a child is an object and its bindings to build.
+    let log: Logger | undefined;
+    Object.defineProperty(req, 'log', {
+      configurable: true,
+      enumerable: true,
+      get: () => (log ??= logger.child({ reqId: id })),
+      set: (value: Logger) => { log = value; },
+    });
     res.setHeader('X-Request-Id', id);
     next();
   };

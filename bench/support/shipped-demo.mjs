@@ -1,14 +1,16 @@
-// The demo process as `npm run demo` starts it (node demo/dist/main.js, default flags but for the
-// port, --state-dir and --engine-socket): request logs at info on stdout, metrics on, htpasswd
-// logins, the default ACL, the sandbox runtime. Its stdout goes to a `cat` that reads it at once
+// The demo process as `npm run demo` starts it (node demo/dist/start.cjs, default flags but for the
+// port, --state-dir and --engine-socket, and, as an operator starts it, --key/--cert of its own
+// signing key and --users naming an htpasswd file): request logs at info on stdout, metrics on,
+// htpasswd logins, the default ACL, the sandbox runtime. Its stdout goes to a `cat` that reads it at once
 // and discards it, as a terminal or a log collector drains a pipe (not the bench's own event loop,
 // which is busy driving the load). CPU time is read from /proc, as for any process.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { generateSigningKey } from '../../dist/index.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 /** Clock ticks per second of /proc/PID/stat (USER_HZ: 100 on Linux). */
@@ -52,13 +54,19 @@ function mountsUnder(dir) {
     .filter((target) => target.startsWith(`${dir}/`)).sort((a, b) => b.length - a.length);
 }
 
-/** Starts the demo; resolves once it answers on its port. */
-export async function startShippedDemo() {
+/** Starts the demo, with `args` added to its command line; resolves once it answers on its port. */
+export async function startShippedDemo({ args = [] } = {}) {
   const state = mkdtempSync(join(tmpdir(), 'dockgate-bench-shipped-demo-'));
   const port = await freePort();
+  // The operator's files, as issue 35 started it: a signing key and certificate, and a users file.
+  const key = generateSigningKey({ commonName: 'bench demo signer' });
+  writeFileSync(join(state, 'signing-key.pem'), key.privateKeyPem, { mode: 0o600 });
+  writeFileSync(join(state, 'signing-cert.pem'), key.certificatePem);
+  copyFileSync(join(root, 'demo/users.htpasswd'), join(state, 'users.htpasswd'));
   const drain = spawn('cat', [], { stdio: ['pipe', 'ignore', 'inherit'] });
   const demo = spawn(process.execPath, [
-    join(root, 'demo/dist/main.js'), '--port', String(port), '--state-dir', state, '--engine-socket', join(state, 'engine.sock'),
+    join(root, 'demo/dist/start.cjs'), '--port', String(port), '--state-dir', state, '--engine-socket', join(state, 'engine.sock'),
+    '--key', join(state, 'signing-key.pem'), '--cert', join(state, 'signing-cert.pem'), '--users', join(state, 'users.htpasswd'), ...args,
   ], { cwd: root, stdio: ['ignore', drain.stdin, 'inherit'] });
   // The demo holds its own copy of the pipe's write end; cat sees EOF when the demo exits.
   drain.stdin.destroy();
