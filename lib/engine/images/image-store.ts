@@ -142,6 +142,11 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
    * alone, to stack on the plain root (`lowerdir=shifted:plain`, shifted-rootfs.ts), not a tree
    * to read on its own.
    */
+  /** Resolves once no image tree is being prepared (the background builds for a range: their temporary mounts gone). */
+  async settled(): Promise<void> {
+    while (this.#shifting.size > 0) await Promise.allSettled([...this.#shifting.values()]);
+  }
+
   async imageRootfs(imageId: string, shift?: IdShift): Promise<string> {
     const record = this.recordOrThrow(imageId);
     const diffIds = (await this.config(record.id)).rootfs.diff_ids;

@@ -84,6 +84,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   // made there, on a host filesystem without nosuid or nodev.
   for (const dir of [stateDir, containersDir]) chmodSync(dir, 0o700);
   let store: Promise<ImageStoreApi> | undefined;
+  /** The store as opened (before the seed aliases wrap it): the runtime waits for its background builds at close. */
+  let opened$: ImageStore | undefined;
   const limitsOf = (spec: ContainerSpec) => withDefaults(checkLimits(spec, cgroups, cpus), spec, cgroups, defaults);
   const cpus = availableParallelism();
   // The gates' FIFOs and the stacks' API sockets (removed after each container): private, and
@@ -199,6 +201,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         prepareShifts: () => (owners ? [owners.of(undefined).map] : []),
         ...(rootless ? { onlyRootOwners: true } : {}),
       }).then(async (opened) => {
+        opened$ = opened;
         // The offline busybox: only names that mean no image yet (a pulled busybox is kept).
         if (existsSync(busybox)) await opened.seedBusybox(seedTags);
         return existsSync(busybox) ? withSeedAliases(opened, seedRepositories) : opened;
@@ -333,6 +336,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     },
     // Every overlay is unmounted with the runtime (the containers' writes stay for the next server); the networks' records are on disk first.
     close: async () => {
+      // An image tree still being prepared in the background holds a mount in the state directory.
+      await opened$?.settled();
       await overlays?.close();
       await userNets?.settled();
     },
