@@ -50,7 +50,7 @@ describe('docker diff and docker commit --pause=false never follow a link a runn
       for (; tries < TRIES && Date.now() - began < DEADLINE_MS && leaked === undefined; tries++) {
         const diff = await call('bob', 'GET', `/containers/${id}/changes`);
         expect(diff.status).toBe(200);
-        const path = (diff.json as { Path: string }[]).find((c) => c.Path.includes(marker))?.Path;
+        const path = ((diff.json ?? []) as { Path: string }[]).find((c) => c.Path.includes(marker))?.Path;
         if (path !== undefined) leaked = `${path} listed by diff ${tries + 1}`;
       }
     } finally {
