@@ -125,6 +125,8 @@ export interface ContainerSpec {
   exposedPorts: readonly string[];
   /** `Volumes`' keys: the container paths of anonymous volumes. */
   volumes: readonly string[];
+  /** `Healthcheck` as sent (undefined: none); the runtime checks it (its Test kinds, durations). */
+  healthcheck?: unknown;
   host: HostSpec;
   /** `NetworkingConfig.EndpointsConfig`: the networks to join at create, by name. */
   networks: Readonly<Record<string, EndpointSpec>>;
@@ -345,8 +347,22 @@ export function containerSpecOf(body: ContainerCreateBody): ContainerSpec {
     ...(typeof body.StopTimeout === 'number' && Number.isInteger(body.StopTimeout) ? { stopTimeout: body.StopTimeout } : {}),
     exposedPorts: keys(body.ExposedPorts, 'ExposedPorts'),
     volumes: keys(body.Volumes),
+    ...(body.Healthcheck !== undefined && body.Healthcheck !== null ? { healthcheck: body.Healthcheck } : {}),
     host: host as unknown as HostSpec,
     networks: endpointsOf(body.NetworkingConfig),
     raw: body,
   };
+}
+
+/**
+ * The spec with `HostConfig` fields changed (`docker update`'s, as dockerd keeps them), decoded
+ * again so every typed field agrees with its `raw` body.
+ *
+ * @throws {EngineError} InvalidParameter naming a field whose JSON type is wrong.
+ * @example
+ * withHostConfig(spec, { Memory: 1 << 26 }).host.memory; // 67108864
+ */
+export function withHostConfig(spec: ContainerSpec, fields: Readonly<Record<string, unknown>>): ContainerSpec {
+  const { raw } = spec;
+  return containerSpecOf({ ...raw, HostConfig: { ...(raw.HostConfig ?? {}), ...fields } });
 }
