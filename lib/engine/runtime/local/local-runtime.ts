@@ -8,7 +8,7 @@ import type {
   LogsOptions, OutputStream, PullRequest, RemoveOptions, StopOptions, WaitCondition, WaitHandle, WaitResult,
 } from '../../../engine-api/runtime-types.js';
 import { upToDateProgress } from './pull-progress.js';
-import { inspectView } from './container-views.js';
+import { inspectView, keptBody } from './container-views.js';
 import { EventBus } from './event-bus.js';
 import { familiarImageRef } from '../../../engine-api/image-ref.js';
 import type { LocalContainer, LocalExecutor } from './local-container.js';
@@ -189,10 +189,10 @@ export class LocalRuntime implements ContainerRuntime {
     const ref = familiarImageRef(sent.image);
     const image = this.storeImages ? await this.storeImages.localImage(sent.image) : this.images.find(sent.image);
     if (!image) throw EngineError.notFound(`No such image: ${ref}`);
-    // The body kept (and shown by inspect) is the one sent with the image's config applied.
-    const applied = applyImageConfig(sent.raw, image);
+    // The spec run is the one sent with the image's config and healthcheck applied.
+    const applied = applyImageConfig(sent, image);
     const { argv, env, labels } = applied;
-    let body = this.lifecycle.prepare(applied.body, sent, image);
+    let made = this.lifecycle.prepare(applied.spec, image);
     // This runtime is the only one it has (/info lists it as Runtimes and DefaultRuntime).
     const wanted = sent.host.runtime;
     if (wanted !== '' && wanted !== this.name) throw EngineError.invalidParameter(`Unknown runtime specified ${wanted}`);
@@ -203,8 +203,10 @@ export class LocalRuntime implements ContainerRuntime {
     }
     // `--network container:REF` is resolved here, once, to the id it names now; the start joins
     // that container only (never whatever else the name or prefix matches by then), as dockerd.
-    if (this.executor.userNetworks) body = withJoinedContainerId(body, (ref) => this.table.resolve(ref).id);
-    const spec = containerSpecOf(body);
+    if (this.executor.userNetworks) made = withJoinedContainerId(made, (ref) => this.table.resolve(ref).id);
+    // The body kept (and shown by inspect) is the one sent with what create settled written over it.
+    const body = keptBody(sent, made);
+    const spec: ContainerSpec = { ...made, raw: body };
     // Volumes named, anonymous and from other containers; the executor checks the spec as it will
     // run it (every one a bind of its directory). Anonymous volumes made for a refused body go.
     const mounts = this.mountsFor(spec);
