@@ -1,5 +1,5 @@
-import { containerSpecOf, type ContainerSpec } from '../../../engine-api/container-spec.js';
-import { runBody } from './run-body.js';
+import type { ContainerSpec } from '../../../engine-api/container-spec.js';
+import { runSpec } from './run-spec.js';
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { EngineError } from '../../../engine-api/engine-error.js';
@@ -28,7 +28,7 @@ import { restoreContainer } from './container-restore.js';
 import type { ImageOperations } from '../../../engine-api/image-operations.js';
 import { ContainerLifecycle } from './container-lifecycle.js';
 import { LocalVolumes } from './local-volumes.js';
-import { executionBody, mountView, volumeNamesOf, type MountPoint } from './container-mounts.js';
+import { executionSpec, mountView, volumeNamesOf, type MountPoint } from './container-mounts.js';
 import { copyUp, mountsFor, removeAnonymous } from './volume-mounts.js';
 import { attachTo, logsOf, newOutputLog } from './container-output.js';
 import { listContainers } from './container-list.js';
@@ -213,7 +213,7 @@ export class LocalRuntime implements ContainerRuntime {
     try {
       // Each host source's links resolved once, here: what the policy checked is what every start binds.
       if (mounts) await resolveMountSources(mounts);
-      await this.executor.validate?.(mounts ? containerSpecOf(executionBody(body, mounts)) : spec, image);
+      await this.executor.validate?.(mounts ? executionSpec(spec, mounts) : spec, image);
     } catch (error) {
       this.removeAnonymous(mounts ?? []);
       throw error;
@@ -294,7 +294,7 @@ export class LocalRuntime implements ContainerRuntime {
         openStdin: c.openStdin,
         id: c.id,
         name: c.name,
-        ...runBody(c),
+        spec: runSpec(c),
         tty: c.tty,
         output: (stream, data) => {
           c.log.append(c.tty ? 1 : stream, data);
