@@ -130,7 +130,10 @@ export interface ContainerSpec {
   host: HostSpec;
   /** `NetworkingConfig.EndpointsConfig`: the networks to join at create, by name. */
   networks: Readonly<Record<string, EndpointSpec>>;
-  /** The body as sent, after the version shims (see {@link ContainerSpec}). */
+  /**
+   * The body as sent, after the version shims (see {@link ContainerSpec}); in a local runtime's
+   * container, the body it keeps and echoes in inspect (what create settled written over it).
+   */
   raw: ContainerCreateBody;
 }
 
