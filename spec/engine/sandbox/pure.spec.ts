@@ -67,6 +67,18 @@ describe('the image config is applied at create as dockerd merges it', () => {
     expect(keptBody(sent, applied.spec)).toMatchObject({ User: 'nobody', WorkingDir: '/mine', StopSignal: 'SIGQUIT', Cmd: ['default'], Entrypoint: ['/entry'], Labels: { from: 'image', both: 'body' } });
     expect(applied.labels).toEqual({ from: 'image', both: 'body' });
   });
+  test('ExposedPorts and Volumes: the image\'s first, then the body\'s others; the kept body keeps what the body sent for its own keys', () => {
+    const withPorts = { ...image, exposedPorts: ['80/tcp'], volumes: ['/data'] };
+    const sent = containerSpecOf({ Image: 'x:1', ExposedPorts: { '9000/tcp': {} }, Volumes: { '/own': {} } });
+    const applied = applyImageConfig(sent, withPorts);
+    expect(applied.spec).toMatchObject({ exposedPorts: ['80/tcp', '9000/tcp'], volumes: ['/data', '/own'] });
+    const kept = keptBody(sent, applied.spec);
+    expect(Object.keys(kept.ExposedPorts as object)).toEqual(['80/tcp', '9000/tcp']);
+    expect(kept.Volumes).toEqual({ '/data': {}, '/own': {} });
+    // Nothing from the image: the body's fields stay as sent (null stays null).
+    const plain = containerSpecOf({ Image: 'x:1', ExposedPorts: null, Volumes: null });
+    expect(keptBody(plain, applyImageConfig(plain, image).spec)).toMatchObject({ ExposedPorts: null, Volumes: null });
+  });
 });
 
 describe('container records survive a restart', () => {
