@@ -10,9 +10,10 @@ const ZERO_TIME = '0001-01-01T00:00:00Z';
 
 /**
  * `GET /containers/{id}/json` for a local container (the fields real clients read).
- * `stoppedNetworks`: its `NetworkSettings.Networks` while it does not run (see {@link networkSettingsView}).
+ * `stoppedNetworks`: its `NetworkSettings.Networks` while it does not run (see {@link networkSettingsView});
+ * `runtime`: the name `HostConfig.Runtime` shows.
  */
-export function inspectView(c: LocalContainer, stoppedNetworks?: Record<string, Record<string, unknown>>): Record<string, unknown> {
+export function inspectView(c: LocalContainer, stoppedNetworks?: Record<string, Record<string, unknown>>, runtime?: string): Record<string, unknown> {
   // dockerd's restarting container is Running (and Restarting) until its restart or a stop.
   const restarting = c.restarting === true;
   const running = c.status === 'running' || restarting;
@@ -61,6 +62,8 @@ export function inspectView(c: LocalContainer, stoppedNetworks?: Record<string, 
       NetworkMode: c.body.HostConfig?.NetworkMode ?? 'default',
       AutoRemove: c.autoRemove,
       RestartPolicy: restartPolicyOf(c.body.HostConfig),
+      // dockerd shows the runtime that runs the container (`runc`); here it is the local runtime.
+      ...(runtime !== undefined ? { Runtime: runtime } : {}),
     },
     Mounts: [],
     Config: {

@@ -400,9 +400,8 @@ export class LocalRuntime implements ContainerRuntime {
 
   async inspect(ref: string): Promise<Record<string, unknown>> {
     const c = this.table.resolve(ref);
-    const view = inspectView(c, c.status === 'running' ? undefined : this.executor.userNetworks?.stoppedEndpoints?.(c));
-    // dockerd shows the runtime that runs the container (`runc`); here it is this runtime.
-    return { ...view, HostConfig: { ...(view.HostConfig as Record<string, unknown>), Runtime: this.name }, Mounts: (c.mounts ?? []).map(mountView) };
+    const view = inspectView(c, c.status === 'running' ? undefined : this.executor.userNetworks?.stoppedEndpoints?.(c), this.name);
+    return { ...view, Mounts: (c.mounts ?? []).map(mountView) };
   }
 
   async list(options: ListOptions): Promise<Record<string, unknown>[]> {
