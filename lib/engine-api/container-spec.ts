@@ -369,3 +369,14 @@ export function withHostConfig(spec: ContainerSpec, fields: Readonly<Record<stri
   const { raw } = spec;
   return containerSpecOf({ ...raw, HostConfig: { ...(raw.HostConfig ?? {}), ...fields } });
 }
+
+/**
+ * `HostConfig` fields alone (`docker update`'s body), typed as at create.
+ *
+ * @throws {EngineError} InvalidParameter naming a field whose JSON type is wrong.
+ * @example
+ * hostSpecOf({ CpuShares: 512 }).cpuShares; // 512
+ */
+export function hostSpecOf(fields: Readonly<Record<string, unknown>>): HostSpec {
+  return containerSpecOf({ Image: '', HostConfig: { ...fields } }).host;
+}
