@@ -204,9 +204,8 @@ export class LocalRuntime implements ContainerRuntime {
     // `--network container:REF` is resolved here, once, to the id it names now; the start joins
     // that container only (never whatever else the name or prefix matches by then), as dockerd.
     if (this.executor.userNetworks) made = withJoinedContainerId(made, (ref) => this.table.resolve(ref).id);
-    // The body kept (and shown by inspect) is the one sent with what create settled written over it.
-    const body = keptBody(sent, made);
-    const spec: ContainerSpec = { ...made, raw: body };
+    // The body kept (and shown by inspect): the one sent, with what create settled written over it.
+    const spec: ContainerSpec = { ...made, raw: keptBody(sent, made) };
     // Volumes named, anonymous and from other containers; the executor checks the spec as it will
     // run it (every one a bind of its directory). Anonymous volumes made for a refused body go.
     const mounts = this.mountsFor(spec);
@@ -233,7 +232,7 @@ export class LocalRuntime implements ContainerRuntime {
       this.removeAnonymous(mounts ?? []);
       throw EngineError.system(`cannot open the container's log files: ${(error as Error).message}`, error);
     }
-    const container = newContainer({ id, name, image, body, spec, argv, env, labels, log, logging, mounts });
+    const container = newContainer({ id, name, image, body: spec.raw, spec, argv, env, labels, log, logging, mounts });
     this.table.add(container);
     await this.records?.save(container);
     this.bus.publish('create', eventActor(container));
