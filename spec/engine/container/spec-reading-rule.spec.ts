@@ -17,7 +17,7 @@ const ALLOWED: Record<string, string> = {
   'local/container-views.ts': "inspect's echo of the kept body, and keptBody, which writes what create settled over the body as sent",
   'local/container-records.ts': "the stored record holds the kept body; a restore decodes it again",
   'local/local-container.ts': 'the type of the kept body (LocalContainer.body)',
-  'local/new-container.ts': 'passes the kept body to the new container',
+  'local/new-container.ts': "a new container's kept body is its spec's raw (written by keptBody)",
   'local/local-container-ops.ts': "keeps the updated spec's body as the container's record (docker update)",
 };
 

@@ -232,7 +232,7 @@ export class LocalRuntime implements ContainerRuntime {
       this.removeAnonymous(mounts ?? []);
       throw EngineError.system(`cannot open the container's log files: ${(error as Error).message}`, error);
     }
-    const container = newContainer({ id, name, image, body: spec.raw, spec, argv, env, labels, log, logging, mounts });
+    const container = newContainer({ id, name, image, spec, argv, env, labels, log, logging, mounts });
     this.table.add(container);
     await this.records?.save(container);
     this.bus.publish('create', eventActor(container));
