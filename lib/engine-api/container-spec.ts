@@ -125,10 +125,15 @@ export interface ContainerSpec {
   exposedPorts: readonly string[];
   /** `Volumes`' keys: the container paths of anonymous volumes. */
   volumes: readonly string[];
+  /** `Healthcheck` as sent (undefined: none); the runtime checks it (its Test kinds, durations). */
+  healthcheck?: unknown;
   host: HostSpec;
   /** `NetworkingConfig.EndpointsConfig`: the networks to join at create, by name. */
   networks: Readonly<Record<string, EndpointSpec>>;
-  /** The body as sent, after the version shims (see {@link ContainerSpec}). */
+  /**
+   * The body as sent, after the version shims (see {@link ContainerSpec}); in a local runtime's
+   * container, the body it keeps and echoes in inspect (what create settled written over it).
+   */
   raw: ContainerCreateBody;
 }
 
@@ -345,8 +350,33 @@ export function containerSpecOf(body: ContainerCreateBody): ContainerSpec {
     ...(typeof body.StopTimeout === 'number' && Number.isInteger(body.StopTimeout) ? { stopTimeout: body.StopTimeout } : {}),
     exposedPorts: keys(body.ExposedPorts, 'ExposedPorts'),
     volumes: keys(body.Volumes),
+    ...(body.Healthcheck !== undefined && body.Healthcheck !== null ? { healthcheck: body.Healthcheck } : {}),
     host: host as unknown as HostSpec,
     networks: endpointsOf(body.NetworkingConfig),
     raw: body,
   };
+}
+
+/**
+ * The spec with `HostConfig` fields changed (`docker update`'s, as dockerd keeps them), decoded
+ * again so every typed field agrees with its `raw` body.
+ *
+ * @throws {EngineError} InvalidParameter naming a field whose JSON type is wrong.
+ * @example
+ * withHostConfig(spec, { Memory: 1 << 26 }).host.memory; // 67108864
+ */
+export function withHostConfig(spec: ContainerSpec, fields: Readonly<Record<string, unknown>>): ContainerSpec {
+  const { raw } = spec;
+  return containerSpecOf({ ...raw, HostConfig: { ...(raw.HostConfig ?? {}), ...fields } });
+}
+
+/**
+ * `HostConfig` fields alone (`docker update`'s body), typed as at create.
+ *
+ * @throws {EngineError} InvalidParameter naming a field whose JSON type is wrong.
+ * @example
+ * hostSpecOf({ CpuShares: 512 }).cpuShares; // 512
+ */
+export function hostSpecOf(fields: Readonly<Record<string, unknown>>): HostSpec {
+  return containerSpecOf({ Image: '', HostConfig: { ...fields } }).host;
 }

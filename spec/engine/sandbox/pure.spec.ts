@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveUser } from '../../../lib/engine/runtime/sandbox/passwd.js';
 import { applyImageConfig, mergeEnv } from '../../../lib/engine/runtime/local/image-config.js';
+import { keptBody } from '../../../lib/engine/runtime/local/container-views.js';
+import { containerSpecOf } from '../../../lib/engine-api/container-spec.js';
 import { ContainerRecords, decodeLog, encodeLog, LOST_EXIT_CODE, restoredState, type ContainerRecord } from '../../../lib/engine/runtime/local/container-records.js';
 import { EngineError } from '../../../lib/engine-api/engine-error.js';
 
@@ -44,23 +46,38 @@ describe('User is resolved against the image\'s /etc/passwd and /etc/group as ru
 describe('the image config is applied at create as dockerd merges it', () => {
   const image = { ref: 'x:1', id: 'sha256:' + 'a'.repeat(64), entrypoint: ['/entry'], cmd: ['default'], env: ['PATH=/bin', 'A=image'], workingDir: '/app', user: 'nobody', stopSignal: 'SIGQUIT', labels: { from: 'image', both: 'image' } };
   test('no Cmd, no Entrypoint: the image\'s entrypoint and cmd', () => {
-    expect(applyImageConfig({ Image: 'x:1' }, image).argv).toEqual(['/entry', 'default']);
+    expect(applyImageConfig(containerSpecOf({ Image: 'x:1' }), image).argv).toEqual(['/entry', 'default']);
   });
   test('a Cmd replaces the image\'s cmd and keeps its entrypoint', () => {
-    expect(applyImageConfig({ Image: 'x:1', Cmd: ['mine'] }, image).argv).toEqual(['/entry', 'mine']);
+    expect(applyImageConfig(containerSpecOf({ Image: 'x:1', Cmd: ['mine'] }), image).argv).toEqual(['/entry', 'mine']);
   });
   test('an Entrypoint drops the image\'s cmd; --entrypoint "" resets it', () => {
-    expect(applyImageConfig({ Image: 'x:1', Entrypoint: ['/other'] }, image).argv).toEqual(['/other']);
-    expect(applyImageConfig({ Image: 'x:1', Entrypoint: [''], Cmd: ['sh'] }, image).argv).toEqual(['sh']);
+    expect(applyImageConfig(containerSpecOf({ Image: 'x:1', Entrypoint: ['/other'] }), image).argv).toEqual(['/other']);
+    expect(applyImageConfig(containerSpecOf({ Image: 'x:1', Entrypoint: [''], Cmd: ['sh'] }), image).argv).toEqual(['sh']);
   });
   test('Env: the body\'s entries win; the image\'s others follow', () => {
-    expect(applyImageConfig({ Image: 'x:1', Env: ['A=mine', 'B=2'] }, image).env).toEqual(['A=mine', 'B=2', 'PATH=/bin']);
+    expect(applyImageConfig(containerSpecOf({ Image: 'x:1', Env: ['A=mine', 'B=2'] }), image).env).toEqual(['A=mine', 'B=2', 'PATH=/bin']);
     expect(mergeEnv([], ['X=1'])).toEqual(['X=1']);
   });
   test('User, WorkingDir, StopSignal come from the image unless the body sets them; Labels merge', () => {
-    const applied = applyImageConfig({ Image: 'x:1', WorkingDir: '/mine', Labels: { both: 'body' } }, image);
-    expect(applied.body).toMatchObject({ User: 'nobody', WorkingDir: '/mine', StopSignal: 'SIGQUIT', Cmd: ['default'], Entrypoint: ['/entry'] });
+    const sent = containerSpecOf({ Image: 'x:1', WorkingDir: '/mine', Labels: { both: 'body' } });
+    const applied = applyImageConfig(sent, image);
+    expect(applied.spec).toMatchObject({ user: 'nobody', workingDir: '/mine', stopSignal: 'SIGQUIT', cmd: ['default'], entrypoint: ['/entry'] });
+    // The body kept for inspect shows the same, written over the body as sent.
+    expect(keptBody(sent, applied.spec)).toMatchObject({ User: 'nobody', WorkingDir: '/mine', StopSignal: 'SIGQUIT', Cmd: ['default'], Entrypoint: ['/entry'], Labels: { from: 'image', both: 'body' } });
     expect(applied.labels).toEqual({ from: 'image', both: 'body' });
+  });
+  test('ExposedPorts and Volumes: the image\'s first, then the body\'s others; the kept body keeps what the body sent for its own keys', () => {
+    const withPorts = { ...image, exposedPorts: ['80/tcp'], volumes: ['/data'] };
+    const sent = containerSpecOf({ Image: 'x:1', ExposedPorts: { '9000/tcp': {} }, Volumes: { '/own': {} } });
+    const applied = applyImageConfig(sent, withPorts);
+    expect(applied.spec).toMatchObject({ exposedPorts: ['80/tcp', '9000/tcp'], volumes: ['/data', '/own'] });
+    const kept = keptBody(sent, applied.spec);
+    expect(Object.keys(kept.ExposedPorts as object)).toEqual(['80/tcp', '9000/tcp']);
+    expect(kept.Volumes).toEqual({ '/data': {}, '/own': {} });
+    // Nothing from the image: the body's fields stay as sent (null stays null).
+    const plain = containerSpecOf({ Image: 'x:1', ExposedPorts: null, Volumes: null });
+    expect(keptBody(plain, applyImageConfig(plain, image).spec)).toMatchObject({ ExposedPorts: null, Volumes: null });
   });
 });
 

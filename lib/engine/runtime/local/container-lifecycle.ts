@@ -1,6 +1,5 @@
 import type { ContainerSpec } from '../../../engine-api/container-spec.js';
 import { EngineError } from '../../../engine-api/engine-error.js';
-import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
 import { HealthMonitor, mergeHealthcheck, probeArgv, validateHealthcheck, type HealthConfig, type ProbeExec } from './healthcheck.js';
 import type { LocalContainer, LocalImage } from './local-container.js';
 import { RestartSupervisor, validateCreatePolicy, type SupervisorHost } from './restart-supervisor.js';
@@ -23,13 +22,13 @@ export class ContainerLifecycle {
     this.supervisor = new RestartSupervisor(host);
   }
 
-  /** At create: refuses what dockerd refuses (`spec`: the body as sent, typed), and answers the body with the image's healthcheck merged in. */
-  prepare(body: ContainerCreateBody, spec: ContainerSpec, image: LocalImage): ContainerCreateBody {
+  /** At create: refuses what dockerd refuses, and answers the spec with the image's healthcheck merged in. */
+  prepare(spec: ContainerSpec, image: LocalImage): ContainerSpec {
     validateCreatePolicy(spec);
-    validateHealthcheck(body.Healthcheck);
-    const merged = mergeHealthcheck(body.Healthcheck as HealthConfig | null | undefined, image.healthcheck);
+    validateHealthcheck(spec.healthcheck);
+    const merged = mergeHealthcheck(spec.healthcheck as HealthConfig | undefined, image.healthcheck);
     if (probeArgv(merged) && !this.exec) throw EngineError.invalidParameter(`Healthcheck is not supported by the ${this.runtimeName} runtime (it cannot run a command in a container)`);
-    return merged ? { ...body, Healthcheck: merged } : body;
+    return merged ? { ...spec, healthcheck: merged } : spec;
   }
 
   /** Before a start (the user's or the supervisor's). */
@@ -40,7 +39,7 @@ export class ContainerLifecycle {
   /** Once its process runs: the health monitor, when it has a healthcheck to run. */
   started(c: LocalContainer): void {
     this.stopMonitor(c);
-    const config = c.body.Healthcheck as HealthConfig | undefined;
+    const config = c.spec.healthcheck as HealthConfig | undefined;
     const argv = probeArgv(config);
     if (!argv || !this.exec || !config) return;
     this.monitors.set(c.id, new HealthMonitor(c, argv, config, this.exec, (status) => this.publish(`health_status: ${status}`, c)));

@@ -1,5 +1,4 @@
 import { EngineError } from '../../../engine-api/engine-error.js';
-import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
 import type { ContainerSpec, MountSpec } from '../../../engine-api/container-spec.js';
 
 /**
@@ -86,32 +85,25 @@ export function mountView(m: MountPoint): Record<string, unknown> {
 }
 
 /**
- * The body the executor runs: every bind and volume as a `source:destination:ro|rw` bind of a
+ * The spec the executor runs: every bind and volume as a `source:destination:ro|rw` bind of a
  * host directory, parents before what is mounted below them; a writable tmpfs mount as a
- * `HostConfig.Tmpfs` entry (`size=`, `mode=` from its TmpfsOptions); other Mounts as sent, for
- * the executor to honor or refuse.
+ * tmpfs entry (`size=`, `mode=` from its TmpfsOptions); other mounts as sent, for the executor
+ * to honor or refuse; no VolumesFrom (its mounts are among the binds).
  */
-export function executionBody(body: ContainerCreateBody, mounts: readonly MountPoint[]): ContainerCreateBody {
-  const host = body.HostConfig ?? {};
+export function executionSpec(spec: ContainerSpec, mounts: readonly MountPoint[]): ContainerSpec {
+  const { host } = spec;
   const binds = mounts.filter((m) => m.Type !== 'tmpfs')
     .sort((a, b) => depth(a.Destination) - depth(b.Destination))
     .map((m) => `${hostPathOf(m)}:${m.Destination}:${m.RW ? 'rw' : 'ro'}`);
   const tmpfs: Record<string, string> = {};
-  const others = list(host.Mounts, 'HostConfig.Mounts').filter((raw) => {
-    const m = (raw ?? {}) as Record<string, unknown>;
-    if (m.Type === 'tmpfs' && m.ReadOnly !== true) {
-      tmpfs[m.Target as string] = tmpfsOptions(m.TmpfsOptions);
+  const others = host.mounts.filter((m) => {
+    if (m.type === 'tmpfs' && !m.readOnly) {
+      tmpfs[m.target] = tmpfsOptions(m.options.TmpfsOptions);
       return false;
     }
-    return m.Type !== 'bind' && m.Type !== 'volume';
+    return m.type !== 'bind' && m.type !== 'volume';
   });
-  const { VolumesFrom: _from, ...rest } = host;
-  const ownTmpfs = host.Tmpfs && typeof host.Tmpfs === 'object' ? (host.Tmpfs as Record<string, unknown>) : {};
-  const allTmpfs = { ...ownTmpfs, ...tmpfs };
-  return {
-    ...body,
-    HostConfig: { ...rest, Binds: binds.length > 0 ? binds : null, Mounts: others.length > 0 ? others : null, ...(Object.keys(allTmpfs).length > 0 ? { Tmpfs: allTmpfs } : {}) },
-  };
+  return { ...spec, host: { ...host, binds, mounts: others, volumesFrom: [], tmpfs: { ...host.tmpfs, ...tmpfs } } };
 }
 
 /** `size=…,mode=…` for a tmpfs mount's TmpfsOptions (SizeBytes, Mode), as `--tmpfs` would send them. */
@@ -209,10 +201,4 @@ function isEmpty(v: unknown): boolean {
 
 function depth(path: string): number {
   return path.split('/').filter((p) => p !== '').length;
-}
-
-function list(v: unknown, field: string): unknown[] {
-  if (v === undefined || v === null) return [];
-  if (!Array.isArray(v)) throw EngineError.invalidParameter(`${field} must be a list`);
-  return v;
 }

@@ -1,3 +1,5 @@
+import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
+import type { ContainerSpec } from '../../../engine-api/container-spec.js';
 import type { LocalContainer } from './local-container.js';
 import { HOST_CONFIG_DEFAULTS } from './host-config-defaults.js';
 import { healthSuffix } from './healthcheck.js';
@@ -8,9 +10,10 @@ const ZERO_TIME = '0001-01-01T00:00:00Z';
 
 /**
  * `GET /containers/{id}/json` for a local container (the fields real clients read).
- * `stoppedNetworks`: its `NetworkSettings.Networks` while it does not run (see {@link networkSettingsView}).
+ * `stoppedNetworks`: its `NetworkSettings.Networks` while it does not run (see {@link networkSettingsView});
+ * `runtime`: the name `HostConfig.Runtime` shows.
  */
-export function inspectView(c: LocalContainer, stoppedNetworks?: Record<string, Record<string, unknown>>): Record<string, unknown> {
+export function inspectView(c: LocalContainer, stoppedNetworks?: Record<string, Record<string, unknown>>, runtime?: string): Record<string, unknown> {
   // dockerd's restarting container is Running (and Restarting) until its restart or a stop.
   const restarting = c.restarting === true;
   const running = c.status === 'running' || restarting;
@@ -59,6 +62,8 @@ export function inspectView(c: LocalContainer, stoppedNetworks?: Record<string, 
       NetworkMode: c.body.HostConfig?.NetworkMode ?? 'default',
       AutoRemove: c.autoRemove,
       RestartPolicy: restartPolicyOf(c.body.HostConfig),
+      // dockerd shows the runtime that runs the container (`runc`); here it is the local runtime.
+      ...(runtime !== undefined ? { Runtime: runtime } : {}),
     },
     Mounts: [],
     Config: {
@@ -145,4 +150,43 @@ function humanDuration(ms: number): string {
   if (m < 60) return `${m} minutes`;
   const h = Math.round(m / 60);
   return h === 1 ? 'About an hour' : `${h} hours`;
+}
+
+/**
+ * The body a new container keeps (its record) and inspect echoes: the body as sent (`sent.raw`)
+ * with what create settled written over it from the spec `made` (the image's config, the merged
+ * healthcheck, `container:` resolved to an id), the way dockerd's stored config shows them.
+ */
+export function keptBody(sent: ContainerSpec, made: ContainerSpec): ContainerCreateBody {
+  const body = sent.raw;
+  const host = body.HostConfig;
+  return {
+    ...body,
+    Cmd: made.cmd && made.cmd.length > 0 ? [...made.cmd] : null,
+    Entrypoint: made.entrypoint && made.entrypoint.length > 0 ? [...made.entrypoint] : null,
+    Env: [...made.env],
+    Labels: { ...made.labels },
+    ...(made.user !== '' ? { User: made.user } : {}),
+    ...(made.workingDir !== '' ? { WorkingDir: made.workingDir } : {}),
+    ...(made.stopSignal !== '' ? { StopSignal: made.stopSignal } : {}),
+    ...(sameKeys(made.exposedPorts, body.ExposedPorts) ? {} : { ExposedPorts: keyed(made.exposedPorts, body.ExposedPorts) }),
+    ...(sameKeys(made.volumes, body.Volumes) ? {} : { Volumes: keyed(made.volumes, body.Volumes) }),
+    ...(made.healthcheck !== undefined && made.healthcheck !== null ? { Healthcheck: made.healthcheck } : {}),
+    ...(made.host.networkMode !== sent.host.networkMode ? { HostConfig: { ...host, NetworkMode: made.host.networkMode } } : {}),
+  };
+}
+
+function entries(sent: unknown): Record<string, unknown> {
+  return sent && typeof sent === 'object' ? (sent as Record<string, unknown>) : {};
+}
+
+function sameKeys(made: readonly string[], sent: unknown): boolean {
+  const own = Object.keys(entries(sent));
+  return own.length === made.length && own.every((k, i) => k === made[i]);
+}
+
+/** `{ key: {} }` for each of `made`, keeping the value sent for a key the body had. */
+function keyed(made: readonly string[], sent: unknown): Record<string, unknown> {
+  const own = entries(sent);
+  return Object.fromEntries(made.map((k) => [k, Object.hasOwn(own, k) ? own[k] : {}]));
 }

@@ -1,60 +1,60 @@
-import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
+import type { ContainerSpec } from '../../../engine-api/container-spec.js';
 import type { LocalImage } from './local-container.js';
 
-/** A create body with its image's config applied, and the command line and environment it gives. */
+/** A container spec with its image's config applied, and the command line and environment it gives. */
 export interface AppliedConfig {
-  /** The body as `docker inspect` shows it: Cmd, Entrypoint, Env, User, WorkingDir, StopSignal and Labels filled from the image. */
-  body: ContainerCreateBody;
+  /** The spec as the container runs it: cmd, entrypoint, env, labels, user, workingDir, stopSignal, exposedPorts and volumes filled from the image. */
+  spec: ContainerSpec;
   argv: string[];
   env: string[];
   labels: Record<string, string>;
 }
 
 /**
- * Applies an image config to a create body the way dockerd merges them (daemon/create.go and
+ * Applies an image config to a container spec the way dockerd merges them (daemon/create.go and
  * runconfig's merge): no Entrypoint takes the image's, and then an empty Cmd takes the image's
- * Cmd too; a body that sends an Entrypoint (even an empty one, the CLI's `--entrypoint ""`)
- * keeps only its own Cmd, since the image's Cmd was written for the image's Entrypoint. Env: the body's entries, then the image's entries
- * for names the body does not set. User, WorkingDir and StopSignal: the body's unless empty.
- * Labels: the image's, overridden by the body's. ExposedPorts and Volumes: the image's and the body's.
+ * Cmd too; a spec that sends an Entrypoint (even an empty one, the CLI's `--entrypoint ""`)
+ * keeps only its own Cmd, since the image's Cmd was written for the image's Entrypoint. Env: the spec's entries, then the image's entries
+ * for names the spec does not set. User, WorkingDir and StopSignal: the spec's unless empty.
+ * Labels: the image's, overridden by the spec's. ExposedPorts and Volumes: the image's, then the spec's.
+ * The spec's `raw` body is left as sent (container-views.ts keeps the body inspect shows).
  *
  * @example
- * applyImageConfig({ Image: 'x', Env: ['A=1'] }, { ref: 'x', id, cmd: ['sh'], env: ['A=0', 'PATH=/bin'] });
+ * applyImageConfig(containerSpecOf({ Image: 'x', Env: ['A=1'] }), { ref: 'x', id, cmd: ['sh'], env: ['A=0', 'PATH=/bin'] });
  * // argv ['sh'], env ['A=1', 'PATH=/bin']
  */
-export function applyImageConfig(body: ContainerCreateBody, image: LocalImage): AppliedConfig {
-  const ownEntrypoint = asList(body.Entrypoint);
-  const ownCmd = asList(body.Cmd);
+export function applyImageConfig(spec: ContainerSpec, image: LocalImage): AppliedConfig {
+  const ownEntrypoint = spec.entrypoint;
+  const ownCmd = spec.cmd;
   // `--entrypoint ""` arrives as [""]: an entrypoint reset, as dockerd reads it.
   const reset = ownEntrypoint !== undefined && ownEntrypoint.every((a) => a === '');
-  const entrypoint = ownEntrypoint === undefined ? image.entrypoint ?? [] : reset ? [] : ownEntrypoint;
-  const cmd = ownEntrypoint !== undefined ? ownCmd ?? [] : ownCmd && ownCmd.length > 0 ? ownCmd : image.cmd ?? [];
-  const env = mergeEnv(body.Env ?? [], image.env ?? []);
-  const labels = { ...(image.labels ?? {}), ...(body.Labels ?? {}) };
-  const pick = (own: unknown, fromImage: string | undefined): string | undefined =>
-    typeof own === 'string' && own !== '' ? own : fromImage !== undefined && fromImage !== '' ? fromImage : undefined;
-  const user = pick(body.User, image.user);
-  const workingDir = pick(body.WorkingDir, image.workingDir);
-  const stopSignal = pick(body.StopSignal, image.stopSignal);
-  // dockerd merges the image's ExposedPorts into the container's (runconfig merge): `-P` publishes both.
-  const exposed = image.exposedPorts ?? [];
-  const ownExposed = body.ExposedPorts && typeof body.ExposedPorts === 'object' ? (body.ExposedPorts as Record<string, unknown>) : {};
-  // So are its Volumes (each an anonymous volume unless the body mounts something there).
-  const imageVolumes = image.volumes ?? [];
-  const ownVolumes = body.Volumes && typeof body.Volumes === 'object' ? (body.Volumes as Record<string, unknown>) : {};
-  const applied: ContainerCreateBody = {
-    ...body,
-    Cmd: cmd.length > 0 ? cmd : null,
-    Entrypoint: entrypoint.length > 0 ? entrypoint : null,
-    Env: env,
-    Labels: labels,
-    ...(user !== undefined ? { User: user } : {}),
-    ...(workingDir !== undefined ? { WorkingDir: workingDir } : {}),
-    ...(stopSignal !== undefined ? { StopSignal: stopSignal } : {}),
-    ...(exposed.length > 0 ? { ExposedPorts: { ...Object.fromEntries(exposed.map((k) => [k, {}])), ...ownExposed } } : {}),
-    ...(imageVolumes.length > 0 ? { Volumes: { ...Object.fromEntries(imageVolumes.map((k) => [k, {}])), ...ownVolumes } } : {}),
+  const entrypoint = ownEntrypoint === undefined ? image.entrypoint ?? [] : reset ? [] : [...ownEntrypoint];
+  const cmd = ownEntrypoint !== undefined ? [...(ownCmd ?? [])] : ownCmd && ownCmd.length > 0 ? [...ownCmd] : image.cmd ?? [];
+  const env = mergeEnv(spec.env, image.env ?? []);
+  const labels = { ...(image.labels ?? {}), ...spec.labels };
+  const pick = (own: string, fromImage: string | undefined): string => (own !== '' ? own : fromImage ?? '');
+  const applied: ContainerSpec = {
+    ...spec,
+    env,
+    labels,
+    user: pick(spec.user, image.user),
+    workingDir: pick(spec.workingDir, image.workingDir),
+    stopSignal: pick(spec.stopSignal, image.stopSignal),
+    // dockerd merges the image's ExposedPorts into the container's (runconfig merge): `-P` publishes both.
+    exposedPorts: union(image.exposedPorts ?? [], spec.exposedPorts),
+    // So are its Volumes (each an anonymous volume unless the spec mounts something there).
+    volumes: union(image.volumes ?? [], spec.volumes),
   };
-  return { body: applied, argv: [...entrypoint, ...cmd], env, labels };
+  delete applied.cmd;
+  delete applied.entrypoint;
+  if (cmd.length > 0) applied.cmd = cmd;
+  if (entrypoint.length > 0) applied.entrypoint = entrypoint;
+  return { spec: applied, argv: [...entrypoint, ...cmd], env, labels };
+}
+
+/** The image's keys, then the spec's others (the order of `{ ...image, ...own }`). */
+function union(fromImage: readonly string[], own: readonly string[]): string[] {
+  return [...new Set([...fromImage, ...own])];
 }
 
 /** The body's `NAME=value` entries, then the image's for names the body leaves out (dockerd's order). */
@@ -62,9 +62,4 @@ export function mergeEnv(own: readonly string[], fromImage: readonly string[]): 
   const name = (entry: string): string => entry.split('=', 1)[0] as string;
   const set = new Set(own.map(name));
   return [...own, ...fromImage.filter((entry) => !set.has(name(entry)))];
-}
-
-function asList(value: string[] | string | null | undefined): string[] | undefined {
-  if (value === undefined || value === null) return undefined;
-  return Array.isArray(value) ? value.map(String) : [String(value)];
 }

@@ -1,19 +1,18 @@
 import { EngineError } from '../../../engine-api/engine-error.js';
-import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
 import type { ContainerSpec } from '../../../engine-api/container-spec.js';
 
 const PREFIX = 'container:';
 const FULL_ID = /^[0-9a-f]{64}$/;
 
 /**
- * `--network container:REF` resolved once, at create: the body with `HostConfig.NetworkMode`
+ * `--network container:REF` resolved once, at create: the spec with its network mode
  * `container:<full id>` (what inspect then shows, as dockerd's), so that no later start looks the
  * reference up again by name or id prefix, where it could name another container by then. A
  * reference naming nothing is a 400 naming the field (a 404 would make the CLI pull the image).
  */
-export function withJoinedContainerId(body: ContainerCreateBody, resolve: (ref: string) => string): ContainerCreateBody {
-  const mode = body.HostConfig?.NetworkMode;
-  if (typeof mode !== 'string' || !mode.startsWith(PREFIX) || mode === PREFIX) return body;
+export function withJoinedContainerId(spec: ContainerSpec, resolve: (ref: string) => string): ContainerSpec {
+  const mode = spec.host.networkMode;
+  if (!mode.startsWith(PREFIX) || mode === PREFIX) return spec;
   let id: string;
   try {
     id = resolve(mode.slice(PREFIX.length));
@@ -21,7 +20,7 @@ export function withJoinedContainerId(body: ContainerCreateBody, resolve: (ref: 
     if (error instanceof EngineError && error.kind === 'NotFound') throw EngineError.invalidParameter(`HostConfig.NetworkMode: ${error.message}`);
     throw error;
   }
-  return { ...body, HostConfig: { ...body.HostConfig, NetworkMode: `${PREFIX}${id}` } };
+  return { ...spec, host: { ...spec.host, networkMode: `${PREFIX}${id}` } };
 }
 
 /**

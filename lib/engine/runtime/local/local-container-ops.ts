@@ -1,4 +1,4 @@
-import { containerSpecOf } from '../../../engine-api/container-spec.js';
+import { withHostConfig } from '../../../engine-api/container-spec.js';
 import { execFile } from 'node:child_process';
 import { Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -187,16 +187,16 @@ export class LocalContainerOps {
     }
     if (Object.keys(set).length === 0) {
       if (policy === undefined) return { Warnings: null };
-      c.body = { ...c.body, HostConfig: { ...(c.body.HostConfig ?? {}), RestartPolicy: policy } };
-      c.spec = containerSpecOf(c.body);
+      c.spec = withHostConfig(c.spec, { RestartPolicy: policy });
+      c.body = c.spec.raw;
       this.host.saved(c);
       this.host.publish('update', c);
       return { Warnings: null };
     }
     if (!apply) throw EngineError.invalidParameter(`${Object.keys(set).join(', ')}: updating containers is not supported by the ${this.host.name} runtime`);
     const applied = await apply(c, set);
-    c.body = { ...c.body, HostConfig: { ...(c.body.HostConfig ?? {}), ...applied, ...(policy !== undefined ? { RestartPolicy: policy } : {}) } };
-    c.spec = containerSpecOf(c.body);
+    c.spec = withHostConfig(c.spec, { ...applied, ...(policy !== undefined ? { RestartPolicy: policy } : {}) });
+    c.body = c.spec.raw;
     this.host.saved(c);
     this.host.publish('update', c);
     return { Warnings: null };

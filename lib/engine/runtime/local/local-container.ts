@@ -257,12 +257,11 @@ export interface LocalExecutor {
     env: string[];
     image: LocalImage;
     openStdin: boolean;
-    /** Container id and create body, for executors that isolate per container. */
+    /** Container id, for executors that isolate per container. */
     id: string;
     /** Its name (without the leading `/`), what its networks' DNS answers to. Optional. */
     name?: string;
-    body: ContainerCreateBody;
-    /** `body` typed: what the executor reads (its volumes are binds of their directories here). */
+    /** The container's spec as it runs (its volumes are binds of their directories here, run-spec.ts). */
     spec: ContainerSpec;
     output: (stream: 1 | 2, data: Buffer) => void;
     /** Run under a terminal (`Tty`): one raw output stream, reported as stream 1. */
@@ -280,9 +279,9 @@ export interface LocalContainer {
   name: string;
   created: Date;
   image: LocalImage;
-  /** The create body with the image's config applied: what is kept, and echoed by inspect. */
+  /** The create body with what create settled (container-views.ts keptBody): kept in its record and echoed by inspect; nothing else reads it. */
   body: ContainerCreateBody;
-  /** {@link body}, typed (container-spec.ts): what the executors read. Set wherever `body` is. */
+  /** What the runtime and the executors read: the spec with the image's config applied (its `raw` is {@link body}). Set wherever `body` is. */
   spec: ContainerSpec;
   argv: string[];
   env: string[];

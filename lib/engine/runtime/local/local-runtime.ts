@@ -1,5 +1,5 @@
-import { containerSpecOf, type ContainerSpec } from '../../../engine-api/container-spec.js';
-import { runBody } from './run-body.js';
+import type { ContainerSpec } from '../../../engine-api/container-spec.js';
+import { runSpec } from './run-spec.js';
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { EngineError } from '../../../engine-api/engine-error.js';
@@ -8,7 +8,7 @@ import type {
   LogsOptions, OutputStream, PullRequest, RemoveOptions, StopOptions, WaitCondition, WaitHandle, WaitResult,
 } from '../../../engine-api/runtime-types.js';
 import { upToDateProgress } from './pull-progress.js';
-import { inspectView } from './container-views.js';
+import { inspectView, keptBody } from './container-views.js';
 import { EventBus } from './event-bus.js';
 import { familiarImageRef } from '../../../engine-api/image-ref.js';
 import type { LocalContainer, LocalExecutor } from './local-container.js';
@@ -28,7 +28,7 @@ import { restoreContainer } from './container-restore.js';
 import type { ImageOperations } from '../../../engine-api/image-operations.js';
 import { ContainerLifecycle } from './container-lifecycle.js';
 import { LocalVolumes } from './local-volumes.js';
-import { executionBody, mountView, volumeNamesOf, type MountPoint } from './container-mounts.js';
+import { executionSpec, mountView, volumeNamesOf, type MountPoint } from './container-mounts.js';
 import { copyUp, mountsFor, removeAnonymous } from './volume-mounts.js';
 import { attachTo, logsOf, newOutputLog } from './container-output.js';
 import { listContainers } from './container-list.js';
@@ -189,10 +189,10 @@ export class LocalRuntime implements ContainerRuntime {
     const ref = familiarImageRef(sent.image);
     const image = this.storeImages ? await this.storeImages.localImage(sent.image) : this.images.find(sent.image);
     if (!image) throw EngineError.notFound(`No such image: ${ref}`);
-    // The body kept (and shown by inspect) is the one sent with the image's config applied.
-    const applied = applyImageConfig(sent.raw, image);
+    // The spec run is the one sent with the image's config and healthcheck applied.
+    const applied = applyImageConfig(sent, image);
     const { argv, env, labels } = applied;
-    let body = this.lifecycle.prepare(applied.body, sent, image);
+    let made = this.lifecycle.prepare(applied.spec, image);
     // This runtime is the only one it has (/info lists it as Runtimes and DefaultRuntime).
     const wanted = sent.host.runtime;
     if (wanted !== '' && wanted !== this.name) throw EngineError.invalidParameter(`Unknown runtime specified ${wanted}`);
@@ -203,15 +203,16 @@ export class LocalRuntime implements ContainerRuntime {
     }
     // `--network container:REF` is resolved here, once, to the id it names now; the start joins
     // that container only (never whatever else the name or prefix matches by then), as dockerd.
-    if (this.executor.userNetworks) body = withJoinedContainerId(body, (ref) => this.table.resolve(ref).id);
-    const spec = containerSpecOf(body);
+    if (this.executor.userNetworks) made = withJoinedContainerId(made, (ref) => this.table.resolve(ref).id);
+    // The body kept (and shown by inspect): the one sent, with what create settled written over it.
+    const spec: ContainerSpec = { ...made, raw: keptBody(sent, made) };
     // Volumes named, anonymous and from other containers; the executor checks the spec as it will
     // run it (every one a bind of its directory). Anonymous volumes made for a refused body go.
     const mounts = this.mountsFor(spec);
     try {
       // Each host source's links resolved once, here: what the policy checked is what every start binds.
       if (mounts) await resolveMountSources(mounts);
-      await this.executor.validate?.(mounts ? containerSpecOf(executionBody(body, mounts)) : spec, image);
+      await this.executor.validate?.(mounts ? executionSpec(spec, mounts) : spec, image);
     } catch (error) {
       this.removeAnonymous(mounts ?? []);
       throw error;
@@ -231,7 +232,7 @@ export class LocalRuntime implements ContainerRuntime {
       this.removeAnonymous(mounts ?? []);
       throw EngineError.system(`cannot open the container's log files: ${(error as Error).message}`, error);
     }
-    const container = newContainer({ id, name, image, body, spec, argv, env, labels, log, logging, mounts });
+    const container = newContainer({ id, name, image, spec, argv, env, labels, log, logging, mounts });
     this.table.add(container);
     await this.records?.save(container);
     this.bus.publish('create', eventActor(container));
@@ -292,7 +293,7 @@ export class LocalRuntime implements ContainerRuntime {
         openStdin: c.openStdin,
         id: c.id,
         name: c.name,
-        ...runBody(c),
+        spec: runSpec(c),
         tty: c.tty,
         output: (stream, data) => {
           c.log.append(c.tty ? 1 : stream, data);
@@ -398,9 +399,8 @@ export class LocalRuntime implements ContainerRuntime {
 
   async inspect(ref: string): Promise<Record<string, unknown>> {
     const c = this.table.resolve(ref);
-    const view = inspectView(c, c.status === 'running' ? undefined : this.executor.userNetworks?.stoppedEndpoints?.(c));
-    // dockerd shows the runtime that runs the container (`runc`); here it is this runtime.
-    return { ...view, HostConfig: { ...(view.HostConfig as Record<string, unknown>), Runtime: this.name }, Mounts: (c.mounts ?? []).map(mountView) };
+    const view = inspectView(c, c.status === 'running' ? undefined : this.executor.userNetworks?.stoppedEndpoints?.(c), this.name);
+    return { ...view, Mounts: (c.mounts ?? []).map(mountView) };
   }
 
   async list(options: ListOptions): Promise<Record<string, unknown>[]> {

@@ -1,5 +1,4 @@
 import { PassThrough } from 'node:stream';
-import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
 import type { ContainerSpec } from '../../../engine-api/container-spec.js';
 import type { LocalContainer, LocalImage } from './local-container.js';
 import type { OutputLog } from './output-log.js';
@@ -12,8 +11,7 @@ export interface NewContainer {
   /** Without the leading `/`; a generated one when the create names none. */
   name: string | undefined;
   image: LocalImage;
-  body: ContainerCreateBody;
-  /** `body` typed. */
+  /** Its spec as settled at create; its `raw` is the body kept (container-views.ts keptBody). */
   spec: ContainerSpec;
   argv: string[];
   env: string[];
@@ -24,13 +22,13 @@ export interface NewContainer {
 }
 
 /** A just-created container's entry: `created`, with no run yet. */
-export function newContainer({ id, name, image, body, spec, argv, env, labels, log, logging, mounts }: NewContainer): LocalContainer {
+export function newContainer({ id, name, image, spec, argv, env, labels, log, logging, mounts }: NewContainer): LocalContainer {
   return {
     id,
     name: name ?? `dockgate_${id.slice(0, 12)}`,
     created: new Date(),
     image,
-    body,
+    body: spec.raw,
     spec,
     argv,
     env,

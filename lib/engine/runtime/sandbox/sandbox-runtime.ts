@@ -7,7 +7,7 @@ import { ImageStore } from '../../images/image-store.js';
 import type { ImageStoreApi } from '../../images/image-store-types.js';
 import { withSeedAliases } from './sandbox-images.js';
 import type { ContainerRuntime } from '../../../engine-api/runtime-types.js';
-import { containerSpecOf, type ContainerSpec } from '../../../engine-api/container-spec.js';
+import { containerSpecOf, hostSpecOf, type ContainerSpec } from '../../../engine-api/container-spec.js';
 import type { LocalExecutor, LocalProcess } from '../local/local-container.js';
 import { hostPathOf } from '../local/container-mounts.js';
 import { LocalRuntime } from '../local/local-runtime.js';
@@ -310,7 +310,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
           throw EngineError.invalidParameter(`${refused.join(', ')}: updating containers is not supported by the sandbox runtime (only ${CGROUP_HOST_FIELDS.join(', ')})`);
         }
         // The update's fields, typed as at create, over the container's spec.
-        const updated = containerSpecOf({ Image: c.spec.image, HostConfig: update }).host;
+        const updated = hostSpecOf(update);
         const changed = Object.fromEntries(Object.keys(update).map((field) => {
           const key = (field.charAt(0).toLowerCase() + field.slice(1)) as keyof typeof updated;
           return [key, updated[key]];

@@ -54,7 +54,7 @@ export function tmpfsMount(path: string, options: unknown, cap: number): TmpfsMo
  * Every `HostConfig.Tmpfs` entry of a create checked ({@link tmpfsMount}), and their sizes
  * summed: each mount is capped, and so is what they hold together, or forty mounts of the cap
  * each would take forty times its memory. A mount without `size=` counts at the cap (its size).
- * `Mounts` of type tmpfs arrive here as Tmpfs entries (container-mounts.ts executionBody).
+ * `Mounts` of type tmpfs arrive here as Tmpfs entries (container-mounts.ts executionSpec).
  *
  * @param total Bytes all of them may hold (sandboxRuntime option "maxTmpfsBytes").
  * @throws {EngineError} InvalidParameter naming HostConfig.Tmpfs and the option.
