@@ -45,6 +45,8 @@ export class OverlayRootfs {
   private readonly mounted = new Map<string, Promise<string>>();
   /** Container ID -> its unmount under way: a mount waits for it (two live mounts on one upper directory are undefined behaviour). */
   private readonly unmounting = new Map<string, Promise<void>>();
+  /** Removals under way (close waits for them). */
+  private readonly removing = new Set<Promise<void>>();
   /** Leftover mounts detached and stale directories removed (what every mount waits for first). */
   private readonly recovered: Promise<void>;
 
@@ -144,12 +146,22 @@ export class OverlayRootfs {
 
   /** Unmounts the overlay and deletes the container's writes (the container is removed). */
   async remove(id: string): Promise<void> {
-    await this.unmount(id);
-    await rm(this.paths(id).dir, { recursive: true, force: true });
+    const removal = (async () => {
+      await this.unmount(id);
+      await rm(this.paths(id).dir, { recursive: true, force: true });
+    })();
+    this.removing.add(removal);
+    try {
+      await removal;
+    } finally {
+      this.removing.delete(removal);
+    }
   }
 
   /** Unmounts every overlay (the runtime is closing; the writes stay for the next server). */
   async close(): Promise<void> {
+    // A removal under way (`rm -f` answers first) ends before the runtime does: its mount is gone then.
+    await Promise.allSettled([...this.removing]);
     await Promise.all([...this.mounted.keys()].map((id) => this.unmount(id).catch(() => undefined)));
   }
 }
