@@ -1,7 +1,7 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { Readable } from 'node:stream';
+import type { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type { IdShift, StoredLayer } from '../image-store-types.js';
@@ -42,15 +42,19 @@ export class LayerFiles {
   /**
    * Stores a layer from a stream (gzip or plain tar), hashing while it is written: the
    * uncompressed bytes must hash to `expectedDiffId` when given (else the layer is refused and
-   * nothing is kept). `onBytes` sees the uncompressed byte count as it grows.
+   * nothing is kept). `onBytes` sees the uncompressed byte count as it grows. `tee` (a pull's
+   * unpack, stream-unpack.ts) sees the uncompressed bytes on their way to the file.
    */
-  async importLayer(source: Readable, expectedDiffId?: string, onBytes?: (bytes: number) => void): Promise<StoredLayer> {
+  async importLayer(source: Readable, expectedDiffId?: string, onBytes?: (bytes: number) => void, tee?: Transform): Promise<StoredLayer> {
     await mkdir(this.layersDir, { recursive: true });
     const temp = tempPathFor(join(this.layersDir, 'x'));
     const hasher = new HashingStream();
     if (onBytes) hasher.on('data', () => onBytes(hasher.bytes));
     try {
-      await pipeline(await decompressedLayer(source), byteCap(this.maxLayerBytes, 'the layer', 'maxLayerBytes'), hasher, createWriteStream(temp));
+      const decompressed = await decompressedLayer(source);
+      const cap = byteCap(this.maxLayerBytes, 'the layer', 'maxLayerBytes');
+      if (tee) await pipeline(decompressed, cap, hasher, tee, createWriteStream(temp));
+      else await pipeline(decompressed, cap, hasher, createWriteStream(temp));
       const diffId = hasher.digest();
       if (expectedDiffId !== undefined) verifyDigest('layer', expectedDiffId, diffId);
       await rename(temp, this.layerFile(diffId));
@@ -71,6 +75,19 @@ export class LayerFiles {
     await rm(this.layerFile(diffId), { force: true });
     await rm(join(this.layersDir, `${digestHex(diffId)}.size`), { force: true });
     await this.blobs.forget(diffId);
+  }
+
+  /**
+   * Puts a root unpacked elsewhere (a pull's, stream-unpack.ts, in a temporary directory beside
+   * the roots) in place as the image's root; when the image has one already, the new one goes.
+   */
+  async adoptRootfs(imageId: string, temp: string): Promise<string> {
+    const target = this.rootfs(imageId);
+    await rename(temp, target).catch(async (err: NodeJS.ErrnoException) => {
+      if (!(await stat(target).catch(() => undefined))) throw err;
+      await rm(temp, { recursive: true, force: true });
+    });
+    return target;
   }
 
   /**
