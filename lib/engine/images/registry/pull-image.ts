@@ -16,6 +16,7 @@ import { RegistrySession } from './registry-session.js';
 import { checkedFetch } from '../../../http/checked-fetch.js';
 import { layerLine, line } from './progress-lines.js';
 import { StreamingUnpack } from '../store/stream-unpack.js';
+import type { GrowingFile } from '../store/growing-file.js';
 
 const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
 
@@ -134,16 +135,14 @@ export async function pullImage(store: ImageStoreCore, request: ImagePullRequest
     // A first pull of the image unpacks while it downloads (stream-unpack.ts): its root is ready when the last layer is.
     const layerId = (index: number) => shortId(image.layers[index]?.digest as string);
     const unpack = fresh.size === diffIds.length && diffIds.length > 0 && !(await stat(store.files.rootfs(image.config.digest)).catch(() => undefined))
-      ? await StreamingUnpack.start(store.files, diffIds, (index, streamed) => {
-        if (!streamed) send(layerLine('Extracting', layerId(index), { current: 0, total: layers[index]?.size ?? 0 }));
-      }, (index) => send(layerLine('Pull complete', layerId(index))))
+      ? await StreamingUnpack.start(store.files, diffIds, (index) => send(layerLine('Extracting', layerId(index))), (index) => send(layerLine('Pull complete', layerId(index))))
       : undefined;
     try {
       // Three downloads at a time, as dockerd's default max-concurrent-downloads; the first failure stops the pull.
       const queue = [...fresh];
       const worker = async () => {
         for (let i = queue.shift(); i !== undefined; i = queue.shift()) {
-          layers[i] = await downloadLayer(store, session, image.layers[i] as Descriptor, diffIds[i] as string, target.ref, send, unpack && { unpack, index: i });
+          layers[i] = await downloadLayer(store, session, image.layers[i] as Descriptor, diffIds[i] as string, target.ref, send, unpack?.watch(i));
           unpack?.stored(i);
         }
       };
@@ -193,7 +192,7 @@ export async function pullImage(store: ImageStoreCore, request: ImagePullRequest
 }
 
 /** Streams one layer blob into the store: compressed digest and size, then diff ID, both verified. */
-async function downloadLayer(store: ImageStoreCore, session: RegistrySession, layer: Descriptor, diffId: string, ref: string, send: Send, streaming?: { unpack: StreamingUnpack; index: number }): Promise<StoredLayer> {
+async function downloadLayer(store: ImageStoreCore, session: RegistrySession, layer: Descriptor, diffId: string, ref: string, send: Send, onFile?: (file: GrowingFile) => void): Promise<StoredLayer> {
   const id = shortId(layer.digest);
   const res = await session.get(`blobs/${layer.digest}`);
   if (res.status !== 200 || !res.body) throw await refusal(res, ref);
@@ -212,9 +211,8 @@ async function downloadLayer(store: ImageStoreCore, session: RegistrySession, la
   const body = Readable.fromWeb(res.body as unknown as WebReadableStream<Uint8Array>);
   body.on('error', (err) => hasher.destroy(err));
   hasher.on('error', (err) => meter.destroy(err));
-  // The next layer in order is unpacked from this very stream (stream-unpack.ts); the others from their tar after.
-  const tee = streaming?.unpack.claim(streaming.index);
-  const stored = await store.files.importLayer(body.pipe(hasher).pipe(meter), diffId, undefined, tee);
+  // The tar is unpacked while it is written (stream-unpack.ts), once the layers before it are.
+  const stored = await store.files.importLayer(body.pipe(hasher).pipe(meter), diffId, undefined, onFile);
   send(layerLine('Verifying Checksum', id));
   if (hasher.digest() !== layer.digest) {
     await store.files.discard(diffId);
@@ -224,6 +222,5 @@ async function downloadLayer(store: ImageStoreCore, session: RegistrySession, la
   // A later push of this layer to the same registry finds it there, or mounts it from here (layer-blobs.ts).
   await store.files.blobs.remember(diffId, { digest: layer.digest, size: layer.size, mediaType: layer.mediaType }, session.repository);
   send(layerLine('Download complete', id));
-  if (tee) send(layerLine('Extracting', id, { current: stored.size, total: stored.size }));
   return stored;
 }

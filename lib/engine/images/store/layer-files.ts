@@ -1,7 +1,7 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { Readable, Transform } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type { IdShift, StoredLayer } from '../image-store-types.js';
@@ -13,6 +13,7 @@ import { tempPathFor } from '../../../fs/atomic-file.js';
 import { decompressedLayer } from './decompress.js';
 import { digestHex, HashingStream, verifyDigest } from './digest.js';
 import { copyTree } from './copy-tree.js';
+import { GrowingFile } from './growing-file.js';
 
 /** Where layers (uncompressed tars by diff ID) and unpacked root filesystems (by image ID) live. */
 export class LayerFiles {
@@ -42,19 +43,22 @@ export class LayerFiles {
   /**
    * Stores a layer from a stream (gzip or plain tar), hashing while it is written: the
    * uncompressed bytes must hash to `expectedDiffId` when given (else the layer is refused and
-   * nothing is kept). `onBytes` sees the uncompressed byte count as it grows. `tee` (a pull's
-   * unpack, stream-unpack.ts) sees the uncompressed bytes on their way to the file.
+   * nothing is kept). `onBytes` sees the uncompressed byte count as it grows. `onFile` (a pull's
+   * unpack, stream-unpack.ts) gets the tar as it is written, to read it while it grows.
    */
-  async importLayer(source: Readable, expectedDiffId?: string, onBytes?: (bytes: number) => void, tee?: Transform): Promise<StoredLayer> {
+  async importLayer(source: Readable, expectedDiffId?: string, onBytes?: (bytes: number) => void, onFile?: (file: GrowingFile) => void): Promise<StoredLayer> {
     await mkdir(this.layersDir, { recursive: true });
     const temp = tempPathFor(join(this.layersDir, 'x'));
     const hasher = new HashingStream();
     if (onBytes) hasher.on('data', () => onBytes(hasher.bytes));
     try {
-      const decompressed = await decompressedLayer(source);
-      const cap = byteCap(this.maxLayerBytes, 'the layer', 'maxLayerBytes');
-      if (tee) await pipeline(decompressed, cap, hasher, tee, createWriteStream(temp));
-      else await pipeline(decompressed, cap, hasher, createWriteStream(temp));
+      let sink;
+      if (onFile && expectedDiffId !== undefined) {
+        const growing = new GrowingFile(temp, this.layerFile(expectedDiffId));
+        sink = growing.writer();
+        onFile(growing);
+      } else sink = createWriteStream(temp);
+      await pipeline(await decompressedLayer(source), byteCap(this.maxLayerBytes, 'the layer', 'maxLayerBytes'), hasher, sink);
       const diffId = hasher.digest();
       if (expectedDiffId !== undefined) verifyDigest('layer', expectedDiffId, diffId);
       await rename(temp, this.layerFile(diffId));
@@ -75,6 +79,14 @@ export class LayerFiles {
     await rm(this.layerFile(diffId), { force: true });
     await rm(join(this.layersDir, `${digestHex(diffId)}.size`), { force: true });
     await this.blobs.forget(diffId);
+  }
+
+  /** A new empty directory beside the unpacked roots, for a root unpacked elsewhere (a pull's) and then {@link adoptRootfs adopted}. */
+  async unpackingRoot(): Promise<string> {
+    await mkdir(this.rootfsDir, { recursive: true, mode: 0o700 });
+    const temp = await mkdtemp(join(this.rootfsDir, '.tmp-'));
+    await chmod(temp, 0o755);
+    return temp;
   }
 
   /**
