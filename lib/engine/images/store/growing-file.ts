@@ -71,14 +71,15 @@ export class GrowingFile extends EventEmitter {
       highWaterMark: CHUNK,
       read() {
         (async () => {
-          handle ??= await open(file.path, 'r').catch((err: NodeJS.ErrnoException) => {
-            if (err.code === 'ENOENT') return open(file.finalPath, 'r');
-            throw err;
-          });
           for (;;) {
             if (file.failure) throw file.failure;
             // A whole chunk at a time (or the rest, once complete): reading the download's small writes one by one costs more than it saves.
             if (file.written - position >= CHUNK || (file.complete && position < file.written)) {
+              // Opened once bytes are written (the writer has made the file by then).
+              handle ??= await open(file.path, 'r').catch((err: NodeJS.ErrnoException) => {
+                if (err.code === 'ENOENT') return open(file.finalPath, 'r');
+                throw err;
+              });
               const buffer = Buffer.allocUnsafe(Math.min(CHUNK, file.written - position));
               const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
               if (bytesRead === 0) throw new Error('the layer file is shorter than what was written');
@@ -91,6 +92,7 @@ export class GrowingFile extends EventEmitter {
               return;
             }
             await once(file, 'progress');
+            if (this.destroyed) return;
           }
         })().catch((err: Error) => this.destroy(err));
       },
