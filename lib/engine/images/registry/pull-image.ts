@@ -139,14 +139,21 @@ export async function pullImage(store: ImageStoreCore, request: ImagePullRequest
       : undefined;
     try {
       // Three downloads at a time, as dockerd's default max-concurrent-downloads; the first failure stops the pull.
+      // The downloads under way finish before the failure is reported, so nothing of the pull goes on after it.
       const queue = [...fresh];
       const worker = async () => {
         for (let i = queue.shift(); i !== undefined; i = queue.shift()) {
-          layers[i] = await downloadLayer(store, session, image.layers[i] as Descriptor, diffIds[i] as string, target.ref, send, unpack?.watch(i));
+          try {
+            layers[i] = await downloadLayer(store, session, image.layers[i] as Descriptor, diffIds[i] as string, target.ref, send, unpack?.watch(i));
+          } catch (err) {
+            queue.length = 0;
+            throw err;
+          }
           unpack?.stored(i);
         }
       };
-      await Promise.all([worker(), worker(), worker()]);
+      const failed = (await Promise.allSettled([worker(), worker(), worker()])).find((r) => r.status === 'rejected');
+      if (failed) throw (failed as PromiseRejectedResult).reason;
       if (unpack) {
         await unpack.finished();
         await store.commit({ config: configBytes, layers, tags: byDigest ? [] : [target.ref], repoDigest, unpacked: unpack.root });
