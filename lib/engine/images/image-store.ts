@@ -199,7 +199,8 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
     }
     await writeFileAtomic(this.blobFile(id), request.config);
     // A built image's root is unpacked when first run (from its parent's), not at each step.
-    if (!request.lazyRootfs) await this.#rootfs(id, diffIds, request.onLayer);
+    if (request.unpacked) await this.files.adoptRootfs(id, request.unpacked);
+    else if (!request.lazyRootfs) await this.#rootfs(id, diffIds, request.onLayer);
     const committed = await this.exclusive(async () => {
       const now = new Date().toISOString();
       const record = this.#index.get(id) ?? { id, repoTags: [], repoDigests: [], layers: request.layers, ...(request.parent ? { parent: request.parent } : {}) };

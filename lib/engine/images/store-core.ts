@@ -13,6 +13,8 @@ export interface CommitRequest {
   onLayer?: (index: number, read: () => number) => void;
   /** The image it was built on (recorded as its `parent`). */
   parent?: string;
+  /** A temporary root with every layer unpacked already (a pull's, stream-unpack.ts): put in place instead of unpacking. */
+  unpacked?: string;
   /** Leave the root filesystem to be unpacked when the image is first run (a build's steps). */
   lazyRootfs?: boolean;
 }

@@ -169,6 +169,27 @@ describeWithPeers('image store pulls from a registry through the token flow', [
     expect((await fresh.inspect('busybox:local')).Id).toBe((await cli.docker(['image', 'inspect', '--format', '{{.Id}}', 'busybox:local'])).stdout.trim());
   }, 60_000);
 
+  test('a layer blob whose bytes do not match its digest (the same tar, another gzip header) fails the pull with dockerd\'s words and leaves no layer and no root, not even the one unpacked while it downloaded', async () => {
+    const manifest = JSON.parse((await cli.docker(['manifest', 'inspect', '--insecure', image])).stdout) as { layers: { digest: string }[] };
+    const blobFile = (digest: string) => join(registry.storageDir, 'docker/registry/v2/blobs/sha256', digest.slice(7, 9), digest.slice(7), 'data');
+    const originals = new Map<string, Buffer>();
+    for (const { digest } of manifest.layers) originals.set(digest, await readFile(blobFile(digest)));
+    try {
+      // Every layer keeps its tar and size (its diff ID matches, so it unpacks to its end): only the gzip header's OS byte differs.
+      for (const [digest, bytes] of originals) await writeFile(blobFile(digest), Buffer.concat([bytes.subarray(0, 9), Buffer.from([bytes[9] === 3 ? 255 : 3]), bytes.subarray(10)]));
+      const store = await ImageStore.open(join(dir, 'regzipped'));
+      const lines = (await text(await store.pull({ ref: image, registryAuth: auth({ username: 'alice', password: PASSWORD }) }))).trim().split('\n').map((l) => JSON.parse(l) as { error?: string });
+      const last = lines[lines.length - 1] as { error?: string };
+      expect(last.error).toMatch(/^filesystem layer verification failed for digest sha256:[0-9a-f]{64}$/);
+      expect(manifest.layers.map((l) => l.digest)).toContain(last.error?.split(' ').pop());
+      expect(await store.list()).toEqual([]);
+      expect((await readdir(join(dir, 'regzipped', 'layers')).catch(() => [])).filter((f) => f.endsWith('.tar'))).toEqual([]);
+      expect(await readdir(join(dir, 'regzipped', 'rootfs')).catch(() => [])).toEqual([]);
+    } finally {
+      for (const [digest, bytes] of originals) await writeFile(blobFile(digest), bytes);
+    }
+  }, 60_000);
+
   test('a blob changed in the registry\'s storage is refused (digest mismatch), and nothing is stored', async () => {
     const daemon = JSON.parse((await cli.docker(['image', 'inspect', image])).stdout)[0] as { Id: string };
     const hex = daemon.Id.slice('sha256:'.length);

@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { PassThrough, Readable, Transform } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { splitRepositoryName } from '../../../reference/repository-name.js';
@@ -14,6 +15,8 @@ import { pullError, registryErrors } from './registry-errors.js';
 import { RegistrySession } from './registry-session.js';
 import { checkedFetch } from '../../../http/checked-fetch.js';
 import { layerLine, line } from './progress-lines.js';
+import { StreamingUnpack } from '../store/stream-unpack.js';
+import type { GrowingFile } from '../store/growing-file.js';
 
 const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
 
@@ -63,7 +66,8 @@ type Send = (text: string) => void;
  * stream exists, so those failures are HTTP errors; afterwards progress is streamed the way
  * dockerd writes it (`Pulling fs layer`, `Downloading` with byte counts, `Download complete`,
  * `Extracting`, `Pull complete`, `Digest:`, `Status:`) and a later failure is an `errorDetail`
- * line. Layers stream from the registry to disk while both digests are checked.
+ * line. Layers stream from the registry to disk while both digests are checked, and a first pull
+ * of the image unpacks them on the way (stream-unpack.ts); a failure keeps none of its unpacking.
  */
 export async function pullImage(store: ImageStoreCore, request: ImagePullRequest): Promise<Readable> {
   const target = parsePullReference(request.ref);
@@ -128,14 +132,39 @@ export async function pullImage(store: ImageStoreCore, request: ImagePullRequest
         send(layerLine('Pulling fs layer', shortId(image.layers[i]?.digest as string)));
       }
     }
-    // Three downloads at a time, as dockerd's default max-concurrent-downloads; the first failure stops the pull.
-    const queue = [...fresh];
-    const worker = async () => {
-      for (let i = queue.shift(); i !== undefined; i = queue.shift()) {
-        layers[i] = await downloadLayer(store, session, image.layers[i] as Descriptor, diffIds[i] as string, target.ref, send);
+    // A first pull of the image unpacks while it downloads (stream-unpack.ts): its root is ready when the last layer is.
+    const layerId = (index: number) => shortId(image.layers[index]?.digest as string);
+    const unpack = fresh.size === diffIds.length && diffIds.length > 0 && !(await stat(store.files.rootfs(image.config.digest)).catch(() => undefined))
+      ? await StreamingUnpack.start(store.files, diffIds, (index) => send(layerLine('Extracting', layerId(index))), (index) => send(layerLine('Pull complete', layerId(index))))
+      : undefined;
+    try {
+      // Three downloads at a time, as dockerd's default max-concurrent-downloads; the first failure stops the pull.
+      // The downloads under way finish before the failure is reported, so nothing of the pull goes on after it.
+      const queue = [...fresh];
+      const worker = async () => {
+        for (let i = queue.shift(); i !== undefined; i = queue.shift()) {
+          try {
+            layers[i] = await downloadLayer(store, session, image.layers[i] as Descriptor, diffIds[i] as string, target.ref, send, unpack?.watch(i));
+          } catch (err) {
+            queue.length = 0;
+            throw err;
+          }
+          unpack?.stored(i);
+        }
+      };
+      const failed = (await Promise.allSettled([worker(), worker(), worker()])).find((r) => r.status === 'rejected');
+      if (failed) throw (failed as PromiseRejectedResult).reason;
+      if (unpack) {
+        await unpack.finished();
+        await store.commit({ config: configBytes, layers, tags: byDigest ? [] : [target.ref], repoDigest, unpacked: unpack.root });
+        send(line({ status: `Digest: ${top.digest}` }));
+        send(line({ status: `Status: Downloaded newer image for ${target.ref}` }));
+        return;
       }
-    };
-    await Promise.all([worker(), worker(), worker()]);
+    } catch (err) {
+      await unpack?.discard();
+      throw err;
+    }
     let current = -1;
     let timer: NodeJS.Timeout | undefined;
     const finish = (index: number) => {
@@ -170,7 +199,7 @@ export async function pullImage(store: ImageStoreCore, request: ImagePullRequest
 }
 
 /** Streams one layer blob into the store: compressed digest and size, then diff ID, both verified. */
-async function downloadLayer(store: ImageStoreCore, session: RegistrySession, layer: Descriptor, diffId: string, ref: string, send: Send): Promise<StoredLayer> {
+async function downloadLayer(store: ImageStoreCore, session: RegistrySession, layer: Descriptor, diffId: string, ref: string, send: Send, onFile?: (file: GrowingFile) => void): Promise<StoredLayer> {
   const id = shortId(layer.digest);
   const res = await session.get(`blobs/${layer.digest}`);
   if (res.status !== 200 || !res.body) throw await refusal(res, ref);
@@ -189,16 +218,16 @@ async function downloadLayer(store: ImageStoreCore, session: RegistrySession, la
   const body = Readable.fromWeb(res.body as unknown as WebReadableStream<Uint8Array>);
   body.on('error', (err) => hasher.destroy(err));
   hasher.on('error', (err) => meter.destroy(err));
-  const stored = await store.files.importLayer(body.pipe(hasher).pipe(meter), diffId);
-  try {
-    verifyDigest('layer blob', layer.digest, hasher.digest());
-  } catch (err) {
+  // The tar is unpacked while it is written (stream-unpack.ts), once the layers before it are.
+  const stored = await store.files.importLayer(body.pipe(hasher).pipe(meter), diffId, undefined, onFile);
+  send(layerLine('Verifying Checksum', id));
+  if (hasher.digest() !== layer.digest) {
     await store.files.discard(diffId);
-    throw err;
+    // dockerd's words (distribution/pull_v2.go); the temporary unpack goes with the pull (stream-unpack.ts).
+    throw EngineError.invalidParameter(`filesystem layer verification failed for digest ${layer.digest}`);
   }
   // A later push of this layer to the same registry finds it there, or mounts it from here (layer-blobs.ts).
   await store.files.blobs.remember(diffId, { digest: layer.digest, size: layer.size, mediaType: layer.mediaType }, session.repository);
-  send(layerLine('Verifying Checksum', id));
   send(layerLine('Download complete', id));
   return stored;
 }

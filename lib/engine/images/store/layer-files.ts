@@ -13,6 +13,7 @@ import { tempPathFor } from '../../../fs/atomic-file.js';
 import { decompressedLayer } from './decompress.js';
 import { digestHex, HashingStream, verifyDigest } from './digest.js';
 import { copyTree } from './copy-tree.js';
+import { GrowingFile } from './growing-file.js';
 
 /** Where layers (uncompressed tars by diff ID) and unpacked root filesystems (by image ID) live. */
 export class LayerFiles {
@@ -42,15 +43,22 @@ export class LayerFiles {
   /**
    * Stores a layer from a stream (gzip or plain tar), hashing while it is written: the
    * uncompressed bytes must hash to `expectedDiffId` when given (else the layer is refused and
-   * nothing is kept). `onBytes` sees the uncompressed byte count as it grows.
+   * nothing is kept). `onBytes` sees the uncompressed byte count as it grows. `onFile` (a pull's
+   * unpack, stream-unpack.ts) gets the tar as it is written, to read it while it grows.
    */
-  async importLayer(source: Readable, expectedDiffId?: string, onBytes?: (bytes: number) => void): Promise<StoredLayer> {
+  async importLayer(source: Readable, expectedDiffId?: string, onBytes?: (bytes: number) => void, onFile?: (file: GrowingFile) => void): Promise<StoredLayer> {
     await mkdir(this.layersDir, { recursive: true });
     const temp = tempPathFor(join(this.layersDir, 'x'));
     const hasher = new HashingStream();
     if (onBytes) hasher.on('data', () => onBytes(hasher.bytes));
     try {
-      await pipeline(await decompressedLayer(source), byteCap(this.maxLayerBytes, 'the layer', 'maxLayerBytes'), hasher, createWriteStream(temp));
+      let sink;
+      if (onFile && expectedDiffId !== undefined) {
+        const growing = new GrowingFile(temp, this.layerFile(expectedDiffId));
+        sink = growing.writer();
+        onFile(growing);
+      } else sink = createWriteStream(temp);
+      await pipeline(await decompressedLayer(source), byteCap(this.maxLayerBytes, 'the layer', 'maxLayerBytes'), hasher, sink);
       const diffId = hasher.digest();
       if (expectedDiffId !== undefined) verifyDigest('layer', expectedDiffId, diffId);
       await rename(temp, this.layerFile(diffId));
@@ -71,6 +79,27 @@ export class LayerFiles {
     await rm(this.layerFile(diffId), { force: true });
     await rm(join(this.layersDir, `${digestHex(diffId)}.size`), { force: true });
     await this.blobs.forget(diffId);
+  }
+
+  /** A new empty directory beside the unpacked roots, for a root unpacked elsewhere (a pull's) and then {@link adoptRootfs adopted}. */
+  async unpackingRoot(): Promise<string> {
+    await mkdir(this.rootfsDir, { recursive: true, mode: 0o700 });
+    const temp = await mkdtemp(join(this.rootfsDir, '.tmp-'));
+    await chmod(temp, 0o755);
+    return temp;
+  }
+
+  /**
+   * Puts a root unpacked elsewhere (a pull's, stream-unpack.ts, in a temporary directory beside
+   * the roots) in place as the image's root; when the image has one already, the new one goes.
+   */
+  async adoptRootfs(imageId: string, temp: string): Promise<string> {
+    const target = this.rootfs(imageId);
+    await rename(temp, target).catch(async (err: NodeJS.ErrnoException) => {
+      if (!(await stat(target).catch(() => undefined))) throw err;
+      await rm(temp, { recursive: true, force: true });
+    });
+    return target;
   }
 
   /**
