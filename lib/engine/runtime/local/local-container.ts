@@ -234,6 +234,12 @@ export interface LocalExecutor {
    * `output.log`) so they survive a restart. Without it containers live in memory only.
    */
   stateDir?: string;
+  /**
+   * The OCI runtime's name clients know the default runtime by (dockerd's `runc`; docker-py's
+   * tests create with it and read it back): create takes it beside the runtime's own name, inspect
+   * shows it when nothing else was asked, and /info lists it as the default. Without it: the runtime's name.
+   */
+  ociRuntime?: string;
   /** Named volumes. Without them named volumes are refused as the executor refuses them, and the volume routes list none and answer 501 for the rest. */
   volumes?: ExecutorVolumes;
   /**

@@ -88,7 +88,7 @@ export class LocalRuntime implements ContainerRuntime {
       resolve: (ref) => this.table.resolve(ref), supervisor: this.lifecycle.supervisor,
       save: (c) => void this.records?.save(c), publish: (action, c, extra) => this.bus.publish(action, eventActor(c), extra),
     });
-    this.catalog = new LocalCatalog(name, this.images, executor.networks, this.bus, () => this.table.all(), executor.userNetworks);
+    this.catalog = new LocalCatalog(name, this.images, executor.networks, this.bus, () => this.table.all(), executor.userNetworks, executor.ociRuntime);
     // Exec, restart, rename, pause, top, stats, prune, update, archive (local-operations.ts).
     Object.assign(this, localOperations({
       name,
@@ -193,9 +193,9 @@ export class LocalRuntime implements ContainerRuntime {
     const applied = applyImageConfig(sent.raw, image);
     const { argv, env, labels } = applied;
     let body = this.lifecycle.prepare(applied.body, sent, image);
-    // This runtime is the only one it has (/info lists it as Runtimes and DefaultRuntime).
+    // This runtime is the only one it has, by its own name or the OCI name clients know (/info lists both).
     const wanted = sent.host.runtime;
-    if (wanted !== '' && wanted !== this.name) throw EngineError.invalidParameter(`Unknown runtime specified ${wanted}`);
+    if (wanted !== '' && wanted !== this.name && wanted !== this.executor.ociRuntime) throw EngineError.invalidParameter(`Unknown runtime specified ${wanted}`);
     if (argv.length === 0) throw EngineError.invalidParameter('No command specified');
     if (this.table.size >= this.limits.maxContainers) {
       // dockerd has no such limit; 409 tells the client the state must change (remove some) first.
@@ -399,8 +399,8 @@ export class LocalRuntime implements ContainerRuntime {
   async inspect(ref: string): Promise<Record<string, unknown>> {
     const c = this.table.resolve(ref);
     const view = inspectView(c, c.status === 'running' ? undefined : this.executor.userNetworks?.stoppedEndpoints?.(c));
-    // dockerd shows the runtime that runs the container (`runc`); here it is this runtime.
-    return { ...view, HostConfig: { ...(view.HostConfig as Record<string, unknown>), Runtime: this.name }, Mounts: (c.mounts ?? []).map(mountView) };
+    // dockerd shows the runtime asked for, else its default (`runc`): here the OCI name clients know, else this runtime's.
+    return { ...view, HostConfig: { ...(view.HostConfig as Record<string, unknown>), Runtime: c.spec.host.runtime || (this.executor.ociRuntime ?? this.name) }, Mounts: (c.mounts ?? []).map(mountView) };
   }
 
   async list(options: ListOptions): Promise<Record<string, unknown>[]> {
