@@ -115,7 +115,10 @@ export interface LocalUserNetworks {
   create(body: NetworkCreateBody): Promise<{ Id: string; Warning: string }>;
   remove(ref: string): Promise<void>;
   prune(filters: EngineFilters): Promise<{ NetworksDeleted: string[] }>;
-  connect(ref: string, container: LocalContainer, body: NetworkConnectBody): Promise<void>;
+  /** `resolve`: a container reference (EndpointConfig.Links) to the id it names now. */
+  connect(ref: string, container: LocalContainer, body: NetworkConnectBody, resolve: (ref: string) => string): Promise<void>;
+  /** A new container's create-time references on its networks (legacy links), resolved once with `resolve`; throws to refuse the create. */
+  created?(id: string, spec: ContainerSpec, resolve: (ref: string) => string): void;
   disconnect(ref: string, container: LocalContainer, force: boolean): Promise<void>;
   /** The user networks' `GET /networks` entries matching `filters` (the predefined ones are the runtime's). */
   list(filters: EngineFilters, containers: LocalContainer[]): Record<string, unknown>[];

@@ -208,10 +208,12 @@ export class LocalRuntime implements ContainerRuntime {
     // Volumes named, anonymous and from other containers; the executor checks the spec as it will
     // run it (every one a bind of its directory). Anonymous volumes made for a refused body go.
     const mounts = this.mountsFor(spec);
+    const id = randomBytes(32).toString('hex');
     try {
       // Each host source's links resolved once, here: what the policy checked is what every start binds.
       if (mounts) await resolveMountSources(mounts);
       await this.executor.validate?.(mounts ? containerSpecOf(executionBody(body, mounts)) : spec, image);
+      this.executor.userNetworks?.created?.(id, spec, (ref) => this.table.resolve(ref).id); // legacy links, resolved once
     } catch (error) {
       this.removeAnonymous(mounts ?? []);
       throw error;
@@ -223,7 +225,6 @@ export class LocalRuntime implements ContainerRuntime {
       this.removeAnonymous(mounts ?? []);
       throw error;
     }
-    const id = randomBytes(32).toString('hex');
     let log: OutputLog;
     try {
       log = this.newLog(id, logging);
