@@ -12,7 +12,7 @@ import { listenOnSocket } from '../../engine/helpers.js';
 // docker-compose v1's `links:`): the fixture's links section (fixtures/docker-py-client-gaps.py)
 // against dockerd on this machine, whose answers are the reference, and the sandbox runtime.
 const here = dirname(fileURLToPath(import.meta.url));
-jest.setTimeout(180_000);
+jest.setTimeout(300_000);
 const DOCKERD_IMAGE = process.env.DOCKGATE_DOCKERD_IMAGE ?? 'busybox:local';
 const bwrap: PeerCheck = { name: 'bwrap (bubblewrap) and /bin/busybox (busybox-static)', available: () => spawnSync('bwrap', ['--version']).status === 0 && existsSync('/bin/busybox') };
 const root: PeerCheck = { name: 'root with iproute2 (user-defined networks make network namespaces)', available: () => process.getuid?.() === 0 && spawnSync('ip', ['-V']).status === 0 };
@@ -21,7 +21,7 @@ const dockerPy: PeerCheck = { name: 'docker-py (python3 -c "import docker")', av
 type Probe = Record<string, unknown>;
 function probe(socket: string, image: string, section: string): Promise<Probe> {
   return new Promise((resolve, reject) => {
-    execFile('python3', [join(here, '../fixtures/docker-py-client-gaps.py'), image, `dg${process.pid % 100000}lk`, section], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', DOCKER_HOST: `unix://${socket}` }, timeout: 150_000 }, (error, stdout, stderr) => {
+    execFile('python3', [join(here, '../fixtures/docker-py-client-gaps.py'), image, `dg${process.pid % 100000}lk`, section], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', DOCKER_HOST: `unix://${socket}` }, timeout: 280_000 }, (error, stdout, stderr) => {
       if (error) reject(new Error(`docker-py probe failed: ${stderr || error.message}`));
       else resolve((JSON.parse(stdout) as Record<string, Probe>)[section]!);
     });
@@ -64,6 +64,17 @@ for (const [label, peers, open] of engines) {
         });
       } else {
         expect(out).toMatchObject({ host_links_resolve: 'nothing', bad_format: ['ok'] });
+      }
+    });
+    test(sandbox
+      ? 'a link is resolved to a container at create: a link to no container is refused then'
+      : 'dockerd 20.10 takes a link to no container (it resolves links by name at each query)', () => {
+      if (sandbox) {
+        expect(out).toMatchObject({
+          no_such_target: ['APIError', expect.stringMatching(/^NetworkingConfig\.EndpointsConfig "<prefix>lnk": could not get container for <prefix>nosuch/)],
+        });
+      } else {
+        expect(out).toMatchObject({ no_such_target: ['ok'] });
       }
     });
   });
