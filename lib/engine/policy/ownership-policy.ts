@@ -162,8 +162,26 @@ async function checkCreate(request: PolicyRequest, subject: string | undefined) 
       if (!found || found.owner !== subject) return refuse(`${field}: No such container: ${ref}`);
     }
   }
+  // Legacy links on a network (`EndpointConfig.Links`) name containers too.
+  const endpoints = (body.NetworkingConfig as Record<string, unknown> | undefined)?.EndpointsConfig;
+  for (const config of endpoints && typeof endpoints === 'object' ? Object.values(endpoints) : []) {
+    const refused = await foreignLink(request, subject, config, 'NetworkingConfig.EndpointsConfig.Links');
+    if (refused) return refused;
+  }
   // Narrowed: a name another owner's container holds is "in use", without its id.
   return allow(subject);
+}
+
+/** A refusal when an endpoint config's `Links` names a container that is not the caller's (or none), as the other references are refused. */
+async function foreignLink(request: PolicyRequest, subject: string, config: unknown, field: string) {
+  const links = config && typeof config === 'object' ? (config as { Links?: unknown }).Links : undefined;
+  for (const entry of Array.isArray(links) ? links : []) {
+    const ref = typeof entry === 'string' ? entry.split(':')[0]!.replace(/^\//, '') : '';
+    if (ref === '') continue;
+    const found = await request.lookup.container(ref);
+    if (!found || found.owner !== subject) return refuse(`${field}: No such container: ${ref}`);
+  }
+  return undefined;
 }
 
 /** The networks a create body joins by name: its NetworkMode (a user network's) and its EndpointsConfig keys. */
@@ -202,6 +220,8 @@ async function checkNetworkTarget(request: PolicyRequest, subject: string | unde
       const found = await request.lookup.container(ref);
       if (!found || found.owner !== subject) return refuse(`Container: No such container: ${ref}`);
     }
+    const refused = subject === undefined ? undefined : await foreignLink(request, subject, request.body?.EndpointConfig, 'EndpointConfig.Links');
+    if (refused) return refused;
   }
   return allow();
 }

@@ -159,5 +159,10 @@ describe('a create may not name another tenant\'s container', () => {
     const res = await as(app, 'bob').post('/v1.41/containers/create').send({ Image: 'busybox', HostConfig: host(alices) });
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ message: `${field}: No such container: ${alices}` });
+  });  test('NetworkingConfig.EndpointsConfig.Links naming alice\'s container is refused as if it did not exist', async () => {
+    const alices = await containerOf(app, 'alice');
+    const res = await as(app, 'bob').post('/v1.41/containers/create').send({ Image: 'busybox', NetworkingConfig: { EndpointsConfig: { bridge: { Links: [`${alices}:db`] } } } });
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual({ message: `NetworkingConfig.EndpointsConfig.Links: No such container: ${alices}` });
   });
 });

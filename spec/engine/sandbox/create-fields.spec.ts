@@ -51,11 +51,13 @@ describeWithPeers('sandbox create fields: namespace modes, groups, devices, Runt
     expect(await refused({ HostConfig: { GroupAdd: ['root'] } })).toContain('HostConfig.GroupAdd is not supported by the sandbox runtime');
     expect(await refused({ HostConfig: { DeviceCgroupRules: ['c 1:3 rwm'] } })).toContain('HostConfig.DeviceCgroupRules is not supported by the sandbox runtime');
   });
-  test('Runtime: this runtime\'s own name is accepted and shown by inspect; another is unknown in dockerd\'s words; MacAddress is refused by name', async () => {
-    const created = await call('POST', '/containers/create', { Image: 'busybox', Cmd: ['true'], HostConfig: { Runtime: 'sandbox' } });
-    expect(created.status).toBe(201);
-    expect((await call('GET', `/containers/${created.json.Id}/json`)).json.HostConfig.Runtime).toBe('sandbox');
-    expect(await refused({ HostConfig: { Runtime: 'runc' } })).toBe('Unknown runtime specified runc');
+  test('Runtime: the OCI name clients know (runc) and this runtime\'s own name are accepted and shown by inspect as asked, runc when nothing is; another is unknown in dockerd\'s words; MacAddress is refused by name', async () => {
+    for (const [asked, shown] of [['sandbox', 'sandbox'], ['runc', 'runc'], [undefined, 'runc']] as const) {
+      const created = await call('POST', '/containers/create', { Image: 'busybox', Cmd: ['true'], HostConfig: asked ? { Runtime: asked } : {} });
+      expect(created.status).toBe(201);
+      expect((await call('GET', `/containers/${created.json.Id}/json`)).json.HostConfig.Runtime).toBe(shown);
+    }
+    expect(await refused({ HostConfig: { Runtime: 'crun' } })).toBe('Unknown runtime specified crun');
     expect(await refused({ MacAddress: '02:42:ac:11:00:09' })).toContain('MacAddress is not supported by the sandbox runtime');
   });
   test('StopTimeout is what stop waits without a t: a container ignoring SIGTERM is killed after it', async () => {

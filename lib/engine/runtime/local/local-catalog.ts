@@ -24,6 +24,8 @@ export class LocalCatalog {
     private readonly bus: EventBus,
     private readonly containers: () => LocalContainer[],
     userNetworks?: LocalUserNetworks,
+    /** The OCI name clients know the runtime by (LocalExecutor's `ociRuntime`), listed as the default. */
+    private readonly ociRuntime?: string,
   ) {
     this.networks = new LocalNetworks(networks, userNetworks);
   }
@@ -95,8 +97,8 @@ export class LocalCatalog {
     return {
       Driver: 'none',
       DriverStatus: [['Images', `configured by the host (${this.runtimeName} runtime)`]],
-      Runtimes: { [this.runtimeName]: { path: '' } },
-      DefaultRuntime: this.runtimeName,
+      Runtimes: { [this.runtimeName]: { path: '' }, ...(this.ociRuntime ? { [this.ociRuntime]: { path: '' } } : {}) },
+      DefaultRuntime: this.ociRuntime ?? this.runtimeName,
     };
   }
 }

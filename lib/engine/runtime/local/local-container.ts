@@ -115,7 +115,10 @@ export interface LocalUserNetworks {
   create(body: NetworkCreateBody): Promise<{ Id: string; Warning: string }>;
   remove(ref: string): Promise<void>;
   prune(filters: EngineFilters): Promise<{ NetworksDeleted: string[] }>;
-  connect(ref: string, container: LocalContainer, body: NetworkConnectBody): Promise<void>;
+  /** `resolve`: a container reference (EndpointConfig.Links) to the id it names now. */
+  connect(ref: string, container: LocalContainer, body: NetworkConnectBody, resolve: (ref: string) => string): Promise<void>;
+  /** A new container's create-time references on its networks (legacy links), resolved once with `resolve`; throws to refuse the create. */
+  created?(id: string, spec: ContainerSpec, resolve: (ref: string) => string): void;
   disconnect(ref: string, container: LocalContainer, force: boolean): Promise<void>;
   /** The user networks' `GET /networks` entries matching `filters` (the predefined ones are the runtime's). */
   list(filters: EngineFilters, containers: LocalContainer[]): Record<string, unknown>[];
@@ -234,6 +237,12 @@ export interface LocalExecutor {
    * `output.log`) so they survive a restart. Without it containers live in memory only.
    */
   stateDir?: string;
+  /**
+   * The OCI runtime's name clients know the default runtime by (dockerd's `runc`; docker-py's
+   * tests create with it and read it back): create takes it beside the runtime's own name, inspect
+   * shows it when nothing else was asked, and /info lists it as the default. Without it: the runtime's name.
+   */
+  ociRuntime?: string;
   /** Named volumes. Without them named volumes are refused as the executor refuses them, and the volume routes list none and answer 501 for the rest. */
   volumes?: ExecutorVolumes;
   /**

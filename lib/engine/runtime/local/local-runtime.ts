@@ -3,10 +3,8 @@ import { runSpec } from './run-spec.js';
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { EngineError } from '../../../engine-api/engine-error.js';
-import type {
-  AttachOptions, AttachSession, ContainerRuntime, CreateRequest, EventsOptions, ListOptions,
-  LogsOptions, OutputStream, PullRequest, RemoveOptions, StopOptions, WaitCondition, WaitHandle, WaitResult,
-} from '../../../engine-api/runtime-types.js';
+import type { AttachOptions, AttachSession, ContainerRuntime, CreateRequest, EventsOptions, ListOptions, LogsOptions, OutputStream,
+  PullRequest, RemoveOptions, StopOptions, WaitCondition, WaitHandle, WaitResult } from '../../../engine-api/runtime-types.js';
 import { upToDateProgress } from './pull-progress.js';
 import { inspectView, keptBody } from './container-views.js';
 import { EventBus } from './event-bus.js';
@@ -88,7 +86,7 @@ export class LocalRuntime implements ContainerRuntime {
       resolve: (ref) => this.table.resolve(ref), supervisor: this.lifecycle.supervisor,
       save: (c) => void this.records?.save(c), publish: (action, c, extra) => this.bus.publish(action, eventActor(c), extra),
     });
-    this.catalog = new LocalCatalog(name, this.images, executor.networks, this.bus, () => this.table.all(), executor.userNetworks);
+    this.catalog = new LocalCatalog(name, this.images, executor.networks, this.bus, () => this.table.all(), executor.userNetworks, executor.ociRuntime);
     // Exec, restart, rename, pause, top, stats, prune, update, archive (local-operations.ts).
     Object.assign(this, localOperations({
       name,
@@ -193,9 +191,9 @@ export class LocalRuntime implements ContainerRuntime {
     const applied = applyImageConfig(sent, image);
     const { argv, env, labels } = applied;
     let made = this.lifecycle.prepare(applied.spec, image);
-    // This runtime is the only one it has (/info lists it as Runtimes and DefaultRuntime).
+    // This runtime is the only one it has, by its own name or the OCI name clients know (/info lists both).
     const wanted = sent.host.runtime;
-    if (wanted !== '' && wanted !== this.name) throw EngineError.invalidParameter(`Unknown runtime specified ${wanted}`);
+    if (wanted !== '' && wanted !== this.name && wanted !== this.executor.ociRuntime) throw EngineError.invalidParameter(`Unknown runtime specified ${wanted}`);
     if (argv.length === 0) throw EngineError.invalidParameter('No command specified');
     if (this.table.size >= this.limits.maxContainers) {
       // dockerd has no such limit; 409 tells the client the state must change (remove some) first.
@@ -209,10 +207,12 @@ export class LocalRuntime implements ContainerRuntime {
     // Volumes named, anonymous and from other containers; the executor checks the spec as it will
     // run it (every one a bind of its directory). Anonymous volumes made for a refused body go.
     const mounts = this.mountsFor(spec);
+    const id = randomBytes(32).toString('hex');
     try {
       // Each host source's links resolved once, here: what the policy checked is what every start binds.
       if (mounts) await resolveMountSources(mounts);
       await this.executor.validate?.(mounts ? executionSpec(spec, mounts) : spec, image);
+      this.executor.userNetworks?.created?.(id, spec, (ref) => this.table.resolve(ref).id); // legacy links, resolved once
     } catch (error) {
       this.removeAnonymous(mounts ?? []);
       throw error;
@@ -224,7 +224,6 @@ export class LocalRuntime implements ContainerRuntime {
       this.removeAnonymous(mounts ?? []);
       throw error;
     }
-    const id = randomBytes(32).toString('hex');
     let log: OutputLog;
     try {
       log = this.newLog(id, logging);
@@ -399,7 +398,8 @@ export class LocalRuntime implements ContainerRuntime {
 
   async inspect(ref: string): Promise<Record<string, unknown>> {
     const c = this.table.resolve(ref);
-    const view = inspectView(c, c.status === 'running' ? undefined : this.executor.userNetworks?.stoppedEndpoints?.(c), this.name);
+    // dockerd shows the runtime asked for, else its default (`runc`): here the OCI name clients know, else this runtime's.
+    const view = inspectView(c, c.status === 'running' ? undefined : this.executor.userNetworks?.stoppedEndpoints?.(c), c.spec.host.runtime || (this.executor.ociRuntime ?? this.name));
     return { ...view, Mounts: (c.mounts ?? []).map(mountView) };
   }
 

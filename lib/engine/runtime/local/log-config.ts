@@ -7,7 +7,7 @@ export type LocalLogDriver = 'json-file' | 'local' | 'none';
 /** How a container's output is kept: its files' rotation, or nothing at all (`none`). */
 export interface LogSettings {
   driver: LocalLogDriver;
-  /** `HostConfig.LogConfig` as inspect shows it: the driver and its options, defaults filled in. */
+  /** `HostConfig.LogConfig` as inspect shows it: the driver and the options asked for (dockerd echoes the request; the defaults apply unseen). */
   view: { Type: LocalLogDriver; Config: Record<string, string> };
   /** Rotation of the log files (absent for `none`). */
   rotation?: LogRotation;
@@ -22,7 +22,8 @@ export interface LogRotation {
 }
 
 /**
- * The rotation every container gets unless its `LogConfig` says otherwise: 3 files of 10 MiB.
+ * The rotation every container gets unless its `LogConfig` says otherwise: 3 files of 10 MiB
+ * (not shown in inspect, which shows what was asked, as dockerd's does).
  * dockerd's json-file default is unbounded (`max-size` -1), which fills disks; these are the
  * values Docker's own documentation suggests setting in daemon.json.
  */
@@ -74,7 +75,7 @@ export function logSettings(spec: ContainerSpec, runtime: string, maxFilesBytes?
   if (maxFilesBytes !== undefined && rotation.maxSize * rotation.maxFile > maxFilesBytes) {
     throw EngineError.invalidParameter(`HostConfig.LogConfig: max-size ${merged['max-size']} × max-file ${merged['max-file']} is more log than this server keeps per container (${maxFilesBytes} bytes, option "maxLogFilesBytes")`);
   }
-  return { driver: type, view: { Type: type, Config: merged }, rotation };
+  return { driver: type, view: { Type: type, Config: { ...config } }, rotation };
 }
 
 /** The settings of a record written by an earlier server (checked then): a setting no longer valid falls back to the defaults. */

@@ -47,7 +47,7 @@ export function userNetworkOperations(nets: LocalUserNetworks, resolve: (ref: st
     createNetwork: (body) => nets.create(body),
     removeNetwork: (ref) => nets.remove(ref),
     pruneNetworks: (filters) => nets.prune(filters),
-    connectNetwork: (ref, body) => nets.connect(ref, resolve(body.Container), body),
+    connectNetwork: (ref, body) => nets.connect(ref, resolve(body.Container), body, (link) => resolve(link).id),
     disconnectNetwork: (ref, container, force) => nets.disconnect(ref, resolve(container), force),
   };
 }

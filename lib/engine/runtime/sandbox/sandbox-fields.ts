@@ -18,9 +18,10 @@ import { rootlessIdentity, undelegatedReason } from './rootless.js';
  * Fields this runtime honors among those no embedded runtime did: the cgroup limits, SecurityOpt
  * (checked by security-opt.ts), the published ports of its own network (network/port-bindings.ts),
  * the namespace modes and the fields it answers by name itself ({@link namespaceModes}), and
- * VolumesFrom, whose volumes the local runtime mounts as binds (container-mounts.ts).
+ * VolumesFrom, whose volumes the local runtime mounts as binds (container-mounts.ts), and Links,
+ * DNS aliases on user-defined networks (network/network-links.ts; refused on the default bridge).
  */
-const HONORED_HERE: readonly string[] = [...CGROUP_HOST_FIELDS, 'SecurityOpt', 'PortBindings', 'PublishAllPorts', 'UTSMode', 'IpcMode', 'PidMode', 'GroupAdd', 'DeviceCgroupRules', 'VolumesFrom'];
+const HONORED_HERE: readonly string[] = [...CGROUP_HOST_FIELDS, 'SecurityOpt', 'PortBindings', 'PublishAllPorts', 'UTSMode', 'IpcMode', 'PidMode', 'GroupAdd', 'DeviceCgroupRules', 'VolumesFrom', 'Links'];
 
 /** What the sandbox honors of a create body: all but the resource and isolation fields it cannot carry (refused by the router whenever set). */
 export const SANDBOX_CREATE_FIELDS = createFieldsExcept(UNHONORED_HOST_FIELDS.filter((f) => !HONORED_HERE.includes(f)).map((f) => `HostConfig.${f}`));

@@ -180,6 +180,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
 
   const executor: LocalExecutor = {
     networks: ['bridge', 'host', 'none'],
+    // Clients (docker-py's tests) create with `runc` and expect it back: the name dockerd's default has.
+    ociRuntime: 'runc',
     ...(userNets ? { userNetworks: userNets } : {}),
     stateDir: containersDir,
     // Named volumes (`local` driver): directories under the state dir, bound in like Binds.

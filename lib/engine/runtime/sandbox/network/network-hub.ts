@@ -50,7 +50,7 @@ export interface HubEndpoint {
  * by the relay process) with a Linux bridge carrying the gateway address, and one veth pair per
  * attached container, whose other end is moved into the container's network namespace. The
  * host's interfaces, routes and firewall are never touched. The DNS answers come from `lookup`
- * (the network's current names), asked for each query the relay passes on.
+ * (the network's current names, and the asker's link aliases by its address), asked for each query the relay passes on.
  */
 export class NetworkHub {
   private readonly exited: Promise<void>;
@@ -73,7 +73,7 @@ export class NetworkHub {
   }
 
   /** Makes the namespace, its bridge with `gateway/prefixLen`, and its DNS on port 53; `settings`: the network's driver options. */
-  static async start(tools: NetnsTools & { unshare: string }, gateway: string, prefixLen: number, lookup: (name: string) => string[] | undefined, settings: BridgeSettings = { isolated: false }): Promise<NetworkHub> {
+  static async start(tools: NetnsTools & { unshare: string }, gateway: string, prefixLen: number, lookup: (name: string, from: string) => string[] | undefined, settings: BridgeSettings = { isolated: false }): Promise<NetworkHub> {
     const child = spawn(tools.unshare, ['--net', '--', process.execPath, '-e', RELAY], { stdio: ['pipe', 'pipe', 'pipe'] });
     const hub = new NetworkHub(tools, child, prefixLen, settings);
     let errors = '';
@@ -115,7 +115,7 @@ export class NetworkHub {
       } catch {
         return;
       }
-      const reply = answerQuery(Buffer.from(message.d, 'base64'), lookup);
+      const reply = answerQuery(Buffer.from(message.d, 'base64'), (name) => lookup(name, message.a));
       if (reply) child.stdin?.write(JSON.stringify({ a: message.a, p: message.p, d: reply.toString('base64') }) + '\n');
     });
     // The namespace never keeps the server alive: it ends with the server (its stdin closes).

@@ -24,12 +24,12 @@ export class NetworkHubs {
   /** Bridge hubs without containers, ending after {@link BRIDGE_IDLE_MS}. */
   private readonly bridgeIdle = new Map<string, NodeJS.Timeout>();
 
-  /** @param lookup a network's DNS answer: the addresses of a name, or undefined for none */
+  /** @param lookup a network's DNS answer: the addresses of a name asked by the container at `from`, or undefined for none */
   constructor(
     private readonly tools: NetnsTools & { unshare: string },
     private readonly records: NetworkRecords,
     private readonly endpoints: LiveEndpoints,
-    private readonly lookup: (net: NetworkRecord, name: string) => string[] | undefined,
+    private readonly lookup: (net: NetworkRecord, name: string, from: string) => string[] | undefined,
   ) {}
 
   /** Plugs a member's namespace (`pid`) into its network's hub, the hub made first when needed; `extra`: `ip` commands run in it with the first leg. */
@@ -97,7 +97,7 @@ export class NetworkHubs {
     this.bridgeIdle.delete(key);
     if (!hub) {
       const prefixLen = parseSubnet(net.subnet, 'subnet').prefixLen;
-      hub = NetworkHub.start(this.tools, net.gateway, prefixLen, (name) => this.lookup(net, name), this.records.isBridge(net) ? undefined : bridgeSettings(net.options));
+      hub = NetworkHub.start(this.tools, net.gateway, prefixLen, (name, from) => this.lookup(net, name, from), this.records.isBridge(net) ? undefined : bridgeSettings(net.options));
       hub.catch(() => this.hubs.delete(key));
       this.hubs.set(key, hub);
     }

@@ -2,6 +2,7 @@ import { EngineError } from '../../../../engine-api/engine-error.js';
 import type { ContainerSpec } from '../../../../engine-api/container-spec.js';
 import type { LocalContainer } from '../../local/local-container.js';
 import { contains, parseSubnet, toInt, toIp } from './network-ipam.js';
+import { linkEntries, resolveLinks, type NetworkLink } from './network-links.js';
 import { objectOf, PREDEFINED, type Member, type NetworkRecord, type NetworkRecords } from './network-records.js';
 
 /** What the sandbox's start needs to know about a container's user networks. */
@@ -16,6 +17,7 @@ export interface StartPlan {
 export interface SavedMembership {
   seeded?: string[];
   orphans?: Record<string, Record<string, Member>>;
+  links?: Record<string, Record<string, NetworkLink[]>>;
 }
 
 /**
@@ -32,16 +34,19 @@ export class NetworkMembership {
    * 404 naming the network until a network of that name exists again, which it then joins.
    */
   readonly orphans: Record<string, Record<string, Member>>;
+  /** container id → network name → the legacy links of its create body, resolved at create (become its member's at the first start). */
+  readonly links: Record<string, Record<string, NetworkLink[]>>;
 
   /** @param save keeps the records and this membership on disk */
   constructor(private readonly records: NetworkRecords, saved: SavedMembership, private readonly save: () => void) {
     this.seeded = new Set(saved.seeded ?? []);
     this.orphans = saved.orphans ?? {};
+    this.links = saved.links ?? {};
   }
 
   /** What is kept on disk. */
   saved(): Required<SavedMembership> {
-    return { seeded: [...this.seeded], orphans: this.orphans };
+    return { seeded: [...this.seeded], orphans: this.orphans, links: this.links };
   }
 
   /** Create-time checks of a spec's user networks (they exist; endpoint configs are honored). */
@@ -54,18 +59,45 @@ export class NetworkMembership {
       endpointConfig(config, net, `NetworkingConfig.EndpointsConfig "${name}"`);
       return net;
     });
+    linkEntries(spec.host.links, 'HostConfig.Links');
+    const predefinedLinks = Object.entries(spec.networks).some(([name, config]) => isPredefinedMode(name) && linkEntries(objectOf(config, name).Links, name).length > 0);
+    if ((spec.host.links.length > 0 && !isUserMode(spec)) || predefinedLinks) {
+      throw EngineError.invalidParameter(`${predefinedLinks ? 'NetworkingConfig.EndpointsConfig' : 'HostConfig'}.Links: legacy links are supported by the sandbox runtime on user-defined networks only (its default bridge has no DNS by name): run on a network made with docker network create, where a link is a DNS alias`);
+    }
     if (isUserMode(spec) && nets.every((n) => n.internal) && Object.keys(spec.host.portBindings).length > 0) {
       throw EngineError.invalidParameter('HostConfig.PortBindings: ports cannot be published from a container on internal networks only (it has no way out)');
     }
   }
 
-  /** `docker network connect`: the container becomes a member (not yet saved). */
-  join(net: NetworkRecord, container: LocalContainer, endpoint: unknown): void {
+  /**
+   * A created container's legacy links, each resolved to the id it names now (once: `resolve`
+   * throws for none): its EndpointsConfig's, and `HostConfig.Links` on its NetworkMode's network
+   * (the Docker CLI sends `--link` in both). Kept until its first start makes them its member's.
+   */
+  created(id: string, spec: ContainerSpec, resolve: (ref: string) => string): void {
+    const found: Record<string, NetworkLink[]> = {};
+    for (const [name, config] of wantedNetworks(spec)) {
+      const given = (objectOf(config, `NetworkingConfig.EndpointsConfig "${name}"`) as { Links?: unknown }).Links;
+      const links = resolveLinks(given, `NetworkingConfig.EndpointsConfig "${name}"`, resolve);
+      // The Docker CLI sends `--link` in both: an alias given twice is one link.
+      const host = name === spec.host.networkMode ? resolveLinks(spec.host.links, 'HostConfig.Links', resolve) : [];
+      links.push(...host.filter((h) => !links.some((l) => l.alias.toLowerCase() === h.alias.toLowerCase())));
+      if (links.length > 0) found[name] = links;
+    }
+    if (Object.keys(found).length === 0) return;
+    this.links[id] = found;
+    this.save();
+  }
+
+  /** `docker network connect`: the container becomes a member (not yet saved); its links resolved now, once. */
+  join(net: NetworkRecord, container: LocalContainer, endpoint: unknown, resolve: (ref: string) => string): void {
     if (!ownsNamespace(container.spec)) {
       throw EngineError.invalidParameter('container sharing network namespace with another container or host cannot be connected to any other network');
     }
     if (net.members[container.id]) throw EngineError.fromStatus(403, `endpoint with name ${container.name} already exists in network ${net.name}`);
-    net.members[container.id] = endpointConfig(endpoint, net, `network ${net.name}`);
+    const member = endpointConfig(endpoint, net, `network ${net.name}`);
+    const links = resolveLinks(objectOf(endpoint, `network ${net.name}`).Links, `network ${net.name}: EndpointConfig`, resolve);
+    net.members[container.id] = links.length > 0 ? { ...member, links } : member;
   }
 
   /**
@@ -91,17 +123,24 @@ export class NetworkMembership {
     for (const [name, config] of wantedNetworks(spec)) {
       const net = this.records.find(name);
       if (net) {
-        net.members[id] ??= endpointConfig(config, net, `NetworkingConfig.EndpointsConfig "${name}"`);
+        net.members[id] ??= this.withLinks(id, name, endpointConfig(config, net, `NetworkingConfig.EndpointsConfig "${name}"`));
       } else {
         const given = objectOf(config, 'EndpointConfig') as { Aliases?: unknown; IPAMConfig?: { IPv4Address?: unknown } | null };
         const ipv4 = given.IPAMConfig?.IPv4Address;
         (this.orphans[id] ??= {})[name] = {
           aliases: Array.isArray(given.Aliases) ? given.Aliases.filter((a): a is string => typeof a === 'string') : [],
           ...(typeof ipv4 === 'string' && ipv4 !== '' ? { ipv4 } : {}),
+          ...(this.links[id]?.[name] ? { links: this.links[id][name] } : {}),
         };
       }
     }
     this.seeded.add(id);
+  }
+
+  /** The member with the create body's links on that network, when it has some. */
+  private withLinks(id: string, name: string, member: Member): Member {
+    const links = this.links[id]?.[name];
+    return links ? { ...member, links } : member;
   }
 
   /**
@@ -113,7 +152,7 @@ export class NetworkMembership {
   orphan(net: NetworkRecord): void {
     for (const [id, member] of Object.entries(net.members)) {
       this.seeded.delete(id);
-      (this.orphans[id] ??= {})[net.name] = { aliases: member.aliases, ...(member.ipv4 ? { ipv4: member.ipv4 } : {}), ...(member.mac ? { mac: member.mac } : {}) };
+      (this.orphans[id] ??= {})[net.name] = { aliases: member.aliases, ...(member.ipv4 ? { ipv4: member.ipv4 } : {}), ...(member.mac ? { mac: member.mac } : {}), ...(member.links ? { links: member.links } : {}) };
     }
   }
 
@@ -126,7 +165,8 @@ export class NetworkMembership {
       // Every removed network it was on must exist again (by name) before anything changes.
       const found = Object.entries(lost).map(([name, member]) => [this.records.resolve(name), member] as const);
       for (const [net, member] of found) {
-        net.members[id] ??= endpointConfig({ Aliases: member.aliases, IPAMConfig: member.ipv4 ? { IPv4Address: member.ipv4 } : undefined, MacAddress: member.mac }, net, `network ${net.name}`);
+        const back = endpointConfig({ Aliases: member.aliases, IPAMConfig: member.ipv4 ? { IPv4Address: member.ipv4 } : undefined, MacAddress: member.mac }, net, `network ${net.name}`);
+        net.members[id] ??= member.links ? { ...back, links: member.links } : back;
       }
       delete this.orphans[id];
       this.save();
@@ -134,7 +174,7 @@ export class NetworkMembership {
     if (!this.seeded.has(id)) {
       for (const [name, config] of wantedNetworks(spec)) {
         const net = this.records.resolve(name);
-        net.members[id] ??= endpointConfig(config, net, `NetworkingConfig.EndpointsConfig "${name}"`);
+        net.members[id] ??= this.withLinks(id, name, endpointConfig(config, net, `NetworkingConfig.EndpointsConfig "${name}"`));
       }
       this.seeded.add(id);
       this.save();
@@ -150,6 +190,10 @@ export class NetworkMembership {
   /** A removed container leaves every network. */
   forget(id: string): void {
     let changed = this.seeded.delete(id);
+    if (this.links[id]) {
+      delete this.links[id];
+      changed = true;
+    }
     if (this.orphans[id]) {
       delete this.orphans[id];
       changed = true;
@@ -168,10 +212,12 @@ export class NetworkMembership {
   keepOnly(ids: ReadonlySet<string>): void {
     let changed = false;
     for (const id of [...this.seeded]) if (!ids.has(id)) changed = this.seeded.delete(id) || changed;
-    for (const id of Object.keys(this.orphans)) {
-      if (!ids.has(id)) {
-        delete this.orphans[id];
-        changed = true;
+    for (const kept of [this.orphans, this.links]) {
+      for (const id of Object.keys(kept)) {
+        if (!ids.has(id)) {
+          delete kept[id];
+          changed = true;
+        }
       }
     }
     for (const net of this.records.user) {
@@ -233,7 +279,8 @@ function endpointConfig(value: unknown, net: NetworkRecord, where: string): Memb
   const config = objectOf(value, where);
   const aliases = config.Aliases === undefined || config.Aliases === null ? [] : config.Aliases;
   if (!Array.isArray(aliases) || aliases.some((a) => typeof a !== 'string')) throw EngineError.invalidParameter(`${where}: Aliases must be an array of strings`);
-  for (const field of ['Links', 'IPv6Gateway', 'GlobalIPv6Address', 'DriverOpts']) {
+  linkEntries(config.Links, where);
+  for (const field of ['IPv6Gateway', 'GlobalIPv6Address', 'DriverOpts']) {
     const v = config[field];
     if (v !== undefined && v !== null && v !== '' && !(Array.isArray(v) && v.length === 0) && !(typeof v === 'object' && Object.keys(v).length === 0)) {
       throw EngineError.invalidParameter(`${where}: ${field} is not supported by the sandbox runtime`);

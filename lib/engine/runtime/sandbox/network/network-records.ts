@@ -1,5 +1,6 @@
 import { EngineError } from '../../../../engine-api/engine-error.js';
 import { networkId as predefinedNetworkId } from '../../local/local-networks.js';
+import type { NetworkLink } from './network-links.js';
 
 /** Names dockerd reserves for its predefined networks. */
 export const PREDEFINED = ['bridge', 'host', 'none', 'default'];
@@ -33,6 +34,8 @@ export interface Member {
   ipv4?: string;
   /** EndpointConfig.MacAddress: the MAC its interface gets instead of the one made from its address. */
   mac?: string;
+  /** Legacy links (network-links.ts): aliases its own DNS queries on this network resolve to the linked containers. */
+  links?: NetworkLink[];
   ran?: boolean;
 }
 

@@ -2,6 +2,7 @@ import type { LocalContainer } from '../../local/local-container.js';
 import { networkId as predefinedNetworkId } from '../../local/local-networks.js';
 import type { LiveEndpoint, LiveEndpoints } from './network-endpoints.js';
 import { parseSubnet } from './network-ipam.js';
+import { linkEntries, linkTarget } from './network-links.js';
 import { predefinedNetworkOf, wantedNetworks, type NetworkMembership } from './network-membership.js';
 import type { Member, NetworkRecord, NetworkRecords } from './network-records.js';
 
@@ -45,7 +46,7 @@ export function containerEndpoints(records: NetworkRecords, endpoints: LiveEndpo
     const prefixLen = parseSubnet(net.subnet, 'subnet').prefixLen;
     out[net.name] = {
       IPAMConfig: member.ipv4 ? { IPv4Address: member.ipv4 } : null,
-      Links: null,
+      Links: linksView(member),
       // dockerd adds the short id as an alias on user networks, not on the default bridge.
       Aliases: ep && !records.isBridge(net) ? [...member.aliases, ep.shortId] : member.aliases.length > 0 ? member.aliases : null,
       NetworkID: net.id,
@@ -80,6 +81,7 @@ export function stoppedEndpoints(records: NetworkRecords, membership: NetworkMem
     out[name] = {
       ...NOT_RUNNING_ENDPOINT,
       IPAMConfig: member.ipv4 ? { IPv4Address: member.ipv4 } : null,
+      Links: linksView(member),
       Aliases: aliases.length > 0 ? aliases : null,
       NetworkID: networkId,
     };
@@ -100,13 +102,34 @@ export function stoppedEndpoints(records: NetworkRecords, membership: NetworkMem
   return out;
 }
 
-/** A network's DNS answer: each running member's name, short id and aliases, also as `<name>.<network>`; none on the default bridge, as on dockerd. */
-export function dnsAnswer(records: NetworkRecords, endpoints: LiveEndpoints, net: NetworkRecord, query: string): string[] | undefined {
+/**
+ * A network's DNS answer: each running member's name, short id and aliases, also as
+ * `<name>.<network>`; none on the default bridge, as on dockerd. The asking container (at `from`)
+ * is answered from every user network it is on, this one first, as dockerd's resolver answers a
+ * container from all of its networks; on each, its own link aliases come first and lead to the
+ * linked container only, as dockerd's do.
+ */
+export function dnsAnswer(records: NetworkRecords, endpoints: LiveEndpoints, net: NetworkRecord, query: string, from = ''): string[] | undefined {
   if (records.isBridge(net)) return undefined;
+  const asker = [...endpoints.on(net.id)].find(([, ep]) => ep.ipAddress === from)?.[0];
+  const nets = asker === undefined ? [net] : [net, ...records.user.filter((n) => n !== net && endpoints.on(n.id).has(asker))];
+  for (const n of nets) {
+    const found = answerOn(endpoints, n, query, asker);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** One network's addresses for a name, for the asking container (its links there first). */
+function answerOn(endpoints: LiveEndpoints, net: NetworkRecord, query: string, asker: string | undefined): string[] | undefined {
   const suffix = `.${net.name.toLowerCase()}`;
   const name = query.endsWith(suffix) ? query.slice(0, -suffix.length) : query;
+  const live = endpoints.on(net.id);
+  const linked = asker === undefined ? undefined : linkTarget(net.members[asker]?.links, name);
+  const target = linked === undefined ? undefined : live.get(linked);
+  if (target) return [target.ipAddress];
   const found: string[] = [];
-  for (const [id, ep] of endpoints.on(net.id)) {
+  for (const [id, ep] of live) {
     const names = [ep.name, ep.shortId, ...(net.members[id]?.aliases ?? [])].map((n) => n.toLowerCase());
     if (names.includes(name)) found.push(ep.ipAddress);
   }
@@ -119,5 +142,11 @@ function rawEndpointConfig(value: unknown): Member | undefined {
   const config = (value ?? {}) as { Aliases?: unknown; IPAMConfig?: { IPv4Address?: unknown } | null };
   const aliases = Array.isArray(config.Aliases) ? config.Aliases.filter((a): a is string => typeof a === 'string') : [];
   const ipv4 = config.IPAMConfig?.IPv4Address;
-  return { aliases, ...(typeof ipv4 === 'string' && ipv4 !== '' ? { ipv4 } : {}) };
+  const links = linkEntries((config as { Links?: unknown }).Links, '').map(({ entry }) => ({ entry, alias: '', id: '' }));
+  return { aliases, ...(typeof ipv4 === 'string' && ipv4 !== '' ? { ipv4 } : {}), ...(links.length > 0 ? { links } : {}) };
+}
+
+/** An endpoint's `Links` as inspect shows them: as given (dockerd's), or null for none. */
+function linksView(member: Member): string[] | null {
+  return member.links && member.links.length > 0 ? member.links.map((l) => l.entry) : null;
 }

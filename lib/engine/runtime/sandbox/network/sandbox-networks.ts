@@ -58,7 +58,7 @@ export class SandboxNetworks implements LocalUserNetworks {
     }
     this.records = new NetworkRecords(saved.networks ?? [], defaultBridge);
     this.membership = new NetworkMembership(this.records, saved, () => this.save());
-    this.hubs = new NetworkHubs(tools, this.records, this.live, (net, name) => dnsAnswer(this.records, this.live, net, name));
+    this.hubs = new NetworkHubs(tools, this.records, this.live, (net, name, from) => dnsAnswer(this.records, this.live, net, name, from));
     this.predefined = this.records.bridge ? ['bridge'] : [];
   }
 
@@ -89,9 +89,9 @@ export class SandboxNetworks implements LocalUserNetworks {
     return { NetworksDeleted: deleted };
   }
 
-  async connect(ref: string, container: LocalContainer, body: NetworkConnectBody): Promise<void> {
+  async connect(ref: string, container: LocalContainer, body: NetworkConnectBody, resolve: (ref: string) => string): Promise<void> {
     const net = this.records.resolve(ref);
-    this.membership.join(net, container, body.EndpointConfig);
+    this.membership.join(net, container, body.EndpointConfig, resolve);
     this.hubs.owners.set(container.id, ownerOf(container.spec.labels) ?? '');
     const running = this.live.runningPid(container);
     if (running !== undefined) {
@@ -137,6 +137,11 @@ export class SandboxNetworks implements LocalUserNetworks {
   /** Create-time checks of a body's user networks (they exist; endpoint configs are honored). */
   validate(spec: ContainerSpec): void {
     this.membership.validate(spec);
+  }
+
+  /** A created container's legacy links, resolved once (network-membership.ts). */
+  created(id: string, spec: ContainerSpec, resolve: (ref: string) => string): void {
+    this.membership.created(id, spec, resolve);
   }
 
   /** Whether the container names a user network (and so joins no predefined one). */
