@@ -62,7 +62,8 @@ export class NetworkMembership {
     linkEntries(spec.host.links, 'HostConfig.Links');
     const predefinedLinks = Object.entries(spec.networks).some(([name, config]) => isPredefinedMode(name) && linkEntries(objectOf(config, name).Links, name).length > 0);
     if ((spec.host.links.length > 0 && !isUserMode(spec)) || predefinedLinks) {
-      throw EngineError.invalidParameter(`${predefinedLinks ? 'NetworkingConfig.EndpointsConfig' : 'HostConfig'}.Links: legacy links are supported by the sandbox runtime on user-defined networks only (its default bridge has no DNS by name): run on a network made with docker network create, where a link is a DNS alias`);
+      const field = predefinedLinks ? 'NetworkingConfig.EndpointsConfig.Links' : 'HostConfig.Links';
+      throw EngineError.invalidParameter(`${field}: legacy links are supported by the sandbox runtime on user-defined networks only (its default bridge has no DNS by name): run on a network made with docker network create, where a link is a DNS alias`);
     }
     if (isUserMode(spec) && nets.every((n) => n.internal) && Object.keys(spec.host.portBindings).length > 0) {
       throw EngineError.invalidParameter('HostConfig.PortBindings: ports cannot be published from a container on internal networks only (it has no way out)');
