@@ -89,6 +89,19 @@ export class Beneath {
     }
   }
 
+  /**
+   * Removes `name` in the server's directory `dir` with everything under it, nothing followed
+   * (what a container wrote: its root filesystem, a volume); nothing there is fine.
+   */
+  static async removeIn(dir: string, name: string): Promise<void> {
+    const top = await Beneath.open(dir);
+    try {
+      await top.remove(name);
+    } finally {
+      await top.close();
+    }
+  }
+
   /** O_DIRECTORY with O_NOFOLLOW says ENOTDIR for a link too: which of the two `name` is, as the refusal. */
   private async notADirectory(name: string, path: string): Promise<BeneathError> {
     const link = await lstat(this.at(name)).then((s) => s.isSymbolicLink(), () => false);

@@ -166,13 +166,7 @@ export class LocalVolumes {
 
   /** Removes a renamed-aside volume through beneath.ts (threadpool I/O, no link followed). */
   private discard(aside: string): void {
-    void Beneath.open(this.dir).then(async (top) => {
-      try {
-        await top.remove(aside);
-      } finally {
-        await top.close();
-      }
-    }).catch(() => undefined);
+    void Beneath.removeIn(this.dir, aside).catch(() => undefined);
   }
 
   private names(): string[] {

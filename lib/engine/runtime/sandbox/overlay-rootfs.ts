@@ -55,7 +55,7 @@ export class OverlayRootfs {
     const left = mountsUnder(dir);
     this.recovered = (async () => {
       for (const target of left) await run(this.tools.umount, ['-l', '--', target]).catch(() => undefined);
-      for (const id of readdirSync(dir)) if (!keep.has(id)) await rm(join(dir, id), { recursive: true, force: true }).catch(() => undefined);
+      for (const id of readdirSync(dir)) if (!keep.has(id)) await Beneath.removeIn(dir, id).catch(() => undefined);
     })();
   }
 
@@ -148,7 +148,7 @@ export class OverlayRootfs {
   async remove(id: string): Promise<void> {
     const removal = (async () => {
       await this.unmount(id);
-      await rm(this.paths(id).dir, { recursive: true, force: true });
+      await Beneath.removeIn(this.dir, id);
     })();
     this.removing.add(removal);
     try {

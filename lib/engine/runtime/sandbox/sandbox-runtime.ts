@@ -1,5 +1,5 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { Beneath } from '../../linux/beneath.js';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EngineError } from '../../../engine-api/engine-error.js';
@@ -350,7 +350,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       sharedTmpfs.remove(id);
       userNets?.forget(id);
       void overlays?.remove(id).catch(() => undefined);
-      void rm(copyOf(id), { recursive: true, force: true }).catch(() => undefined);
+      void Beneath.removeIn(join(containersDir, id), 'rootfs').catch(() => undefined);
     },
     // Each host bind source walked from / without following and held open while the container
     // runs (held-binds.ts): a link planted on its path since create is a 400, before anything is prepared.
