@@ -190,6 +190,46 @@ describeWithPeers('image store pulls from a registry through the token flow', [
     }
   }, 60_000);
 
+  test('when one layer fails its digest, the downloads still under way are aborted and the failure is reported at once, as dockerd cancels them', async () => {
+    const manifest = JSON.parse((await cli.docker(['manifest', 'inspect', '--insecure', image])).stdout) as { layers: { digest: string }[] };
+    expect(manifest.layers.length).toBeGreaterThanOrEqual(2);
+    const [stalled, broken] = manifest.layers.map((l) => l.digest) as [string, string];
+    const blobFile = join(registry.storageDir, 'docker/registry/v2/blobs/sha256', broken.slice(7, 9), broken.slice(7), 'data');
+    const original = await readFile(blobFile);
+    // The registry is real; only the link to it is slow for one blob: its body sends its first bytes
+    // and then nothing, until the request's signal aborts it (what an aborted download looks like).
+    let aborted = false;
+    const slowLink: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (!String(input instanceof Request ? input.url : input).endsWith(`/blobs/${stalled}`) || !res.body) return res;
+      const reader = res.body.getReader();
+      const first = await reader.read();
+      const signal = init?.signal;
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          if (!first.done) controller.enqueue(first.value);
+          signal?.addEventListener('abort', () => {
+            aborted = true;
+            reader.cancel().catch(() => undefined);
+            controller.error(signal.reason);
+          }, { once: true });
+        },
+      });
+      return new Response(body, { status: res.status, headers: res.headers });
+    };
+    try {
+      await writeFile(blobFile, Buffer.concat([original.subarray(0, 9), Buffer.from([original[9] === 3 ? 255 : 3]), original.subarray(10)]));
+      const store = await ImageStore.open(join(dir, 'cancelled'), { fetch: slowLink });
+      const lines = (await text(await store.pull({ ref: image, registryAuth: auth({ username: 'alice', password: PASSWORD }) }))).trim().split('\n').map((l) => JSON.parse(l) as { error?: string });
+      expect(lines[lines.length - 1]?.error).toBe(`filesystem layer verification failed for digest ${broken}`);
+      expect(aborted).toBe(true);
+      expect(await store.list()).toEqual([]);
+      expect((await readdir(join(dir, 'cancelled', 'layers')).catch(() => [])).filter((f) => !f.startsWith('.'))).toEqual([]);
+    } finally {
+      await writeFile(blobFile, original);
+    }
+  }, 30_000);
+
   test('a blob changed in the registry\'s storage is refused (digest mismatch), and nothing is stored', async () => {
     const daemon = JSON.parse((await cli.docker(['image', 'inspect', image])).stdout)[0] as { Id: string };
     const hex = daemon.Id.slice('sha256:'.length);

@@ -138,22 +138,27 @@ export async function pullImage(store: ImageStoreCore, request: ImagePullRequest
       ? await StreamingUnpack.start(store.files, diffIds, (index) => send(layerLine('Extracting', layerId(index))), (index) => send(layerLine('Pull complete', layerId(index))))
       : undefined;
     try {
-      // Three downloads at a time, as dockerd's default max-concurrent-downloads; the first failure stops the pull.
-      // The downloads under way finish before the failure is reported, so nothing of the pull goes on after it.
+      // Three downloads at a time, as dockerd's default max-concurrent-downloads. The first failure stops
+      // the pull: the queue empties and the downloads under way are aborted, as dockerd cancels them.
+      // The pull waits for them to end, so nothing of it goes on after the failure is reported.
       const queue = [...fresh];
+      const downloads = new AbortController();
+      let failure: { error: unknown } | undefined;
       const worker = async () => {
         for (let i = queue.shift(); i !== undefined; i = queue.shift()) {
           try {
-            layers[i] = await downloadLayer(store, session, image.layers[i] as Descriptor, diffIds[i] as string, target.ref, send, unpack?.watch(i));
+            layers[i] = await downloadLayer(store, session, image.layers[i] as Descriptor, diffIds[i] as string, target.ref, send, unpack?.watch(i), downloads.signal);
           } catch (err) {
+            failure ??= { error: err };
             queue.length = 0;
-            throw err;
+            downloads.abort();
+            return;
           }
           unpack?.stored(i);
         }
       };
-      const failed = (await Promise.allSettled([worker(), worker(), worker()])).find((r) => r.status === 'rejected');
-      if (failed) throw (failed as PromiseRejectedResult).reason;
+      await Promise.all([worker(), worker(), worker()]);
+      if (failure) throw failure.error;
       if (unpack) {
         await unpack.finished();
         await store.commit({ config: configBytes, layers, tags: byDigest ? [] : [target.ref], repoDigest, unpacked: unpack.root });
@@ -199,9 +204,9 @@ export async function pullImage(store: ImageStoreCore, request: ImagePullRequest
 }
 
 /** Streams one layer blob into the store: compressed digest and size, then diff ID, both verified. */
-async function downloadLayer(store: ImageStoreCore, session: RegistrySession, layer: Descriptor, diffId: string, ref: string, send: Send, onFile?: (file: GrowingFile) => void): Promise<StoredLayer> {
+async function downloadLayer(store: ImageStoreCore, session: RegistrySession, layer: Descriptor, diffId: string, ref: string, send: Send, onFile: ((file: GrowingFile) => void) | undefined, signal: AbortSignal): Promise<StoredLayer> {
   const id = shortId(layer.digest);
-  const res = await session.get(`blobs/${layer.digest}`);
+  const res = await session.get(`blobs/${layer.digest}`, undefined, signal);
   if (res.status !== 200 || !res.body) throw await refusal(res, ref);
   const hasher = new HashingStream();
   let reported = 0;

@@ -42,6 +42,8 @@ export interface RegistrySend {
   headers?: Record<string, string>;
   /** A buffer (resent after a challenge) or a stream (sent once: the session must already hold its token). */
   body?: Buffer | Readable;
+  /** Aborts this request alone (a pull's other downloads after one failed), besides the session's own signal. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -70,8 +72,8 @@ export class RegistrySession {
   }
 
   /** GETs `<base>/<suffix>`, authenticating on a 401 challenge and trying once more. */
-  get(suffix: string, accept?: string): Promise<Response> {
-    return this.request('GET', suffix, accept);
+  get(suffix: string, accept?: string, signal?: AbortSignal): Promise<Response> {
+    return this.send('GET', suffix, { ...(accept ? { headers: { Accept: accept } } : {}), ...(signal ? { signal } : {}) });
   }
 
   /** Sends `method <base>/<suffix>`, authenticating on a 401 challenge and trying once more. */
@@ -89,15 +91,17 @@ export class RegistrySession {
     const url = /^https?:/.test(target) || target.startsWith('/') ? new URL(target, this.base).href : `${this.base}/${target}`;
     const sameOrigin = new URL(url).origin === new URL(this.base).origin;
     const streamed = init.body !== undefined && !Buffer.isBuffer(init.body);
+    const signals = [this.#o.signal, init.signal].filter((s): s is AbortSignal => s !== undefined);
+    const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
     const go = () => {
       const headers: Record<string, string> = { ...init.headers };
       if (this.#authorization && sameOrigin) headers.Authorization = this.#authorization;
       return this.#o.fetch(url, {
         method, headers,
         ...(init.body !== undefined ? { body: init.body as unknown as RequestInit['body'], ...(streamed ? { duplex: 'half' } : {}) } : {}),
-        ...(this.#o.signal ? { signal: this.#o.signal } : {}),
+        ...(signal ? { signal } : {}),
       } as RequestInit).catch((err: unknown) => {
-        if (this.#o.signal?.aborted) throw err;
+        if (signal?.aborted) throw err;
         // A connection the caller may not make (a tenant's, to a host the policy keeps out): 403 naming it.
         const refused = connectRefusalIn(err);
         if (refused) throw new EngineError('Forbidden', `${verb(method)} "${url}": ${refused.message}`);
