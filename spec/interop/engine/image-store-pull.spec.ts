@@ -190,6 +190,50 @@ describeWithPeers('image store pulls from a registry through the token flow', [
     }
   }, 60_000);
 
+  test('a pull whose base layer is already stored unpacks its new layer while that layer downloads, and yields the image', async () => {
+    const base = `${registry.host}/alice/base:1`;
+    expectSuccess(await cli.docker(['tag', 'busybox:local', base]));
+    tagged.push(base);
+    expectSuccess(await cli.docker(['push', base], { timeoutMs: 60_000 }));
+    const manifest = JSON.parse((await cli.docker(['manifest', 'inspect', '--insecure', image])).stdout) as { layers: { digest: string }[] };
+    const fresh = manifest.layers[manifest.layers.length - 1]?.digest as string;
+    // The new layer's body is held back, every byte of it, until the progress says it is being extracted.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const heldLink: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (!String(input instanceof Request ? input.url : input).endsWith(`/blobs/${fresh}`) || !res.body) return res;
+      const bytes = new Uint8Array(await res.arrayBuffer());
+      const body = new ReadableStream<Uint8Array>({
+        async start(controller) {
+          await released;
+          controller.enqueue(bytes);
+          controller.close();
+        },
+      });
+      return new Response(body, { status: res.status, headers: res.headers });
+    };
+    const store = await ImageStore.open(join(dir, 'shared-base'), { fetch: heldLink });
+    await text(await store.pull({ ref: base, registryAuth: auth({ username: 'alice', password: PASSWORD }) }));
+    const statuses: string[] = [];
+    let buffered = '';
+    for await (const chunk of await store.pull({ ref: image, registryAuth: auth({ username: 'alice', password: PASSWORD }) })) {
+      buffered += String(chunk);
+      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+        const event = JSON.parse(buffered.slice(0, nl)) as { status?: string; id?: string; error?: string };
+        buffered = buffered.slice(nl + 1);
+        statuses.push(`${event.status ?? event.error}${event.id ? ` ${event.id}` : ''}`);
+        if (event.status === 'Extracting' && event.id === fresh.slice(7, 19)) release();
+      }
+    }
+    const id = fresh.slice(7, 19);
+    expect(statuses).toContain(`Already exists ${manifest.layers[0]?.digest.slice(7, 19)}`);
+    expect(statuses.indexOf(`Extracting ${id}`)).toBeGreaterThanOrEqual(0);
+    expect(statuses.indexOf(`Extracting ${id}`)).toBeLessThan(statuses.indexOf(`Download complete ${id}`));
+    expect(statuses[statuses.length - 1]).toBe(`Status: Downloaded newer image for ${image}`);
+    expect((await store.list()).map((i) => i.RepoTags).flat().sort()).toEqual([base, image].sort());
+  }, 60_000);
+
   test('when one layer fails its digest, the downloads still under way are aborted and the failure is reported at once, as dockerd cancels them', async () => {
     const manifest = JSON.parse((await cli.docker(['manifest', 'inspect', '--insecure', image])).stdout) as { layers: { digest: string }[] };
     expect(manifest.layers.length).toBeGreaterThanOrEqual(2);

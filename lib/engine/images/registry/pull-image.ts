@@ -132,11 +132,13 @@ export async function pullImage(store: ImageStoreCore, request: ImagePullRequest
         send(layerLine('Pulling fs layer', shortId(image.layers[i]?.digest as string)));
       }
     }
-    // A first pull of the image unpacks while it downloads (stream-unpack.ts): its root is ready when the last layer is.
+    // A pull that downloads a layer unpacks while it downloads (stream-unpack.ts): the layers already
+    // stored are read from their files in turn, and the root is ready when the last download is.
     const layerId = (index: number) => shortId(image.layers[index]?.digest as string);
-    const unpack = fresh.size === diffIds.length && diffIds.length > 0 && !(await stat(store.files.rootfs(image.config.digest)).catch(() => undefined))
-      ? await StreamingUnpack.start(store.files, diffIds, (index) => send(layerLine('Extracting', layerId(index))), (index) => send(layerLine('Pull complete', layerId(index))))
+    const unpack = fresh.size > 0 && !(await stat(store.files.rootfs(image.config.digest)).catch(() => undefined))
+      ? await StreamingUnpack.start(store.files, diffIds, (index) => { if (fresh.has(index)) send(layerLine('Extracting', layerId(index))); }, (index) => { if (fresh.has(index)) send(layerLine('Pull complete', layerId(index))); })
       : undefined;
+    for (const i of diffIds.keys()) if (!fresh.has(i)) unpack?.stored(i);
     try {
       // Three downloads at a time, as dockerd's default max-concurrent-downloads. The first failure stops
       // the pull: the queue empties and the downloads under way are aborted, as dockerd cancels them.
