@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateSigningKey } from '../../dist/index.js';
+import { mountsUnder } from '../../dist/engine/runtime/sandbox/overlay-rootfs.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 /** Clock ticks per second of /proc/PID/stat (USER_HZ: 100 on Linux). */
@@ -45,13 +46,6 @@ export function mainThreadTimes(pid) {
 export function idleShare(a, b) {
   const wall = b.wall - a.wall;
   return wall > 0 ? Math.max(0, 1 - (b.onCpu - a.onCpu + b.runQueue - a.runQueue) / wall) : 0;
-}
-
-/** Mount points below `dir` (deepest first). */
-function mountsUnder(dir) {
-  return readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((line) => line.split(' ')[4] ?? '')
-    .map((field) => field.replace(/\\([0-7]{3})/g, (_, octal) => String.fromCharCode(parseInt(octal, 8))))
-    .filter((target) => target.startsWith(`${dir}/`)).sort((a, b) => b.length - a.length);
 }
 
 /** Starts the demo, with `args` added to its command line; resolves once it answers on its port. */

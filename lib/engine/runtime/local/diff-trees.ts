@@ -3,14 +3,7 @@ import type { Stats } from 'node:fs';
 import { join } from 'node:path';
 import type { ContainerChange } from '../../../engine-api/container-operations.js';
 import { Beneath } from '../../linux/beneath.js';
-
-/** Entries compared at most, so a huge tree cannot hold the server (dockerd has no such bound). */
-const MAX_ENTRIES = 500_000;
-/**
- * Longest path walked into (Linux's PATH_MAX, what a path could reach before): each level holds
- * a directory descriptor while its entries are walked, so the depth bounds the descriptors held.
- */
-const MAX_PATH = 4095;
+import { ChangeList, within } from './change-list.js';
 
 /**
  * `docker diff` of a container root filesystem copy against its image's: a path only in the
@@ -28,37 +21,25 @@ const MAX_PATH = 4095;
  * await diffTrees('/store/rootfs/abc', '/containers/x/rootfs'); // [{ Path: '/tmp', Kind: 0 }, { Path: '/tmp/new', Kind: 1 }]
  */
 export async function diffTrees(image: string, container: string): Promise<ContainerChange[]> {
-  const out: ContainerChange[] = [];
-  let seen = 0;
-  const count = (): void => {
-    if (++seen > MAX_ENTRIES) throw new Error(`more than ${MAX_ENTRIES} files to compare`);
-  };
+  const out = new ChangeList();
   async function walk(rel: string, here: Beneath | undefined): Promise<void> {
     const [inImage, inContainer] = await Promise.all([list(join(image, rel)), here ? here.list().catch(() => []) : []]);
     for (const name of [...new Set([...inImage, ...inContainer])].sort()) {
-      count();
+      out.count();
       const path = `${rel}/${name}`;
       const [a, b] = await Promise.all([lstat(join(image, path)).catch(() => undefined), here ? here.lstatChild(name) : undefined]);
       if (!b) {
-        if (a) out.push({ Path: path, Kind: 2 });
+        if (a) out.push(path, 2);
         continue;
       }
       if (!a) {
-        out.push({ Path: path, Kind: 1 });
-        if (b.isDirectory()) await within(here!, name, path, (child) => addAll(path, child));
+        out.push(path, 1);
+        if (b.isDirectory()) await within(here!, name, path, (child) => out.addAll(path, child));
         continue;
       }
-      if (await differs(a, b, join(image, path), here!, name)) out.push({ Path: path, Kind: 0 });
+      if (await differs(a, b, join(image, path), here!, name)) out.push(path, 0);
       if (a.isDirectory() && b.isDirectory()) await within(here!, name, path, (child) => walk(path, child));
-      else if (b.isDirectory()) await within(here!, name, path, (child) => addAll(path, child));
-    }
-  }
-  async function addAll(rel: string, here: Beneath): Promise<void> {
-    for (const name of (await here.list().catch(() => [])).sort()) {
-      count();
-      const path = `${rel}/${name}`;
-      out.push({ Path: path, Kind: 1 });
-      if ((await here.lstatChild(name))?.isDirectory()) await within(here, name, path, (child) => addAll(path, child));
+      else if (b.isDirectory()) await within(here!, name, path, (child) => out.addAll(path, child));
     }
   }
   // A root that is gone (the container removed meanwhile) lists as empty, as a missing directory did.
@@ -71,16 +52,7 @@ export async function diffTrees(image: string, container: string): Promise<Conta
   } finally {
     await root?.close();
   }
-  return out;
-}
-
-/**
- * Runs `body` in the directory `name` of `here` (at `path`), opened without following; when it
- * is no longer a directory (swapped for a link or removed since its lstat), or lies deeper than
- * PATH_MAX, there is nothing in it to list.
- */
-async function within(here: Beneath, name: string, path: string, body: (child: Beneath) => Promise<void>): Promise<void> {
-  if (path.length <= MAX_PATH) await here.within(name, body);
+  return out.changes;
 }
 
 async function list(dir: string): Promise<string[]> {

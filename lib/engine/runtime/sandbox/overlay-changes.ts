@@ -1,11 +1,7 @@
 import type { Stats } from 'node:fs';
 import type { ContainerChange } from '../../../engine-api/container-operations.js';
 import { Beneath } from '../../linux/beneath.js';
-
-/** Entries listed at most, so a huge upper layer cannot hold the server (as diff-trees.ts). */
-const MAX_ENTRIES = 500_000;
-/** Longest path walked into (PATH_MAX): each level holds directory descriptors while its entries are walked. */
-const MAX_PATH = 4095;
+import { ChangeList, within } from '../local/change-list.js';
 
 /** The three views of one directory: the container's writes, the mounted overlay and the image's. */
 interface Level { upper: Beneath; merged: Beneath; lower: Beneath | undefined }
@@ -28,44 +24,32 @@ interface Level { upper: Beneath; merged: Beneath; lower: Beneath | undefined }
  */
 export async function overlayChanges(lower: string, upper: string, merged: string, shift?: { uid: number; gid: number }): Promise<ContainerChange[]> {
   const [uid, gid] = [shift?.uid ?? 0, shift?.gid ?? 0];
-  const out: ContainerChange[] = [];
-  let seen = 0;
-  const count = (): void => {
-    if (++seen > MAX_ENTRIES) throw new Error(`more than ${MAX_ENTRIES} files to compare`);
-  };
+  const out = new ChangeList();
   async function walk(rel: string, at: Level): Promise<void> {
     const [written, inView, inImage] = await Promise.all([at.upper.list(), at.merged.list(), at.lower ? at.lower.list() : []]);
     const view = new Set(inView);
     const deleted = new Set(inImage.filter((name) => !view.has(name)));
     for (const name of [...new Set([...written, ...deleted])].sort()) {
-      count();
+      out.count();
       const path = `${rel}/${name}`;
       if (deleted.has(name)) {
-        out.push({ Path: path, Kind: 2 });
+        out.push(path, 2);
         continue;
       }
       const [a, b] = await Promise.all([at.lower?.lstatChild(name), at.merged.lstatChild(name)]);
       if (!b) continue;
       if (!a) {
-        out.push({ Path: path, Kind: 1 });
-        if (b.isDirectory()) await within(at.merged, name, path, (child) => addAll(path, child));
+        out.push(path, 1);
+        if (b.isDirectory()) await within(at.merged, name, path, (child) => out.addAll(path, child));
         continue;
       }
-      if (await differs(a, b, at.lower!, at.merged, name, uid, gid)) out.push({ Path: path, Kind: 0 });
+      if (await differs(a, b, at.lower!, at.merged, name, uid, gid)) out.push(path, 0);
       if (!b.isDirectory()) continue;
       if (!a.isDirectory()) {
-        await within(at.merged, name, path, (child) => addAll(path, child));
+        await within(at.merged, name, path, (child) => out.addAll(path, child));
         continue;
       }
       await within(at.upper, name, path, (u) => at.merged.within(name, (m) => at.lower!.within(name, (l) => walk(path, { upper: u, merged: m, lower: l }))));
-    }
-  }
-  async function addAll(rel: string, here: Beneath): Promise<void> {
-    for (const name of (await here.list().catch(() => [])).sort()) {
-      count();
-      const path = `${rel}/${name}`;
-      out.push({ Path: path, Kind: 1 });
-      if ((await here.lstatChild(name))?.isDirectory()) await within(here, name, path, (child) => addAll(path, child));
     }
   }
   const roots = await Promise.all([upper, merged, lower].map((p) => Beneath.open(p)));
@@ -74,11 +58,7 @@ export async function overlayChanges(lower: string, upper: string, merged: strin
   } finally {
     await Promise.all(roots.map((r) => r.close()));
   }
-  return out;
-}
-
-async function within(here: Beneath, name: string, path: string, body: (child: Beneath) => Promise<void>): Promise<void> {
-  if (path.length <= MAX_PATH) await here.within(name, body);
+  return out.changes;
 }
 
 async function differs(a: Stats, b: Stats, dirA: Beneath, dirB: Beneath, name: string, uid: number, gid: number): Promise<boolean> {
