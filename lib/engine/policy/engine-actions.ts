@@ -90,6 +90,8 @@ export const ENGINE_ACTIONS = {
   'volume.prune': { route: 'POST /volumes/prune', target: 'none' },
   'volume.inspect': { route: 'GET /volumes/{name}', target: 'volume' },
   'volume.delete': { route: 'DELETE /volumes/{name}', target: 'volume' },
+  // Plugins (a node without plugins: empty list, 404 for a name, 501 for what would fetch one; see plugin-routes.ts)
+  'plugin.request': { route: 'GET|POST|DELETE /plugins and below', target: 'none' },
   // Swarm (answered "not a swarm manager" / 501: dockgate has no swarm, see swarm-routes.ts)
   'swarm.request': { route: 'GET|POST|DELETE /swarm, /nodes, /services, /tasks, /secrets, /configs and below', target: 'none' },
 } as const satisfies Record<string, { route: string; target: 'none' | 'container' | 'exec' | 'image' | 'volume' | 'network'; collection?: true }>;

@@ -27,6 +27,7 @@ import { registerBuildRoutes } from './build/build-routes.js';
 import { registerNetworkRoutes } from './network/network-routes.js';
 import { registerVolumeRoutes } from './volume/volume-routes.js';
 import { registerSwarmRoutes } from './swarm/swarm-routes.js';
+import { registerPluginRoutes } from './plugin/plugin-routes.js';
 import { registerUnsupportedRoutes } from './system/unsupported-routes.js';
 
 /**
@@ -78,6 +79,7 @@ export function engineRouter(runtime: ContainerRuntime, versionRange?: VersionRa
   registerBuildRoutes(api, ctx);
   registerNetworkRoutes(api, ctx);
   registerVolumeRoutes(api, ctx);
+  registerPluginRoutes(api, ctx);
   registerDiskUsageRoute(api, ctx);
   registerSwarmRoutes(api, ctx);
 
