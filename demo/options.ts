@@ -82,7 +82,6 @@ Options:
   --redis URL            keep refresh tokens and failed-login counts in Redis instead of memory
   --redis-cluster HOST:PORT[,HOST:PORT…]
                          the same in a Redis Cluster (any reachable nodes; the rest are discovered)
-  --state-dir DIR        where the development key is kept (default demo/.dockgate, git-ignored)
   --log-level LEVEL      JSON log lines (pino) on stdout: fatal, error, warn, info, debug, trace or
                          silent (default info); Prometheus metrics are served at /metrics
   --state-dir DIR        where the development key is kept, and the sandbox runtime's images, containers
