@@ -101,8 +101,8 @@ function namespaceModes({ host, hostname }: ContainerSpec): void {
 }
 
 /**
- * GroupAdd: names must exist in the image's /etc/group (dockerd's words when one does not), and
- * then the field is refused, since bubblewrap sets no supplementary groups. DeviceCgroupRules:
+ * GroupAdd: names must exist in the image's /etc/group (dockerd's words when one does not); the
+ * start gives them as supplementary groups (launch/user.ts, userns/enter.ts). DeviceCgroupRules:
  * refused, since the sandbox never gives a container a device a rule could allow.
  */
 async function groupsAndDevices({ host }: ContainerSpec, image?: LocalImage): Promise<void> {
@@ -118,7 +118,6 @@ async function groupsAndDevices({ host }: ContainerSpec, image?: LocalImage): Pr
         }
       }
     }
-    throw EngineError.invalidParameter('HostConfig.GroupAdd is not supported by the sandbox runtime (it cannot give a container supplementary groups)');
   }
   if (host.deviceCgroupRules.length > 0) {
     throw EngineError.invalidParameter('HostConfig.DeviceCgroupRules is not supported by the sandbox runtime (it gives containers no devices beyond the default /dev, so there is nothing for a rule to allow)');
