@@ -43,7 +43,7 @@ describeWithPeers('sandbox create fields: namespace modes, groups, devices, Runt
   test('PidMode and IpcMode of another container, and PidMode host, are refused naming the field and why', async () => {
     expect(await refused({ HostConfig: { PidMode: 'container:abc' } })).toBe('HostConfig.PidMode "container:abc": joining another container\'s PID namespace is not supported by the sandbox runtime (each container gets its own)');
     expect(await refused({ HostConfig: { IpcMode: 'container:abc' } })).toContain('HostConfig.IpcMode "container:abc"');
-    expect(await refused({ HostConfig: { PidMode: 'host' } })).toContain('HostConfig.PidMode "host" is not supported by the sandbox runtime');
+    expect(await refused({ HostConfig: { PidMode: 'host' } })).toMatch(/^HostConfig\.PidMode "host" is not supported by the sandbox runtime, administrators included: .*neither mount the host's \/proc nor signal or trace host processes/);
     expect(await refused({ HostConfig: { PidMode: 'bogus' } })).toBe('invalid PID mode: bogus');
   });
   test('GroupAdd: an unknown name in dockerd\'s words; known names and numbers are the process\'s supplementary groups, after its own gid; DeviceCgroupRules refused naming it', async () => {

@@ -78,6 +78,14 @@ export async function refuseUnsupported(
 }
 
 /**
+ * PidMode `host`, refused to administrators too: bubblewrap's `--as-pid-1` and `/proc` need the
+ * container's own PID namespace, and container root, an unprivileged uid of its user namespace,
+ * could neither mount the host's /proc nor signal or trace a host process, so `ps`, `kill` and
+ * `nsenter -t 1` would not do what dockerd's --pid host gives. Said so rather than half-honored.
+ */
+const PID_HOST_REFUSAL = 'HostConfig.PidMode "host" is not supported by the sandbox runtime, administrators included: its containers run in a PID namespace of their own under an unprivileged user namespace, which can neither mount the host\'s /proc nor signal or trace host processes (use the docker runtime for --pid host)';
+
+/**
  * UTSMode `host` (the server's hostname; bwrap-args.ts leaves out `--unshare-uts`) and IpcMode
  * `host` (no `--unshare-ipc`) are honored, `private` and `shareable` IPC are what every container
  * has; joining another container's namespaces (`container:ID`) and the host's PID namespace are
@@ -92,6 +100,9 @@ function namespaceModes({ host, hostname }: ContainerSpec): void {
     if ((allowed as readonly string[]).includes(value)) continue;
     if (value.startsWith('container:') && value.length > 'container:'.length) {
       throw EngineError.invalidParameter(`HostConfig.${field} "${value}": joining another container's ${name} namespace is not supported by the sandbox runtime (each container gets its own)`);
+    }
+    if (field === 'PidMode' && value === 'host') {
+      throw EngineError.invalidParameter(PID_HOST_REFUSAL);
     }
     if (value === 'host' || value === 'none') {
       throw EngineError.invalidParameter(`HostConfig.${field} "${value}" is not supported by the sandbox runtime (each container gets its own ${name} namespace)`);
