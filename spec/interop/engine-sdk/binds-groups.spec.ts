@@ -19,14 +19,18 @@ const bwrap: PeerCheck = { name: 'bwrap (bubblewrap) and /bin/busybox (busybox-s
 const dockerPy: PeerCheck = { name: 'docker-py (python3 -c "import docker")', available: () => spawnSync('python3', ['-c', 'import docker']).status === 0 };
 
 type Probe = Record<string, Record<string, unknown>>;
-function probe(socket: string, image: string): Promise<Probe> {
+function probe(socket: string, image: string, sections = ['binds', 'group_add']): Promise<Probe> {
   return new Promise((resolve, reject) => {
-    execFile('python3', [join(here, '../fixtures/docker-py-binds-groups.py'), image, `dg${process.pid % 100000}bg`, 'binds', 'group_add'], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', DOCKER_HOST: `unix://${socket}` }, timeout: 170_000 }, (error, stdout, stderr) => {
+    execFile('python3', [join(here, '../fixtures/docker-py-binds-groups.py'), image, `dg${process.pid % 100000}bg`, ...sections], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', DOCKER_HOST: `unix://${socket}` }, timeout: 170_000 }, (error, stdout, stderr) => {
       if (error) reject(new Error(`docker-py probe failed: ${stderr || error.message}`));
       else resolve(JSON.parse(stdout) as Probe);
     });
   });
 }
+
+// dockerd's default bridge: this machine's dockerd runs with --bridge=none, where the links
+// half runs against the sandbox alone, held to dockerd's formats (moby daemon/links/links.go).
+const dockerdBridge: PeerCheck = { name: 'dockerd with its default bridge network (not --bridge=none)', available: () => spawnSync('docker', ['-H', 'unix:///var/run/docker.sock', 'network', 'inspect', 'bridge']).status === 0 };
 
 const engines: [string, PeerCheck[], () => Promise<{ out: Probe; close?: () => Promise<void> }>][] = [
   ['dockerd (the reference)', [dockerPy, dockerd(), dockerImage(DOCKERD_IMAGE)], async () => ({ out: await probe('/var/run/docker.sock', DOCKERD_IMAGE) })],
@@ -79,6 +83,41 @@ for (const [label, peers, open] of engines) {
         exec_root: 'uid=0(root) gid=0(root) groups=0(root),50(staff),4321',
         exec_user: 'uid=1000(u1000) gid=1000(u1000) groups=50(staff),1000(u1000),4321',
       });
+    });
+  });
+}
+
+// The dockerd half only where its dockerd has the default bridge (not a missing peer where it has none).
+type Engine = [string, PeerCheck[], () => Promise<{ out: Probe; close?: () => Promise<void> }>];
+const dockerdLinks: Engine = ['dockerd (the reference)', [dockerPy, dockerd(), dockerImage(DOCKERD_IMAGE)], async () => ({ out: await probe('/var/run/docker.sock', DOCKERD_IMAGE, ['bridge_links']) })];
+const linkEngines: Engine[] = [
+  ...(dockerdBridge.available() ? [dockerdLinks] : []),
+  ['the sandbox runtime', [dockerPy, bwrap], async () => {
+    const runtime: ContainerRuntime = sandboxRuntime();
+    const listening = await listenOnSocket(runtime, '1.12-1.41');
+    return { out: await probe(listening.socket, 'busybox', ['bridge_links']), close: async () => { await listening.close(); await runtime.close?.(); } };
+  }],
+];
+
+for (const [label, peers, open] of linkEngines) {
+  describeWithPeers(`docker-py 7 against ${label}: legacy links on the default bridge are /etc/hosts lines and link variables`, peers, () => {
+    let out: Probe;
+    let close: (() => Promise<void>) | undefined;
+    beforeAll(async () => ({ out, close } = await open()));
+    afterAll(async () => close?.());
+
+    test('the alias, the linked container\'s hostname and its name are one /etc/hosts line, and the alias reaches it', () => {
+      expect(out.bridge_links).toMatchObject({ hosts: [0, '1\ndb-alias <short> <prefix>lt'], reaches: [0, 'hi'] });
+    });
+    test('<ALIAS>_PORT (the lowest port), each port\'s _PORT_<n>_<PROTO> set, <ALIAS>_NAME and <ALIAS>_ENV_* (not PATH) are in the environment', () => {
+      expect(out.bridge_links!.env).toEqual([0, [
+        'DB_ALIAS_ENV_FOO=bar', 'DB_ALIAS_NAME=/<linker>/db-alias', 'DB_ALIAS_PORT=udp://<ip>:53',
+        'DB_ALIAS_PORT_53_UDP=udp://<ip>:53', 'DB_ALIAS_PORT_53_UDP_ADDR=<ip>', 'DB_ALIAS_PORT_53_UDP_PORT=53', 'DB_ALIAS_PORT_53_UDP_PROTO=udp',
+        'DB_ALIAS_PORT_80_TCP=tcp://<ip>:80', 'DB_ALIAS_PORT_80_TCP_ADDR=<ip>', 'DB_ALIAS_PORT_80_TCP_PORT=80', 'DB_ALIAS_PORT_80_TCP_PROTO=tcp',
+      ].join('\n')]);
+    });
+    test('a link to a container that is not running refuses the start in dockerd\'s words', () => {
+      expect(out.bridge_links!.target_not_running).toEqual(['APIError', expect.stringMatching(/^Cannot link to a non running container: \/<prefix>lt AS \/[^/]+\/db-alias$/)]);
     });
   });
 }

@@ -59,6 +59,10 @@ export async function refuseUnsupported(
   if (!predefined && (!userNetworks || mode === 'container:')) {
     throw EngineError.invalidParameter(`HostConfig.NetworkMode "${mode}" is not supported by the sandbox runtime (bridge, host, none${userNetworks ? ', container:ID or a user-defined network' : ''})`);
   }
+  // Links need the runtime's networks (the default bridge and user networks: network/bridge-links.ts, network-links.ts).
+  if (!userNetworks && host.links.length > 0) {
+    throw EngineError.invalidParameter('HostConfig.Links is not supported by the sandbox runtime on this server (it has no default bridge or user-defined networks: not root, or no iproute2)');
+  }
   exposedPortKeys(spec);
   const published = portRequests(spec);
   // dockerd drops them with a warning (host) or silently (none); a dropped field is refused here.
