@@ -52,6 +52,9 @@ for (const [label, peers, open] of engines) {
       expect(out.binds).toMatchObject({ binds_touch: [0, ''], binds_host_file: ['shared.txt'], binds_host_owner: 0 });
       expect(out.binds!.binds_ls).toEqual([0, expect.stringMatching(/^total 0\n-rw-r--r-- +1 0 +0 +0 .* shared\.txt$/)]);
     });
+    test('docker exec as root and docker cp write in the bind too, as host root', () => {
+      expect(out.binds).toMatchObject({ exec_touch: 0, cp_put: true, exec_cp_host_owners: { 'by-cp': 0, 'by-exec': 0 } });
+    });
     test('a read-only bind stays read-only for root', () => {
       expect(out.binds).toMatchObject({ binds_ro_touch: ['exit', 1] });
     });
