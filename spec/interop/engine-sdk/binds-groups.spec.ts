@@ -55,6 +55,11 @@ for (const [label, peers, open] of engines) {
     test('docker exec as root and docker cp write in the bind too, as host root', () => {
       expect(out.binds).toMatchObject({ exec_touch: 0, cp_put: true, exec_cp_host_owners: { 'by-cp': 0, 'by-exec': 0 } });
     });
+    test(label === 'the sandbox runtime'
+      ? 'a container of an owner (a tenant\'s, dockgate.owner) gets no idmapped bind: its root is an unprivileged host uid in the folder'
+      : 'dockerd knows no owner label: the container\'s root writes the folder', () => {
+      expect(out.binds!.owner_touch).toEqual(label === 'the sandbox runtime' ? ['exit', 1, 'touch: /mnt/shared.txt: Permission denied'] : [0, '']);
+    });
     test('a read-only bind stays read-only for root', () => {
       expect(out.binds).toMatchObject({ binds_ro_touch: ['exit', 1] });
     });
