@@ -43,12 +43,12 @@ describeWithPeers('sandbox create fields: namespace modes, groups, devices, Runt
   test('PidMode and IpcMode of another container, and PidMode host, are refused naming the field and why', async () => {
     expect(await refused({ HostConfig: { PidMode: 'container:abc' } })).toBe('HostConfig.PidMode "container:abc": joining another container\'s PID namespace is not supported by the sandbox runtime (each container gets its own)');
     expect(await refused({ HostConfig: { IpcMode: 'container:abc' } })).toContain('HostConfig.IpcMode "container:abc"');
-    expect(await refused({ HostConfig: { PidMode: 'host' } })).toContain('HostConfig.PidMode "host" is not supported by the sandbox runtime');
+    expect(await refused({ HostConfig: { PidMode: 'host' } })).toMatch(/^HostConfig\.PidMode "host" is not supported by the sandbox runtime, administrators included: .*neither mount the host's \/proc nor signal or trace host processes/);
     expect(await refused({ HostConfig: { PidMode: 'bogus' } })).toBe('invalid PID mode: bogus');
   });
-  test('GroupAdd: an unknown name in dockerd\'s words, a known one refused naming the field; DeviceCgroupRules refused naming it', async () => {
+  test('GroupAdd: an unknown name in dockerd\'s words; known names and numbers are the process\'s supplementary groups, after its own gid; DeviceCgroupRules refused naming it', async () => {
     expect(await refused({ HostConfig: { GroupAdd: ['nosuch'] } })).toBe('Unable to find group nosuch: no matching entries in group file');
-    expect(await refused({ HostConfig: { GroupAdd: ['root'] } })).toContain('HostConfig.GroupAdd is not supported by the sandbox runtime');
+    expect(await run({ Cmd: ['cat', '/proc/self/status'], HostConfig: { GroupAdd: ['root', '4321'] } })).toMatchObject({ code: 0, out: expect.stringMatching(/^Groups:\t0 4321 ?$/m) });
     expect(await refused({ HostConfig: { DeviceCgroupRules: ['c 1:3 rwm'] } })).toContain('HostConfig.DeviceCgroupRules is not supported by the sandbox runtime');
   });
   test('Runtime: the OCI name clients know (runc) and this runtime\'s own name are accepted and shown by inspect as asked, runc when nothing is; another is unknown in dockerd\'s words; MacAddress is refused by name', async () => {

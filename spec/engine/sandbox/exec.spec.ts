@@ -149,8 +149,8 @@ describeWithPeers('sandbox exec runs with the container\'s capability set, as do
   });
   test('in a container with a non-root User an exec may run as root or any other user, as dockerd\'s may (the user namespace maps every id)', async () => {
     const id = await running({ User: '1234:5678' });
-    expect((await execOutput(id, { Cmd: ['id'], User: '0' })).output).toBe('uid=0(root) gid=0(root)\n');
-    expect((await execOutput(id, { Cmd: ['id'], User: 'nobody' })).output).toBe('uid=65534(nobody) gid=65534(nogroup)\n');
+    expect((await execOutput(id, { Cmd: ['id'], User: '0' })).output).toBe('uid=0(root) gid=0(root) groups=0(root)\n');
+    expect((await execOutput(id, { Cmd: ['id'], User: 'nobody' })).output).toBe('uid=65534(nobody) gid=65534(nogroup) groups=65534(nogroup)\n');
     await request(app!).delete(`/v1.42/containers/${id}?force=1`);
   });
 });

@@ -85,15 +85,15 @@ d('sandbox runtime: own PID and UTS namespaces, User and Hostname honored', () =
     expect(state.ExitCode).toBe(3);
   });
   test('User uid:gid is the identity inside', async () => {
-    expect((await run(['id'], { User: '1000:1000' })).out).toBe('uid=1000(user) gid=1000(user)\n');
+    expect((await run(['id'], { User: '1000:1000' })).out).toBe('uid=1000(user) gid=1000(user) groups=1000(user)\n');
   });
   test('a numeric uid with a passwd entry takes its primary group; one without runs with gid 0 (runc)', async () => {
-    expect((await run(['id'], { User: '1000' })).out).toBe('uid=1000(user) gid=1000(user)\n');
-    expect((await run(['id'], { User: '4242' })).out).toBe('uid=4242 gid=0(root)\n');
+    expect((await run(['id'], { User: '1000' })).out).toBe('uid=1000(user) gid=1000(user) groups=1000(user)\n');
+    expect((await run(['id'], { User: '4242' })).out).toBe('uid=4242 gid=0(root) groups=0(root)\n');
   });
   test('User names come from the image\'s /etc/passwd and /etc/group', async () => {
-    expect((await run(['id'], { User: 'nobody' })).out).toBe('uid=65534(nobody) gid=65534(nogroup)\n');
-    expect((await run(['id'], { User: 'user:nogroup' })).out).toBe('uid=1000(user) gid=65534(nogroup)\n');
+    expect((await run(['id'], { User: 'nobody' })).out).toBe('uid=65534(nobody) gid=65534(nogroup) groups=65534(nogroup)\n');
+    expect((await run(['id'], { User: 'user:nogroup' })).out).toBe('uid=1000(user) gid=65534(nogroup) groups=65534(nogroup)\n');
     expect((await run(['sh', '-c', 'echo $HOME'], { User: 'user' })).out).toBe('/home/user\n');
   });
   test('Hostname is the UTS hostname', async () => {

@@ -6,7 +6,7 @@ import { inUserNamespace, stageSources, STAGE_DIR } from '../../../lib/engine/ru
 import { checkIdRange, DEFAULT_ID_RANGE, idMapAt, idMapCount, subordinateIdRange } from '../../../lib/engine/runtime/sandbox/userns/id-map.js';
 import { OwnerRanges } from '../../../lib/engine/runtime/sandbox/userns/owner-ranges.js';
 
-const TOOLS = { unshare: '/usr/bin/unshare', nsenter: '/usr/bin/nsenter', setpriv: '/usr/bin/setpriv', file: '/proc/1/fd/9', gid: 100000 };
+const TOOLS = { unshare: '/usr/bin/unshare', nsenter: '/usr/bin/nsenter', setpriv: '/usr/bin/setpriv', file: '/proc/1/fd/9', gid: 100000, uid: 100000 };
 
 describe('the server\'s range comes from /etc/subuid and /etc/subgid\'s root entry, else 100000-6653599, and is cut into owners\' ranges of 65536 ids', () => {
   const dir = mkdtempSync(join(tmpdir(), 'dockgate-subid-'));
@@ -76,8 +76,8 @@ describe('a launcher binds bwrap\'s host paths in a private staging tmpfs, so th
   test('root enters with nsenter as uid 0; another user through bwrap --userns with no capability', () => {
     const [program, rootArgs] = inUserNamespace(TOOLS, 'bwrap', ['--bind', '/r', '/', '--cap-drop', 'ALL', '--cap-add', 'CAP_CHOWN'], ['id'], { uid: 0, gid: 0 });
     expect(program).toBe('/usr/bin/unshare');
-    expect(rootArgs.join(' ')).toContain(`/usr/bin/nsenter --user=/proc/1/fd/9 --setuid=0 --setgid=0 -- bwrap --bind ${STAGE_DIR}/0 / --cap-drop ALL --cap-add CAP_CHOWN -- id`);
+    expect(rootArgs.join(' ')).toContain(`/usr/bin/nsenter --user=/proc/1/fd/9 --setuid=0 --setgid=0 -- /usr/bin/setpriv --groups=0 -- bwrap --bind ${STAGE_DIR}/0 / --cap-drop ALL --cap-add CAP_CHOWN -- id`);
     const [, userArgs] = inUserNamespace(TOOLS, 'bwrap', ['--bind', '/r', '/', '--cap-drop', 'ALL', '--cap-add', 'CAP_CHOWN'], ['id'], { uid: 1000, gid: 0 });
-    expect(userArgs.join(' ')).toContain(`/usr/bin/setpriv --regid=100000 --clear-groups -- bwrap --userns 7 --uid 1000 --gid 0 --bind ${STAGE_DIR}/0 / --cap-drop ALL -- id`);
+    expect(userArgs.join(' ')).toContain(`/usr/bin/setpriv --regid=100000 --groups=100000 -- bwrap --userns 7 --uid 1000 --gid 0 --bind ${STAGE_DIR}/0 / --cap-drop ALL -- id`);
   });
 });

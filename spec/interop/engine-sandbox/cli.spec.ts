@@ -31,12 +31,12 @@ describeWithPeers('Docker CLI 28 against the sandbox runtime: each container is 
   const run = async (...args: string[]) => docker((await listening)!.socket, ['run', '--rm', ...args]);
 
   test('-u 4242 (no passwd entry) runs as uid 4242, gid 0 (as dockerd does)', async () => {
-    expect(await run('-u', '4242', 'busybox', 'id')).toMatchObject({ code: 0, stdout: 'uid=4242 gid=0(root)\n' });
+    expect(await run('-u', '4242', 'busybox', 'id')).toMatchObject({ code: 0, stdout: 'uid=4242 gid=0(root) groups=0(root)\n' });
   });
   test('-u 1000 takes the passwd entry\'s primary group; -u nobody and -u user:nogroup resolve names in the image', async () => {
-    expect(await run('-u', '1000', 'busybox', 'id')).toMatchObject({ code: 0, stdout: 'uid=1000(user) gid=1000(user)\n' });
-    expect(await run('-u', 'nobody', 'busybox', 'id')).toMatchObject({ code: 0, stdout: 'uid=65534(nobody) gid=65534(nogroup)\n' });
-    expect(await run('-u', 'user:nogroup', 'busybox', 'id')).toMatchObject({ code: 0, stdout: 'uid=1000(user) gid=65534(nogroup)\n' });
+    expect(await run('-u', '1000', 'busybox', 'id')).toMatchObject({ code: 0, stdout: 'uid=1000(user) gid=1000(user) groups=1000(user)\n' });
+    expect(await run('-u', 'nobody', 'busybox', 'id')).toMatchObject({ code: 0, stdout: 'uid=65534(nobody) gid=65534(nogroup) groups=65534(nogroup)\n' });
+    expect(await run('-u', 'user:nogroup', 'busybox', 'id')).toMatchObject({ code: 0, stdout: 'uid=1000(user) gid=65534(nogroup) groups=65534(nogroup)\n' });
   });
   test('-u with a name the image lacks is refused at create, naming User in dockerd\'s words', async () => {
     const r = await run('-u', 'daemon', 'busybox', 'id');

@@ -7,6 +7,8 @@ export interface ResolvedUser {
   gid: number;
   /** The passwd entry's home directory ("/" when the user has no entry), for HOME. */
   home: string;
+  /** Supplementary gids (`HostConfig.GroupAdd`, resolved by {@link resolveGroupsIn}); none: no supplementary group. */
+  groups?: readonly number[];
 }
 
 interface Entry { name: string; id: number; gid: number; home: string }
@@ -75,6 +77,32 @@ export async function resolveUserIn(rootfs: string, spec: string): Promise<Resol
   } finally {
     await root.close();
   }
+}
+
+/**
+ * `HostConfig.GroupAdd` as gids, as runc resolves them for dockerd: a number is used as it is, a
+ * name is looked up in the root filesystem's /etc/group (read as {@link resolveUserIn} reads it);
+ * a name with no entry is refused with dockerd's words. Duplicates are kept once, in order.
+ */
+export async function resolveGroupsIn(rootfs: string, names: readonly string[]): Promise<number[]> {
+  const out: number[] = [];
+  const named = names.filter((n) => !/^\d+$/.test(n));
+  let groups: Entry[] = [];
+  if (named.length > 0) {
+    const root = await Beneath.open(rootfs);
+    try {
+      groups = parseEntries(await accountFile(root, '/etc/group', `0:${named[0]!}`), 'group');
+    } finally {
+      await root.close();
+    }
+  }
+  for (const name of names) {
+    const gid = /^\d+$/.test(name) ? Number(name) : groups.find((g) => g.name === name)?.id;
+    if (gid === undefined) throw EngineError.invalidParameter(`Unable to find group ${name}: no matching entries in group file`);
+    if (gid > 0xfffffffe) throw EngineError.invalidParameter(`HostConfig.GroupAdd "${name}": gids must be below 2^32-1`);
+    if (!out.includes(gid)) out.push(gid);
+  }
+  return out;
 }
 
 async function accountFile(root: Beneath, path: string, spec: string): Promise<string> {

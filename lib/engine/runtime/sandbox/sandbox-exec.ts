@@ -29,7 +29,7 @@ export interface SandboxExecContext {
   /** Resolves a `User` value against the container's /etc/passwd and /etc/group. */
   resolveUser(spec: string): Promise<ResolvedUser>;
   /** Runs `bwrap args -- argv` as a user of the runtime's user namespace (userns/enter.ts); none: no such namespace. */
-  enter?: (bwrap: string, args: string[], argv: string[], user: { uid: number; gid: number }) => [string, string[]];
+  enter?: (bwrap: string, args: string[], argv: string[], user: { uid: number; gid: number; groups?: readonly number[] | undefined }) => [string, string[]];
 }
 
 /**
@@ -105,7 +105,7 @@ export async function sandboxExec(run: LocalExecRun, ctx: SandboxExecContext): P
   if (seccomp === undefined) delete plan.seccompFile;
   const bwrapArgs = withEnvArgs([...bwrapExecArgs(ctx.spec ?? run.container.spec, plan, 3, cwd), ...(switchUser ? userSwitchArgs(ctx.busybox!, joinUserNamespace) : [])]);
   const argv = switchUser ? [EXEC_BUSYBOX, 'nsenter', ...(joinUserNamespace ? ['-U/proc/1/ns/user'] : []), '-S', String(uid), '-G', String(gid), '-F', '--', ...run.argv] : run.argv;
-  const [program, programArgs] = ctx.enter ? ctx.enter(ctx.bwrap, bwrapArgs, argv, { uid, gid }) : [ctx.bwrap, [...bwrapArgs, '--', ...argv]];
+  const [program, programArgs] = ctx.enter ? ctx.enter(ctx.bwrap, bwrapArgs, argv, { uid, gid, groups: owner.groups }) : [ctx.bwrap, [...bwrapArgs, '--', ...argv]];
   const envFile = writeEnvArgs(env);
   const script = [OPEN_ENV_ARGS, OPEN_PIDNS, ...(seccomp === undefined ? [] : [OPEN_SECCOMP]), JOIN_CGROUPS].join('; ');
   const [file, args] = viaShell(script, [envFile, `/proc/${init}/ns/pid`, ...(seccomp === undefined ? [] : [seccomp]), String(ctx.cgroupProcs.length), ...ctx.cgroupProcs,

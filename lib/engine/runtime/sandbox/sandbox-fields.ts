@@ -59,6 +59,10 @@ export async function refuseUnsupported(
   if (!predefined && (!userNetworks || mode === 'container:')) {
     throw EngineError.invalidParameter(`HostConfig.NetworkMode "${mode}" is not supported by the sandbox runtime (bridge, host, none${userNetworks ? ', container:ID or a user-defined network' : ''})`);
   }
+  // Links need the runtime's networks (the default bridge and user networks: network/bridge-links.ts, network-links.ts).
+  if (!userNetworks && host.links.length > 0) {
+    throw EngineError.invalidParameter('HostConfig.Links is not supported by the sandbox runtime on this server (it has no default bridge or user-defined networks: not root, or no iproute2)');
+  }
   exposedPortKeys(spec);
   const published = portRequests(spec);
   // dockerd drops them with a warning (host) or silently (none); a dropped field is refused here.
@@ -78,6 +82,14 @@ export async function refuseUnsupported(
 }
 
 /**
+ * PidMode `host`, refused to administrators too: bubblewrap's `--as-pid-1` and `/proc` need the
+ * container's own PID namespace, and container root, an unprivileged uid of its user namespace,
+ * could neither mount the host's /proc nor signal or trace a host process, so `ps`, `kill` and
+ * `nsenter -t 1` would not do what dockerd's --pid host gives. Said so rather than half-honored.
+ */
+const PID_HOST_REFUSAL = 'HostConfig.PidMode "host" is not supported by the sandbox runtime, administrators included: its containers run in a PID namespace of their own under an unprivileged user namespace, which can neither mount the host\'s /proc nor signal or trace host processes (use the docker runtime for --pid host)';
+
+/**
  * UTSMode `host` (the server's hostname; bwrap-args.ts leaves out `--unshare-uts`) and IpcMode
  * `host` (no `--unshare-ipc`) are honored, `private` and `shareable` IPC are what every container
  * has; joining another container's namespaces (`container:ID`) and the host's PID namespace are
@@ -93,6 +105,9 @@ function namespaceModes({ host, hostname }: ContainerSpec): void {
     if (value.startsWith('container:') && value.length > 'container:'.length) {
       throw EngineError.invalidParameter(`HostConfig.${field} "${value}": joining another container's ${name} namespace is not supported by the sandbox runtime (each container gets its own)`);
     }
+    if (field === 'PidMode' && value === 'host') {
+      throw EngineError.invalidParameter(PID_HOST_REFUSAL);
+    }
     if (value === 'host' || value === 'none') {
       throw EngineError.invalidParameter(`HostConfig.${field} "${value}" is not supported by the sandbox runtime (each container gets its own ${name} namespace)`);
     }
@@ -101,8 +116,8 @@ function namespaceModes({ host, hostname }: ContainerSpec): void {
 }
 
 /**
- * GroupAdd: names must exist in the image's /etc/group (dockerd's words when one does not), and
- * then the field is refused, since bubblewrap sets no supplementary groups. DeviceCgroupRules:
+ * GroupAdd: names must exist in the image's /etc/group (dockerd's words when one does not); the
+ * start gives them as supplementary groups (launch/user.ts, userns/enter.ts). DeviceCgroupRules:
  * refused, since the sandbox never gives a container a device a rule could allow.
  */
 async function groupsAndDevices({ host }: ContainerSpec, image?: LocalImage): Promise<void> {
@@ -118,7 +133,6 @@ async function groupsAndDevices({ host }: ContainerSpec, image?: LocalImage): Pr
         }
       }
     }
-    throw EngineError.invalidParameter('HostConfig.GroupAdd is not supported by the sandbox runtime (it cannot give a container supplementary groups)');
   }
   if (host.deviceCgroupRules.length > 0) {
     throw EngineError.invalidParameter('HostConfig.DeviceCgroupRules is not supported by the sandbox runtime (it gives containers no devices beyond the default /dev, so there is nothing for a rule to allow)');

@@ -1,5 +1,6 @@
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { Beneath } from '../../linux/beneath.js';
+import { idmapHelper } from '../../linux/idmap-helper.js';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EngineError } from '../../../engine-api/engine-error.js';
@@ -108,7 +109,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   /** Containers the disk cap killed, with why (their exit's State.Error; owner-disk-guard.ts). */
   const stopReasons = new Map<string, string>();
   const hostTool = (name: string): string => (existsSync(`/usr/bin/${name}`) ? `/usr/bin/${name}` : name);
-  const owners = OwnerUserns.open(settings.userns, { unshare: hostTool('unshare'), nsenter: hostTool('nsenter'), setpriv: hostTool('setpriv') }, join(stateDir, 'owner-ranges.json'));
+  const owners = OwnerUserns.open(settings.userns, { unshare: hostTool('unshare'), nsenter: hostTool('nsenter'), setpriv: hostTool('setpriv'), idmap: writeIdmapHelper(stateDir) }, join(stateDir, 'owner-ranges.json'));
   /** The user namespace of a container (its owner's range, owner-userns.ts), from its create body's labels; none without `userns`. */
   const usernsOf = (spec: ContainerSpec): SandboxUserns | undefined => owners?.of(spec.labels);
 
@@ -385,4 +386,18 @@ function moveInto(procs: string, pid: number): void {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
   }
+}
+
+/**
+ * The idmap helper (linux/idmap-helper.ts) written once in the state directory, 0700 (renamed
+ * into place: a helper of a previous server may still be running); none off x86-64.
+ */
+function writeIdmapHelper(stateDir: string): string | undefined {
+  const elf = idmapHelper();
+  if (!elf) return undefined;
+  const path = join(stateDir, 'idmap-bind');
+  writeFileSync(`${path}.new`, elf, { mode: 0o700 });
+  chmodSync(`${path}.new`, 0o700);
+  renameSync(`${path}.new`, path);
+  return path;
 }

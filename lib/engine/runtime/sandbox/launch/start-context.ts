@@ -18,6 +18,8 @@ export interface RunningContainer {
   plan: BwrapPlan;
   cgroupProcs: readonly string[];
   spec: ContainerSpec;
+  /** Its environment as started (the image's and its own): what a legacy link on the default bridge passes on (network/bridge-links.ts). */
+  env?: readonly string[];
 }
 
 /** The runtime's side of a start: its tools, directories and settings, and the registries a start fills. */

@@ -1,13 +1,23 @@
-import { resolveUserIn } from '../passwd.js';
+import { EngineError } from '../../../../engine-api/engine-error.js';
+import { resolveGroupsIn, resolveUserIn } from '../passwd.js';
 import type { StartContext } from './start-context.js';
 import type { Stage } from './stages.js';
 
-/** Who runs (`User`, names from the image's /etc/passwd and /etc/group), and the environment: runc sets HOME from the passwd entry when the environment has none. */
+/**
+ * Who runs (`User`, names from the image's /etc/passwd and /etc/group; `GroupAdd` as supplementary
+ * gids), and the environment: runc sets HOME from the passwd entry when the environment has none.
+ * Supplementary groups are set by the launcher of the runtime's user namespace (userns/enter.ts);
+ * without one (rootless, or option `userns: false`), bubblewrap maps a single gid and GroupAdd is refused by name.
+ */
 export const user: Stage<StartContext> = {
   name: 'user',
   async run(ctx) {
     const { spec, env, tty } = ctx.run;
     ctx.user = await resolveUserIn(ctx.rootfs, spec.user);
+    if (spec.host.groupAdd.length > 0) {
+      if (!ctx.userns) throw EngineError.invalidParameter('HostConfig.GroupAdd is not supported by the sandbox runtime without its user namespace (rootless, or option userns off: bubblewrap maps a single group)');
+      ctx.user = { ...ctx.user, groups: await resolveGroupsIn(ctx.rootfs, spec.host.groupAdd) };
+    }
     const fullEnv = [...env];
     if (!fullEnv.some((e) => e.startsWith('HOME='))) fullEnv.push(`HOME=${ctx.user.home}`);
     if (tty && !fullEnv.some((e) => e.startsWith('TERM='))) fullEnv.push('TERM=xterm');

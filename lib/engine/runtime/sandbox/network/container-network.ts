@@ -83,11 +83,11 @@ export class ContainerNetwork {
    * filesystem copy (an empty file, where the image has none: a read-only root cannot get one
    * later), and the gate.
    */
-  static async prepare(host: NetworkHost, id: string, spec: ContainerSpec, dir: string, rootfs: string, user?: UserNetworkPlan): Promise<ContainerNetwork> {
+  static async prepare(host: NetworkHost, id: string, spec: ContainerSpec, dir: string, rootfs: string, user?: UserNetworkPlan, linkHosts: readonly string[] = []): Promise<ContainerNetwork> {
     const requests = portRequests(spec);
     const hostname = containerHostname(id, spec);
     const files: Record<string, string> = {};
-    for (const [path, text] of [['/etc/resolv.conf', resolvConf(user?.nameservers ?? [], user?.internalOnly !== true)], ['/etc/hosts', hostsFile(hostname)]] as const) {
+    for (const [path, text] of [['/etc/resolv.conf', resolvConf(user?.nameservers ?? [], user?.internalOnly !== true)], ['/etc/hosts', hostsFile(hostname, linkHosts)]] as const) {
       if (!(await mountPoint(rootfs, path))) continue;
       const file = join(dir, path.slice('/etc/'.length));
       writeFileSync(file, text, { mode: 0o644 });
@@ -221,9 +221,9 @@ export function resolvConf(nameservers: string[], slirp: boolean): string {
   return [...servers.map((s) => `nameserver ${s}`), ...kept].join('\n') + '\n';
 }
 
-/** dockerd's /etc/hosts for a bridge container: the loopback names, then its address and hostname. */
-function hostsFile(hostname: string): string {
-  return [...LOOPBACK_HOSTS, `${SLIRP_NET.ipAddress}\t${hostname}`].join('\n') + '\n';
+/** dockerd's /etc/hosts for a bridge container: the loopback names, its legacy links' lines (bridge-links.ts), then its address and hostname. */
+function hostsFile(hostname: string, linkHosts: readonly string[]): string {
+  return [...LOOPBACK_HOSTS, ...linkHosts, `${SLIRP_NET.ipAddress}\t${hostname}`].join('\n') + '\n';
 }
 
 /** A host port free now on `hostIp` for `proto`, from the kernel's ephemeral range. */

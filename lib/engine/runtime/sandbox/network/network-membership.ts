@@ -60,10 +60,12 @@ export class NetworkMembership {
       return net;
     });
     linkEntries(spec.host.links, 'HostConfig.Links');
-    const predefinedLinks = Object.entries(spec.networks).some(([name, config]) => isPredefinedMode(name) && linkEntries(objectOf(config, name).Links, name).length > 0);
-    if ((spec.host.links.length > 0 && !isUserMode(spec)) || predefinedLinks) {
-      const field = predefinedLinks ? 'NetworkingConfig.EndpointsConfig.Links' : 'HostConfig.Links';
-      throw EngineError.invalidParameter(`${field}: legacy links are supported by the sandbox runtime on user-defined networks only (its default bridge has no DNS by name): run on a network made with docker network create, where a link is a DNS alias`);
+    // On the default bridge, links are dockerd's legacy ones (/etc/hosts and environment, bridge-links.ts);
+    // with host, none or another container's namespace, dockerd's conflict.
+    const onBridge = this.records.bridge !== undefined && onDefaultBridgeMode(spec.host.networkMode);
+    const predefinedLinks = Object.entries(spec.networks).some(([name, config]) => isPredefinedMode(name) && !(onBridge && isBridgeName(name)) && linkEntries(objectOf(config, name).Links, name).length > 0);
+    if ((spec.host.links.length > 0 && !isUserMode(spec) && !onBridge) || predefinedLinks) {
+      throw EngineError.invalidParameter(`conflicting options: ${spec.host.networkMode || 'this'} type networking can't be used with links. This would result in undefined behavior`);
     }
     if (isUserMode(spec) && nets.every((n) => n.internal) && Object.keys(spec.host.portBindings).length > 0) {
       throw EngineError.invalidParameter('HostConfig.PortBindings: ports cannot be published from a container on internal networks only (it has no way out)');
@@ -84,6 +86,14 @@ export class NetworkMembership {
       const host = name === spec.host.networkMode ? resolveLinks(spec.host.links, 'HostConfig.Links', resolve) : [];
       links.push(...host.filter((h) => !links.some((l) => l.alias.toLowerCase() === h.alias.toLowerCase())));
       if (links.length > 0) found[name] = links;
+    }
+    if (this.records.bridge && onDefaultBridgeMode(spec.host.networkMode)) {
+      const links = resolveLinks(spec.host.links, 'HostConfig.Links', resolve);
+      for (const [name, config] of Object.entries(spec.networks).filter(([n]) => isBridgeName(n))) {
+        const given = resolveLinks(objectOf(config, `NetworkingConfig.EndpointsConfig "${name}"`).Links, `NetworkingConfig.EndpointsConfig "${name}"`, resolve);
+        links.push(...given.filter((g) => !links.some((l) => l.alias.toLowerCase() === g.alias.toLowerCase())));
+      }
+      if (links.length > 0) found.bridge = links;
     }
     if (Object.keys(found).length === 0) return;
     this.links[id] = found;
@@ -180,7 +190,7 @@ export class NetworkMembership {
       this.seeded.add(id);
       this.save();
     }
-    if (this.records.bridge && onDefaultBridgeMode(mode)) this.records.bridge.members[id] ??= { aliases: [] };
+    if (this.records.bridge && onDefaultBridgeMode(mode)) this.records.bridge.members[id] ??= this.withLinks(id, 'bridge', { aliases: [] });
     const mine = this.records.user.filter((n) => n.members[id]);
     return {
       nameservers: mine.map((n) => n.gateway),
@@ -251,6 +261,11 @@ export function wantedNetworks(spec: ContainerSpec): [string, unknown][] {
 /** Whether the container names a user network (and so joins no predefined one). */
 export function isUserMode(spec: ContainerSpec): boolean {
   return !isPredefinedMode(spec.host.networkMode);
+}
+
+/** An EndpointsConfig key naming the default bridge. */
+function isBridgeName(name: string): boolean {
+  return name === 'bridge' || name === 'default';
 }
 
 /** NetworkMode unset, `default` or `bridge`. */

@@ -156,6 +156,22 @@ export class SandboxNetworks implements LocalUserNetworks {
     return plan;
   }
 
+  /**
+   * Its legacy links on the default bridge (bridge-links.ts), at its start: each linked container's
+   * id, name and address there. dockerd's words when one does not run or is not on the bridge.
+   */
+  bridgeLinks(id: string, name: string): { id: string; alias: string; name: string; ip: string }[] {
+    const bridge = this.records.bridge;
+    return (bridge?.members[id]?.links ?? []).map((link) => {
+      const ref = (link.entry.split(':')[0] ?? '').replace(/^\//, '');
+      const live = this.live.namespaces.get(link.id);
+      if (!live) throw EngineError.conflict(`Cannot link to a non running container: /${ref} AS /${name}/${link.alias}`);
+      const ip = this.live.on(bridge!.id).get(link.id)?.ipAddress;
+      if (!ip) throw EngineError.conflict(`Cannot link to /${live.name}, as it does not belong to the default network`);
+      return { id: link.id, alias: link.alias, name: live.name, ip };
+    });
+  }
+
   /** After the container's namespace exists (bwrap's child `pid`), before its command runs: plugs it into each of its networks. */
   async attachAll(id: string, name: string, pid: number, egress: boolean): Promise<void> {
     this.live.namespaces.set(id, { pid, name, egress });

@@ -13,6 +13,10 @@ export interface UsernsTools {
   file: string;
   /** Host gid of the namespace's gid 0. */
   gid: number;
+  /** Host uid of the namespace's uid 0. */
+  uid: number;
+  /** The idmap helper (linux/idmap-helper.ts) written in the state directory; none: every bind stays plain. */
+  idmap?: string | undefined;
 }
 
 /**
@@ -77,15 +81,29 @@ export function stageSources(args: readonly string[]): { args: string[]; sources
 }
 
 /**
+ * A host bind (`Binds`, bind `Mounts`: the held sources) whose owner is not the container's root
+ * is remounted idmapped through the container's user namespace (linux/idmap-helper.ts), as
+ * podman and dockerd with idmapped mounts do: a file of host uid N shows as the container's uid
+ * N, and what container root writes there is host root's, so `touch /mnt/x` as root works on a
+ * host-root-owned folder as it does on dockerd. Sources container root owns (volumes, the
+ * runtime's own files) are bound as they are. Where the kernel or the filesystem cannot idmap
+ * (the helper fails, nothing mounted), the bind stays plain: container root is then an
+ * unprivileged host uid there (README, "Binds and user namespaces").
+ */
+const IDMAP = '[ -z "$im" ] || [ "${s##*:}" = "$ru" ] || "$im" "$d/$i" "$uf" || :';
+
+/**
  * After a held bind source (`/proc/<pid>/fd/<n>`, held-binds.ts) is mounted: the mount must be
  * the held object itself (same device and inode), or the launch stops (125). A bind mount cannot
  * take a descriptor of another mount namespace (this one is the launcher's own, unshare's), so
  * mount(8) resolves the descriptor's procfs link to the name it has now and mounts that name: a
  * link planted there meanwhile would be followed, and is caught here, as bubblewrap's `--bind-fd`
- * checks its own. One `stat` prints both (held first), one line each.
+ * checks its own. One `stat` prints both (held first), one line each, with the owner's uid last.
+ *
+ * Then {@link IDMAP}: a held source that container root does not own.
  */
-const VERIFY_HELD = 'case "$1" in /proc/[0-9]*/fd/[0-9]*) s=$(stat -L -c %d:%i "$1" "$d/$i") && [ "${s%%[!0-9:]*}" = "${s##*[!0-9:]}" ] '
-  + '|| { echo "bind source $1 changed while it was mounted" >&2; exit 125; };; esac';
+const VERIFY_HELD = 'case "$1" in /proc/[0-9]*/fd/[0-9]*) s=$(stat -L -c %d:%i:%u "$1" "$d/$i") && [ "${s%%[!0-9:]*}" = "${s##*[!0-9:]}" ] '
+  + '|| { echo "bind source $1 changed while it was mounted" >&2; exit 125; }; ' + IDMAP + ';; esac';
 
 /**
  * The staging shell: a tmpfs over {@link STAGE_DIR}, then each source bound (recursively, as
@@ -95,7 +113,7 @@ const VERIFY_HELD = 'case "$1" in /proc/[0-9]*/fd/[0-9]*) s=$(stat -L -c %d:%i "
  * The mount namespace is private (unshare's default) and goes with the container.
  */
 const STAGE = [
-  'd=$1; n=$2; ns=$3; shift 3',
+  'd=$1; n=$2; ns=$3; im=$4; uf=$5; ru=$6; shift 6',
   'mount -t tmpfs -o mode=0711 dockgate-stage "$d" || exit 125',
   `i=0; while [ "$i" -lt "$n" ]; do if [ -d "$1" ]; then mkdir "$d/$i"; else : > "$d/$i"; fi; mount --rbind "$1" "$d/$i" || exit 125; ${VERIFY_HELD}; shift; i=$((i+1)); done`,
   `if [ -n "$ns" ]; then exec ${USERNS_FD}<"$ns" || exit 125; fi`,
@@ -114,14 +132,18 @@ const STAGE = [
  *   enters with nsenter, and a non-root user's launcher first takes the range's first gid as its
  *   real gid (setpriv, still host uid 0), so that `--gid 0` is a switch too.
  */
-export function inUserNamespace(tools: UsernsTools, bwrap: string, args: readonly string[], argv: readonly string[], user: { uid: number; gid: number }): [string, string[]] {
+export function inUserNamespace(tools: UsernsTools, bwrap: string, args: readonly string[], argv: readonly string[], user: { uid: number; gid: number; groups?: readonly number[] | undefined }): [string, string[]] {
   const staged = stageSources(args);
   const root = user.uid === 0;
+  // Supplementary groups as runc sets them for dockerd: the primary gid, then GroupAdd's. Root's
+  // are set by setpriv inside the namespace (its capability there allows it); another user's, as
+  // host gids, before bwrap joins the namespace, which keeps them.
+  const groups = [...new Set([user.gid, ...(user.groups ?? [])])];
   const command = root
-    ? [tools.nsenter, `--user=${tools.file}`, '--setuid=0', `--setgid=${user.gid}`, '--', bwrap, ...staged.args, '--', ...argv]
-    : [tools.setpriv, `--regid=${tools.gid}`, '--clear-groups', '--',
+    ? [tools.nsenter, `--user=${tools.file}`, '--setuid=0', `--setgid=${user.gid}`, '--', tools.setpriv, `--groups=${groups.join(',')}`, '--', bwrap, ...staged.args, '--', ...argv]
+    : [tools.setpriv, `--regid=${tools.gid}`, `--groups=${groups.map((g) => tools.gid + g).join(',')}`, '--',
       bwrap, '--userns', String(USERNS_FD), '--uid', String(user.uid), '--gid', String(user.gid), ...withoutCapabilities(staged.args), '--', ...argv];
-  const [shell, shellArgs] = viaShell(STAGE, [STAGE_DIR, String(staged.sources.length), root ? '' : tools.file, ...staged.sources, ...command]);
+  const [shell, shellArgs] = viaShell(STAGE, [STAGE_DIR, String(staged.sources.length), root ? '' : tools.file, tools.idmap ?? '', tools.file, String(tools.uid), ...staged.sources, ...command]);
   return [tools.unshare, ['--mount', '--', shell, ...shellArgs]];
 }
 

@@ -49,7 +49,10 @@ export class OwnerUserns {
       const { uid, size } = this.range;
       throw EngineError.conflict(`no subordinate id range left for owner ${owner ?? '(none)'}: the server's range (host uids ${uid}-${uid + size - 1}) holds ${idMapCount(this.range)} ranges of ${MAP_SIZE} ids, one per owner and one for containers without an owner; widen /etc/subuid's and /etc/subgid's root range or the sandbox option userns.size`);
     }
-    userns = new SandboxUserns(map, this.tools);
+    // Idmapped host binds (userns/enter.ts) only for containers without an owner (no policy, or an
+    // administrator's): an owner's container root stays an unprivileged host uid in the host
+    // directories it may bind (a tenant's allowedBindDirs), never host root there.
+    userns = new SandboxUserns(map, index === 0 ? this.tools : { ...this.tools, idmap: undefined });
     this.byIndex.set(index, userns);
     return userns;
   }

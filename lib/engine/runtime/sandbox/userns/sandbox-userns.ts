@@ -13,6 +13,8 @@ export interface UsernsHostTools {
   unshare: string;
   nsenter: string;
   setpriv: string;
+  /** The idmap helper (linux/idmap-helper.ts) in the state directory; none: host binds stay plain. */
+  idmap?: string | undefined;
 }
 
 /**
@@ -27,23 +29,27 @@ export class SandboxUserns {
   constructor(readonly map: IdMap, private readonly tools: UsernsHostTools) {}
 
   /** The launcher transform for `user` (the namespace is made on first use). */
-  async enter(user: { uid: number; gid: number }): Promise<Enter> {
+  async enter(user: { uid: number; gid: number; groups?: readonly number[] | undefined }): Promise<Enter> {
     this.checkUser(user, `${user.uid}:${user.gid}`);
     const ns = await this.open();
-    return (bwrap, args, argv) => inUserNamespace({ ...this.tools, file: ns.file, gid: this.map.gid }, bwrap, args, argv, user);
+    return (bwrap, args, argv) => inUserNamespace({ ...this.tools, file: ns.file, gid: this.map.gid, uid: this.map.uid }, bwrap, args, argv, user);
   }
 
   /** The exec transform (any user, chosen per exec). */
-  async execEnter(): Promise<(bwrap: string, args: string[], argv: string[], user: { uid: number; gid: number }) => [string, string[]]> {
+  async execEnter(): Promise<(bwrap: string, args: string[], argv: string[], user: { uid: number; gid: number; groups?: readonly number[] | undefined }) => [string, string[]]> {
     const ns = await this.open();
     return (bwrap, args, argv, user) => {
       this.checkUser(user, `${user.uid}:${user.gid}`);
-      return inUserNamespace({ ...this.tools, file: ns.file, gid: this.map.gid }, bwrap, args, argv, user);
+      return inUserNamespace({ ...this.tools, file: ns.file, gid: this.map.gid, uid: this.map.uid }, bwrap, args, argv, user);
     };
   }
 
   /** A 400 naming User when its uid or gid is beyond the range (the kernel could not run it). */
-  checkUser(user: Pick<ResolvedUser, 'uid' | 'gid'>, spec: string): void {
+  checkUser(user: Pick<ResolvedUser, 'uid' | 'gid' | 'groups'>, spec: string): void {
+    const beyond = (user.groups ?? []).find((g) => g >= this.map.size);
+    if (beyond !== undefined) {
+      throw EngineError.invalidParameter(`HostConfig.GroupAdd: gid ${beyond} is outside the container user namespace's range (0-${this.map.size - 1})`);
+    }
     if (user.uid >= this.map.size || user.gid >= this.map.size) {
       throw EngineError.invalidParameter(`User "${spec}": ids above ${this.map.size - 1} are outside the container user namespace's range (0-${this.map.size - 1})`);
     }
