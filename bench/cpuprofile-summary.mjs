@@ -12,7 +12,10 @@ const CATEGORIES = [
   ['dockgate throttle', (u) => /\/dist\/token\/throttle\//.test(u)],
   ['dockgate scope grammar', (u) => /\/dist\/scope\//.test(u)],
   ['dockgate token (other)', (u) => /\/dist\/token\//.test(u)],
-  ['dockgate (other)', (u) => /\/dist\//.test(u)],
+  ['dockgate (other)', (u) => /\/dist\//.test(u) && !/\/demo\/dist\//.test(u)],
+  ['demo', (u) => /\/demo\/dist\//.test(u)],
+  ['pino (+ sonic-boom)', (u) => /node_modules\/(pino|sonic-boom|pino-std-serializers|quick-format-unescaped|fast-redact|thread-stream|atomic-sleep|on-exit-leak-free|safe-stable-stringify)\//.test(u)],
+  ['prom-client', (u) => /node_modules\/(prom-client|tdigest|bintrees)\//.test(u)],
   ['bench harness', (u) => /\/bench\//.test(u)],
   ['node internals (http, net, streams, crypto JS)', (u) => u.startsWith('node:')],
 ];

@@ -17,7 +17,7 @@
 //   node bench/token-grant.mjs --profile        (also writes CPU profiles, tokenRouter vs baseline, and says where time goes)
 //   BENCH_WARMUP=3 BENCH_DURATION=6 BENCH_ROUNDS=3 BENCH_CONNECTIONS=10 (seconds / counts)
 //   BENCH_GRANTS=password,refresh_token   BENCH_PROFILE_GRANT=password
-//   BENCH_DEMO=0 (skip the demo rows)   BENCH_DEMO_CONNECTIONS=32
+//   BENCH_DEMO=0 (skip the demo rows)   BENCH_ROUTER=0 (only the demo rows)   BENCH_DEMO_CONNECTIONS=32
 import { fork } from 'node:child_process';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -38,7 +38,7 @@ const ROUNDS = benchNumber('BENCH_ROUNDS', 3);
 const CONNECTIONS = benchNumber('BENCH_CONNECTIONS', 10);
 const DEMO_CONNECTIONS = benchNumber('BENCH_DEMO_CONNECTIONS', 32);
 const WITH_DEMO = process.env.BENCH_DEMO !== '0';
-const GRANTS = (process.env.BENCH_GRANTS ?? 'password,refresh_token').split(',');
+const GRANTS = process.env.BENCH_ROUTER === '0' ? [] : (process.env.BENCH_GRANTS ?? 'password,refresh_token').split(',');
 const TARGET_BASELINE = 0.9;
 const TARGET_PEER = 1.0;
 // Issue 35's goals for the demo as shipped, driven from outside.

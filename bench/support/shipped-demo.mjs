@@ -48,8 +48,11 @@ export function idleShare(a, b) {
   return wall > 0 ? Math.max(0, 1 - (b.onCpu - a.onCpu + b.runQueue - a.runQueue) / wall) : 0;
 }
 
-/** Starts the demo, with `args` added to its command line; resolves once it answers on its port. */
-export async function startShippedDemo({ args = [] } = {}) {
+/**
+ * Starts the demo, with `args` added to its command line, `execArgv` given to node (e.g.
+ * --cpu-prof) and `env` as its environment; resolves once it answers on its port.
+ */
+export async function startShippedDemo({ args = [], execArgv = [], env = process.env } = {}) {
   const state = mkdtempSync(join(tmpdir(), 'dockgate-bench-shipped-demo-'));
   const port = await freePort();
   // The operator's files, as issue 35 started it: a signing key and certificate, and a users file.
@@ -59,9 +62,9 @@ export async function startShippedDemo({ args = [] } = {}) {
   copyFileSync(join(root, 'demo/users.htpasswd'), join(state, 'users.htpasswd'));
   const drain = spawn('cat', [], { stdio: ['pipe', 'ignore', 'inherit'] });
   const demo = spawn(process.execPath, [
-    join(root, 'demo/dist/start.cjs'), '--port', String(port), '--state-dir', state, '--engine-socket', join(state, 'engine.sock'),
+    ...execArgv, join(root, 'demo/dist/start.cjs'), '--port', String(port), '--state-dir', state, '--engine-socket', join(state, 'engine.sock'),
     '--key', join(state, 'signing-key.pem'), '--cert', join(state, 'signing-cert.pem'), '--users', join(state, 'users.htpasswd'), ...args,
-  ], { cwd: root, stdio: ['ignore', drain.stdin, 'inherit'] });
+  ], { cwd: root, env, stdio: ['ignore', drain.stdin, 'inherit'] });
   // The demo holds its own copy of the pipe's write end; cat sees EOF when the demo exits.
   drain.stdin.destroy();
   let exited = false;

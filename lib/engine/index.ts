@@ -7,6 +7,7 @@
 export { engineRouter } from './router/engine-router.js';
 export type { EngineRouterOptions } from './router/options.js';
 export { listenEngine, type ListenEngineOptions, type EngineListener } from './listen/listen-engine.js';
+export { appPrototypes, type AppPrototypes, type ExpressPrototypes } from './listen/app-prototypes.js';
 export type { TcpCallerPolicy } from './listen/tcp-caller-policy.js';
 export { handleEngineUpgrades } from './listen/handle-upgrades.js';
 export * from './policy/index.js';

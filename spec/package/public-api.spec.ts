@@ -28,7 +28,7 @@ const PUBLIC_API: Record<string, readonly string[]> = {
   'dockgate/ldap': ['ldapAuthenticator', 'escapeLdapFilterValue'],
   'dockgate/oidc': ['oidcAuthenticator'],
   'dockgate/engine': [
-    'engineRouter', 'listenEngine', 'handleEngineUpgrades', 'EngineError', 'ENGINE_ERROR_STATUS', 'writeEngineError', 'writeEngineAuthError',
+    'engineRouter', 'listenEngine', 'appPrototypes', 'handleEngineUpgrades', 'EngineError', 'ENGINE_ERROR_STATUS', 'writeEngineError', 'writeEngineAuthError',
     'gateApiVersion', 'resolveVersionRange', 'DEFAULT_VERSION_RANGE', 'ENGINE_RELEASES', 'compareApiVersions', 'apiVersionLessThan',
     'apiVersionAtLeast', 'isApiVersion', 'minApiVersion', 'encodeFrame', 'FrameDecoder', 'demultiplex', 'familiarImageRef',
     'decodeRegistryAuth', 'loadedImageLines', 'StdcopyFramingError', 'EngineListenError', 'SlowEventsSubscriberError',

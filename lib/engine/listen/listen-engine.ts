@@ -1,4 +1,4 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server, type ServerOptions } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { chmod, link, lstat, mkdtemp, rmdir, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -19,6 +19,11 @@ export interface ListenEngineOptions extends TcpCallerPolicy {
   port?: number;
   /** TCP address. Defaults to `127.0.0.1`: the engine API is not for the open network. */
   host?: string;
+  /**
+   * The request and response classes Node's server makes, as `http.createServer` takes them:
+   * {@link appPrototypes}' `serverOptions`, so that they are born with an Express app's prototypes.
+   */
+  serverOptions?: Pick<ServerOptions, 'IncomingMessage' | 'ServerResponse'>;
 }
 
 /** A listening engine server. */
@@ -58,7 +63,7 @@ export async function listenEngine(app: RequestListener, options: ListenEngineOp
   if (policyProblem) throw new TypeError(policyProblem);
   const served = port !== undefined ? guardTcpApp(app, options) : app;
 
-  const server = createServer(served);
+  const server = createServer(serverOptionsOf(options.serverOptions), served);
   handleEngineUpgrades(server, served);
   // Upgraded (attach) connections leave the HTTP layer, so closeAllConnections() misses them.
   const sockets = new Set<Socket>();
@@ -117,6 +122,16 @@ export async function listenEngine(app: RequestListener, options: ListenEngineOp
       if (socket !== undefined) await unlink(socket).catch(() => undefined);
     },
   };
+}
+
+/** The two classes of `serverOptions`, checked: anything else there is refused, not passed on unread. */
+function serverOptionsOf(given: ListenEngineOptions['serverOptions']): ServerOptions {
+  if (given === undefined) return {};
+  for (const key of Object.keys(given)) {
+    if (key !== 'IncomingMessage' && key !== 'ServerResponse') throw new TypeError(`listenEngine option "serverOptions" takes IncomingMessage and ServerResponse only, not "${key}"`);
+    if (typeof given[key] !== 'function') throw new TypeError(`listenEngine option "serverOptions.${key}" must be a constructor`);
+  }
+  return { ...given };
 }
 
 /** A name to bind in a fresh 0700 directory beside `path`, where no one else can reach the socket. */
