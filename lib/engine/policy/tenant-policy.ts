@@ -65,7 +65,7 @@ export function tenantPolicy(options: TenantPolicyOptions = {}): EnginePolicy {
       return normalize(d);
     }
   });
-  return ({ action, caller, body, source, runtime }) => {
+  return ({ action, caller, body, spec, source, runtime }) => {
     if (admin(caller)) return allow();
     // The engine fetches an import's URL itself, from the host's network: a tenant's URL could name
     // the host's loopback services, its LAN or a cloud metadata address (169.254.169.254).
@@ -75,10 +75,10 @@ export function tenantPolicy(options: TenantPolicyOptions = {}): EnginePolicy {
     if ((action === 'container.create' || action === 'exec.create') && UNCONFINED_RUNTIMES.has(runtime)) {
       return refuse(`the ${runtime} runtime cannot contain a tenant: it runs commands on the host as the engine's own user. Only administrators may create containers or execs with it`);
     }
-    const why = !body
+    const why = action === 'container.create' || action === 'image.build'
+      ? spec && hostReachingField(spec, { allowedBindDirs, allowLoopbackPublish })
+      : !body
       ? undefined
-      : action === 'container.create' || action === 'image.build'
-      ? hostReachingField(body, { allowedBindDirs, allowLoopbackPublish })
       : action === 'exec.create'
       ? hostReachingExecField(body)
       : action === 'volume.create'

@@ -68,8 +68,8 @@ describe('every engine route passes the policy checkpoint under one stable actio
   });
 });
 
-describe('the policy is asked with the action, the caller, the resolved target and the parsed create body', () => {
-  test('create: the body as parsed; a container route: the full id and owner of the reference sent', async () => {
+describe('the policy is asked with the action, the caller, the resolved target and the create\'s typed spec', () => {
+  test('create: the spec decoded once (no raw body); a container route: the full id and owner of the reference sent', async () => {
     const asked: PolicyRequest[] = [];
     const app = policyApp(runtime, (req) => {
       asked.push(req);
@@ -78,7 +78,8 @@ describe('the policy is asked with the action, the caller, the resolved target a
     const id = await containerOf(app, 'alice', { name: 'probe' });
     const create = asked.find((r) => r.action === 'container.create')!;
     expect(create.caller).toEqual({ subject: 'alice', claims: {}, access: [] });
-    expect(create.body).toEqual({ Image: 'busybox', Cmd: ['sleep'] });
+    expect(create.body).toBeUndefined();
+    expect(create.spec).toMatchObject({ image: 'busybox', cmd: ['sleep'], host: { networkMode: '', binds: [] } });
     expect(create.runtime).toBe('scripted');
     await as(app, 'alice').get('/v1.41/containers/probe/json');
     expect(asked.at(-1)).toMatchObject({ action: 'container.inspect', target: { kind: 'container', ref: 'probe', id, owner: 'alice' } });

@@ -5,6 +5,7 @@ import { writeEngineError } from '../../errors/write-engine-error.js';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type { EngineAction } from '../../policy/engine-actions.js';
 import { checkpoint, type CheckpointResult } from './checkpoint.js';
+import type { ContainerSpec } from '../../../engine-api/container-spec.js';
 
 export type { EngineContext } from './engine-context.js';
 import type { EngineContext } from './engine-context.js';
@@ -17,6 +18,8 @@ export interface EngineLocals {
   version: string;
   /** What the policy checkpoint found (caller, narrowing, the body it read); undefined without a policy. */
   policy?: CheckpointResult;
+  /** `container.create`: the body decoded once (the route's decoder), with the references the checkpoint pinned. */
+  spec?: ContainerSpec;
 }
 
 export function engineLocals(res: Response): EngineLocals {
@@ -30,15 +33,19 @@ export type EngineHandler = (req: Request, res: Response, version: string) => Pr
  * Wraps a handler with the version gate, the policy checkpoint and the error writer. Every route
  * names its action (see `ENGINE_ACTIONS`), so none can be registered past the checkpoint. The
  * gate runs only for routes that exist, so an unknown path answers 404 `page not found`
- * whatever its version, as dockerd.
+ * whatever its version, as dockerd. A route given `decodeSpec` (container create) has its body
+ * read and decoded once, before the checkpoint: the policy judges the typed spec the route then
+ * hands the runtime ({@link routeSpec}).
  */
-export function engineRoute(ctx: EngineContext, action: EngineAction, handler: EngineHandler) {
+export function engineRoute(ctx: EngineContext, action: EngineAction, handler: EngineHandler, decodeSpec?: (body: unknown, version: string) => ContainerSpec) {
   return async (req: Request, res: Response, _next: NextFunction): Promise<void> => {
     const locals = engineLocals(res);
     try {
       locals.version = gateApiVersion(locals.requested, ctx.range);
-      const checked = await checkpoint(ctx, action, req, locals.version);
+      if (decodeSpec) locals.spec = decodeSpec(await readJsonBody(req, ctx.settings.maxBodyBytes), locals.version);
+      const checked = await checkpoint(ctx, action, req, locals.version, locals.spec);
       if (checked) locals.policy = checked;
+      if (checked?.spec) locals.spec = checked.spec;
       await handler(req, res, locals.version);
     } catch (error) {
       if (!(error instanceof EngineError) || error.status >= 500) ctx.settings.onError?.(error, req);
@@ -51,4 +58,11 @@ export function engineRoute(ctx: EngineContext, action: EngineAction, handler: E
 export async function routeBody(ctx: EngineContext, req: Request, res: Response): Promise<unknown> {
   const held = engineLocals(res).policy?.body;
   return held ? held.value : readJsonBody(req, ctx.settings.maxBodyBytes);
+}
+
+/** The spec `engineRoute` decoded for a route registered with `decodeSpec`. */
+export function routeSpec(res: Response): ContainerSpec {
+  const { spec } = engineLocals(res);
+  if (!spec) throw new Error('routeSpec: the route was registered without decodeSpec');
+  return spec;
 }
