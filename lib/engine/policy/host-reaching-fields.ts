@@ -98,9 +98,8 @@ export function hostReachingField(spec: ContainerSpec, options: HostReachOptions
   }
   if ('host' in spec.networks) return 'NetworkingConfig.EndpointsConfig: the host network is for administrators';
 
-  for (const bind of host.binds) {
-    const source = bind.split(':')[0] ?? '';
-    // A source without a leading slash is a named volume, not a host path.
+  for (const { source } of host.binds) {
+    // A source without a leading slash is a named volume (none: an anonymous one), not a host path.
     if (source.startsWith('/') && !underAllowedDir(source, options.allowedBindDirs)) {
       return `HostConfig.Binds: binding the host path ${source} is for administrators${allowedText}`;
     }

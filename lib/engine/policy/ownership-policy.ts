@@ -25,9 +25,8 @@ const NONE: ReadonlySet<string> = new Set();
 /** Named volumes a create mounts: `-v NAME:/path` and `--mount type=volume,src=NAME`. */
 function namedVolumes(host: HostSpec): { field: string; name: string }[] {
   const out: { field: string; name: string }[] = [];
-  for (const bind of host.binds) {
-    const source = bind.split(':')[0] ?? '';
-    if (bind !== source && source !== '' && !source.startsWith('/')) out.push({ field: 'HostConfig.Binds', name: source });
+  for (const { source } of host.binds) {
+    if (source !== '' && !source.startsWith('/')) out.push({ field: 'HostConfig.Binds', name: source });
   }
   for (const m of host.mounts) {
     if ((m.type ?? 'volume') === 'volume' && m.source !== undefined && m.source !== '') out.push({ field: 'HostConfig.Mounts', name: m.source });
