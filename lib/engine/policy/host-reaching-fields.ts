@@ -3,6 +3,7 @@ import { isIPv4, isIPv6 } from 'node:net';
 import { basename, dirname, isAbsolute, join, normalize, relative, sep } from 'node:path';
 import { DEFAULT_CAPABILITIES } from '../../engine-api/default-capabilities.js';
 import type { ContainerSpec, HostSpec } from '../../engine-api/container-spec.js';
+import type { ExecSpec } from '../../engine-api/exec-spec.js';
 
 export { DEFAULT_CAPABILITIES } from '../../engine-api/default-capabilities.js';
 
@@ -188,8 +189,8 @@ function loosens(opt: string): boolean {
 }
 
 /** Exec bodies: `docker exec --privileged`. */
-export function hostReachingExecField(body: Readonly<Record<string, unknown>>): string | undefined {
-  return body.Privileged === true ? 'Privileged: privileged execs are for administrators' : undefined;
+export function hostReachingExecField(exec: ExecSpec): string | undefined {
+  return exec.privileged ? 'Privileged: privileged execs are for administrators' : undefined;
 }
 
 /** `docker volume create -o type=none -o o=bind -o device=/`: local volumes can bind host paths. */

@@ -65,7 +65,7 @@ export function tenantPolicy(options: TenantPolicyOptions = {}): EnginePolicy {
       return normalize(d);
     }
   });
-  return ({ action, caller, body, spec, source, runtime }) => {
+  return ({ action, caller, body, spec, exec, source, runtime }) => {
     if (admin(caller)) return allow();
     // The engine fetches an import's URL itself, from the host's network: a tenant's URL could name
     // the host's loopback services, its LAN or a cloud metadata address (169.254.169.254).
@@ -77,10 +77,10 @@ export function tenantPolicy(options: TenantPolicyOptions = {}): EnginePolicy {
     }
     const why = action === 'container.create' || action === 'image.build'
       ? spec && hostReachingField(spec, { allowedBindDirs, allowLoopbackPublish })
+      : action === 'exec.create'
+      ? exec && hostReachingExecField(exec)
       : !body
       ? undefined
-      : action === 'exec.create'
-      ? hostReachingExecField(body)
       : action === 'volume.create'
       ? hostReachingVolumeField(body)
       : undefined;

@@ -14,6 +14,7 @@ const RUNTIME = join(process.cwd(), 'lib', 'engine', 'runtime');
 
 const ALLOWED: Record<string, string> = {
   'docker/docker-runtime.ts': "the Docker runtime's writer: it forwards the body to dockerd",
+  'docker/docker-container-ops.ts': "the Docker runtime's exec writer: it forwards the decoded exec body (ExecSpec.raw) to dockerd",
   'local/container-views.ts': "inspect's echo of the kept body, and keptBody, which writes what create settled over the body as sent",
   'local/container-records.ts': "the stored record holds the kept body; a restore decodes it again",
   'local/local-container.ts': 'the type of the kept body (LocalContainer.body)',

@@ -50,10 +50,12 @@ describe('every engine route passes the policy checkpoint under one stable actio
     for (const { method, path } of routes) {
       const url = `/v1.41${samplePath(path)}${samplePath(path).includes('?') ? '' : '?path=/&fromImage=busybox&repo=bob/x'}`;
       const call = (request(app) as unknown as Record<string, (u: string) => request.Test>)[method]!(url);
-      // docker load's body is an archive (an empty tar: two zero blocks), every other body JSON.
+      // docker load's body is an archive (an empty tar: two zero blocks), every other body JSON: one
+      // that decodes as a container create and as an exec create alike (both are decoded, once,
+      // before the checkpoint, so that the policy judges the typed spec).
       const res = String(path) === '/images/load'
         ? await call.set('Content-Type', 'application/x-tar').send(Buffer.alloc(1024))
-        : await call.set('Content-Type', 'application/json').send(method === 'get' || method === 'head' ? undefined : '{"Image":"busybox"}');
+        : await call.set('Content-Type', 'application/json').send(method === 'get' || method === 'head' ? undefined : '{"Image":"busybox","Cmd":["x"]}');
       expect({ method, path: String(path), status: res.status }).toEqual({ method, path: String(path), status: 403 });
       if (method !== 'head') expect(res.body).toEqual({ message: expect.stringMatching(/^refused [a-z.]+$/) });
     }

@@ -98,6 +98,14 @@ describe('execs and volumes cannot reach the host either', () => {
     expect(res.body).toEqual({ message: 'Privileged: privileged execs are for administrators' });
   });
 
+  test('the policy judges the exec body as the runtime reads it: "privileged" in another case (Go\'s decode takes it) is refused too', async () => {
+    const id = (await create('bob', {})).body.Id as string;
+    for (const key of ['privileged', 'PRIVILEGED']) {
+      const res = await as(app, 'bob').post(`/v1.41/containers/${id}/exec`).send({ Cmd: ['sh'], [key]: true });
+      expect([res.status, res.body]).toEqual([403, { message: 'Privileged: privileged execs are for administrators' }]);
+    }
+  });
+
   test('a volume with driver options (-o type=none -o o=bind -o device=/) is refused naming DriverOpts; volume prune is the administrators\'', async () => {
     const res = await as(app, 'bob').post('/v1.41/volumes/create').send({ Name: 'rootfs', DriverOpts: { type: 'none', o: 'bind', device: '/' } });
     expect(res.status).toBe(403);

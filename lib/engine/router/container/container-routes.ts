@@ -39,7 +39,7 @@ export function registerContainerRoutes(api: Router, ctx: EngineContext): void {
         throw await withoutForeignIds(error, runtime, engineLocals(res).policy?.onlyOwner);
       });
       writeEngineJson(res.status(201), { Id: created.id, Warnings: created.warnings.length > 0 ? created.warnings : null });
-    }, decodeContainerSpec),
+    }, { container: decodeContainerSpec }),
   );
 
   api.post(

@@ -3,6 +3,7 @@ import type { LoadNameCheck } from '../../../engine-api/image-operations.js';
 import type { ConnectCheck } from '../../../http/checked-fetch.js';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import { containerSpecOf, type ContainerSpec } from '../../../engine-api/container-spec.js';
+import type { ExecSpec } from '../../../engine-api/exec-spec.js';
 import { parsePullReference } from '../../../engine-api/pull-reference.js';
 import type { EngineFilters } from '../../../engine-api/filters.js';
 import { isPredefinedNetwork } from '../../../engine-api/network-operations.js';
@@ -20,7 +21,7 @@ import { readJsonBody } from './read-json-body.js';
 import { buildRequestOptions } from './build-query.js';
 
 /** Actions whose JSON body the policy sees: read once here, and handed to the route. */
-const BODY_ACTIONS: ReadonlySet<EngineAction> = new Set(['container.update', 'exec.create', 'volume.create', 'network.create', 'network.connect', 'network.disconnect']);
+const BODY_ACTIONS: ReadonlySet<EngineAction> = new Set(['container.update', 'volume.create', 'network.create', 'network.connect', 'network.disconnect']);
 
 /** What the checkpoint leaves for the route, in `res.locals.engine.policy`. */
 export interface CheckpointResult {
@@ -54,7 +55,7 @@ export interface CheckpointResult {
  * the image names written; then the policy. A refusal is a 403 `{"message"}`, a hidden target a
  * 404 in dockerd's words, both through the engine's one error writer.
  */
-export async function checkpoint(ctx: EngineContext, action: EngineAction, req: Request, version: string, created?: ContainerSpec): Promise<CheckpointResult | undefined> {
+export async function checkpoint(ctx: EngineContext, action: EngineAction, req: Request, version: string, decoded: { spec?: ContainerSpec; execSpec?: ExecSpec } = {}): Promise<CheckpointResult | undefined> {
   const { policy } = ctx.settings;
   if (!policy) return undefined;
   const caller = (await (ctx.settings.caller ?? callerFromBearer)(req)) ?? ANONYMOUS_CALLER;
@@ -70,13 +71,14 @@ export async function checkpoint(ctx: EngineContext, action: EngineAction, req: 
     if (value && typeof value === 'object' && !Array.isArray(value)) body = value as Record<string, unknown>;
   }
   // A build's RUN containers: the policy judges their HostConfig (networkmode, limits) as a create's.
-  const spec = action === 'image.build' ? buildContainerSpec(req) : created;
+  const spec = action === 'image.build' ? buildContainerSpec(req) : decoded.spec;
+  const { execSpec } = decoded;
   const source = action === 'image.import' ? importSourceOf(req) : undefined;
   const images = imagesWritten(action, req, target);
   const ask = async (written: readonly string[] | undefined): Promise<void> => {
     const decision = await policy({
       action, caller, lookup, runtime: ctx.runtime.name ?? 'custom',
-      ...(target ? { target } : {}), ...(body ? { body } : {}), ...(spec ? { spec } : {}), ...(written ? { images: written } : {}), ...(source ? { source } : {}),
+      ...(target ? { target } : {}), ...(body ? { body } : {}), ...(spec ? { spec } : {}), ...(execSpec ? { exec: execSpec } : {}), ...(written ? { images: written } : {}), ...(source ? { source } : {}),
     });
     if (!decision.allow) throw 'hidden' in decision ? hiddenError(action, target, spec) : new EngineError('Forbidden', decision.message);
     if (decision.onlyOwner !== undefined) result.onlyOwner = decision.onlyOwner;

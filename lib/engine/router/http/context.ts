@@ -6,6 +6,7 @@ import { EngineError } from '../../../engine-api/engine-error.js';
 import type { EngineAction } from '../../policy/engine-actions.js';
 import { checkpoint, type CheckpointResult } from './checkpoint.js';
 import type { ContainerSpec } from '../../../engine-api/container-spec.js';
+import type { ExecSpec } from '../../../engine-api/exec-spec.js';
 
 export type { EngineContext } from './engine-context.js';
 import type { EngineContext } from './engine-context.js';
@@ -20,7 +21,14 @@ export interface EngineLocals {
   policy?: CheckpointResult;
   /** `container.create`: the body decoded once (the route's decoder), with the references the checkpoint pinned. */
   spec?: ContainerSpec;
+  /** `exec.create`: the body decoded once (the route's decoder). */
+  execSpec?: ExecSpec;
 }
+
+/** A route's body decoder: its body decoded once, before the checkpoint, for the policy and the route alike. */
+export type SpecDecoder =
+  | { readonly container: (body: unknown, version: string) => ContainerSpec }
+  | { readonly exec: (body: unknown, version: string) => ExecSpec };
 
 export function engineLocals(res: Response): EngineLocals {
   return (res.locals.engine ??= { version: '' }) as EngineLocals;
@@ -33,17 +41,21 @@ export type EngineHandler = (req: Request, res: Response, version: string) => Pr
  * Wraps a handler with the version gate, the policy checkpoint and the error writer. Every route
  * names its action (see `ENGINE_ACTIONS`), so none can be registered past the checkpoint. The
  * gate runs only for routes that exist, so an unknown path answers 404 `page not found`
- * whatever its version, as dockerd. A route given `decodeSpec` (container create) has its body
- * read and decoded once, before the checkpoint: the policy judges the typed spec the route then
- * hands the runtime ({@link routeSpec}).
+ * whatever its version, as dockerd. A route given a decoder (container and exec create) has its
+ * body read and decoded once, before the checkpoint: the policy judges the typed spec the route
+ * then hands the runtime ({@link routeSpec}, {@link routeExecSpec}).
  */
-export function engineRoute(ctx: EngineContext, action: EngineAction, handler: EngineHandler, decodeSpec?: (body: unknown, version: string) => ContainerSpec) {
+export function engineRoute(ctx: EngineContext, action: EngineAction, handler: EngineHandler, decoder?: SpecDecoder) {
   return async (req: Request, res: Response, _next: NextFunction): Promise<void> => {
     const locals = engineLocals(res);
     try {
       locals.version = gateApiVersion(locals.requested, ctx.range);
-      if (decodeSpec) locals.spec = decodeSpec(await readJsonBody(req, ctx.settings.maxBodyBytes), locals.version);
-      const checked = await checkpoint(ctx, action, req, locals.version, locals.spec);
+      if (decoder) {
+        const body = await readJsonBody(req, ctx.settings.maxBodyBytes);
+        if ('container' in decoder) locals.spec = decoder.container(body, locals.version);
+        else locals.execSpec = decoder.exec(body, locals.version);
+      }
+      const checked = await checkpoint(ctx, action, req, locals.version, { ...(locals.spec ? { spec: locals.spec } : {}), ...(locals.execSpec ? { execSpec: locals.execSpec } : {}) });
       if (checked) locals.policy = checked;
       if (checked?.spec) locals.spec = checked.spec;
       await handler(req, res, locals.version);
@@ -60,9 +72,16 @@ export async function routeBody(ctx: EngineContext, req: Request, res: Response)
   return held ? held.value : readJsonBody(req, ctx.settings.maxBodyBytes);
 }
 
-/** The spec `engineRoute` decoded for a route registered with `decodeSpec`. */
+/** The container spec `engineRoute` decoded for a route registered with a `container` decoder. */
 export function routeSpec(res: Response): ContainerSpec {
   const { spec } = engineLocals(res);
-  if (!spec) throw new Error('routeSpec: the route was registered without decodeSpec');
+  if (!spec) throw new Error('routeSpec: the route was registered without a container decoder');
   return spec;
+}
+
+/** The exec spec `engineRoute` decoded for a route registered with an `exec` decoder. */
+export function routeExecSpec(res: Response): ExecSpec {
+  const { execSpec } = engineLocals(res);
+  if (!execSpec) throw new Error('routeExecSpec: the route was registered without an exec decoder');
+  return execSpec;
 }
