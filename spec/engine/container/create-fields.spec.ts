@@ -109,3 +109,24 @@ describe('Binds are parsed once, at decode: the runtime is handed typed binds, a
     expect(created.length).toBe(before);
   });
 });
+
+describe('create keys are matched whatever their case, as dockerd\'s decoder does: nothing is dropped for its spelling', () => {
+  const { runtime, created } = stating(createFieldsExcept(['HostConfig.Privileged']));
+  const app = testApp(runtime, '1.24-1.43');
+
+  test('a field the runtime does not honor, spelled in lower case, is refused naming it', async () => {
+    const res = await request(app).post('/v1.41/containers/create').send({ image: 'busybox', cmd: ['x'], hostconfig: { privileged: true } });
+    expect([res.status, res.body]).toEqual([400, { message: 'HostConfig.Privileged is not supported by the tiny runtime' }]);
+  });
+
+  test('an honored field in another case reaches the spec; map keys (labels) keep theirs', async () => {
+    const res = await request(app).post('/v1.41/containers/create')
+      .send({ IMAGE: 'busybox', Cmd: ['x'], labels: { MixedCase: 'v' }, hostConfig: { capadd: ['NET_ADMIN'], restartpolicy: { name: 'always' } } });
+    expect(res.status).toBe(201);
+    const { spec } = created.at(-1)!;
+    expect(spec.image).toBe('busybox');
+    expect(spec.labels).toEqual({ MixedCase: 'v' });
+    expect(spec.host.capAdd).toEqual(['NET_ADMIN']);
+    expect(spec.host.restartPolicy.name).toBe('always');
+  });
+});

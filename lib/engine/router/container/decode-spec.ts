@@ -3,12 +3,13 @@ import { containerSpecOf, withHostSpec, withLabels, type ContainerSpec } from '.
 import type { ContainerCreateBody, ContainerRuntime } from '../../../engine-api/runtime-types.js';
 import { refuseUnsupportedFields } from '../../../engine-api/create-fields.js';
 import { apiVersionLessThan } from '../../../engine-api/api-version.js';
+import { withGoFieldCase } from '../../../engine-api/go-field-case.js';
 import { OWNER_LABEL } from '../../policy/owner-label.js';
 import { checkCreateBody } from './create-body.js';
 
 /**
- * Decodes a `POST /containers/create` body once, for every policy and runtime after it: the JSON
- * types dockerd's decoder checks (create-body.ts), an Image, each API version's quirks, then the
+ * Decodes a `POST /containers/create` body once, for every policy and runtime after it: its keys
+ * spelled as Go's structs do (go-field-case.ts), the JSON types dockerd's decoder checks (create-body.ts), an Image, each API version's quirks, then the
  * typed {@link ContainerSpec}. The route registers it with `engineRoute`, which decodes before the
  * policy checkpoint, so the policy judges the spec the runtime is handed.
  *
@@ -16,7 +17,9 @@ import { checkCreateBody } from './create-body.js';
  * @example
  * decodeContainerSpec({ Image: 'busybox', Cmd: 'true' }, '1.41').cmd; // ['true']
  */
-export function decodeContainerSpec(body: unknown, apiVersion: string): ContainerSpec {
+export function decodeContainerSpec(sent: unknown, apiVersion: string): ContainerSpec {
+  // Keys in any case, as dockerd's decoder takes them (`hostconfig`, `privileged`).
+  const body = withGoFieldCase(sent);
   if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw EngineError.invalidParameter('Config cannot be empty in order to create a container');
   }

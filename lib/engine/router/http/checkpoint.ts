@@ -3,6 +3,7 @@ import type { LoadNameCheck } from '../../../engine-api/image-operations.js';
 import type { ConnectCheck } from '../../../http/checked-fetch.js';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import { containerSpecOf, type ContainerSpec } from '../../../engine-api/container-spec.js';
+import { withGoFieldCase } from '../../../engine-api/go-field-case.js';
 import type { ExecSpec } from '../../../engine-api/exec-spec.js';
 import { parsePullReference } from '../../../engine-api/pull-reference.js';
 import type { EngineFilters } from '../../../engine-api/filters.js';
@@ -66,7 +67,8 @@ export async function checkpoint(ctx: EngineContext, action: EngineAction, req: 
   const target = await resolveTarget(ctx, action, req, version, lookup);
   let body: Record<string, unknown> | undefined;
   if (BODY_ACTIONS.has(action)) {
-    const value = await readJsonBody(req, ctx.settings.maxBodyBytes);
+    // Keys in any case, as dockerd's decoder takes them: the policy and the route read one spelling.
+    const value = withGoFieldCase(await readJsonBody(req, ctx.settings.maxBodyBytes));
     result.body = { value };
     if (value && typeof value === 'object' && !Array.isArray(value)) body = value as Record<string, unknown>;
   }

@@ -6,6 +6,7 @@ import { EngineError } from '../../../engine-api/engine-error.js';
 import type { EngineAction } from '../../policy/engine-actions.js';
 import { checkpoint, type CheckpointResult } from './checkpoint.js';
 import type { ContainerSpec } from '../../../engine-api/container-spec.js';
+import { withGoFieldCase } from '../../../engine-api/go-field-case.js';
 import type { ExecSpec } from '../../../engine-api/exec-spec.js';
 
 export type { EngineContext } from './engine-context.js';
@@ -66,10 +67,10 @@ export function engineRoute(ctx: EngineContext, action: EngineAction, handler: E
   };
 }
 
-/** The route's JSON body: the one the checkpoint already read, or read now. */
+/** The route's JSON body, its keys spelled as Go's structs do (go-field-case.ts): the one the checkpoint already read, or read now. */
 export async function routeBody(ctx: EngineContext, req: Request, res: Response): Promise<unknown> {
   const held = engineLocals(res).policy?.body;
-  return held ? held.value : readJsonBody(req, ctx.settings.maxBodyBytes);
+  return held ? held.value : withGoFieldCase(await readJsonBody(req, ctx.settings.maxBodyBytes));
 }
 
 /** The container spec `engineRoute` decoded for a route registered with a `container` decoder. */
