@@ -1,4 +1,7 @@
 import { EngineError } from './engine-error.js';
+import { parseBindEntry, type BindSpec } from './bind-spec.js';
+
+export { bindEntryOf, parseBindEntry, type BindSpec } from './bind-spec.js';
 
 /**
  * The body of `POST /containers/create`: a ContainerConfig plus `HostConfig` and
@@ -45,7 +48,8 @@ export interface MountSpec {
  */
 export interface HostSpec {
   autoRemove: boolean;
-  binds: readonly string[];
+  /** `Binds`, each entry parsed once (see {@link BindSpec}). */
+  binds: readonly BindSpec[];
   mounts: readonly MountSpec[];
   /** Mount path → mount options (`size=64m,mode=1777`). */
   tmpfs: Readonly<Record<string, string>>;
@@ -89,6 +93,23 @@ export interface HostSpec {
   logConfig: { type: string; config: Readonly<Record<string, string>> };
   /** `ConsoleSize` ([height, width], API 1.42) when the client sent a usable one. */
   consoleSize?: { rows: number; cols: number };
+  /** `UsernsMode`, `CgroupnsMode`, `Cgroup` (`''`, `host`, `private`, `container:<ref>`…). */
+  usernsMode: string;
+  cgroupnsMode: string;
+  cgroup: string;
+  cgroupParent: string;
+  volumeDriver: string;
+  isolation: string;
+  /** `Devices` and `DeviceRequests` entries as sent (the runtime checks what it honors). */
+  devices: readonly unknown[];
+  deviceRequests: readonly unknown[];
+  sysctls: Readonly<Record<string, string>>;
+  /** `MaskedPaths` and `ReadonlyPaths`: undefined when absent; present (even `[]`) they replace Docker's defaults. */
+  maskedPaths?: readonly string[];
+  readonlyPaths?: readonly string[];
+  oomKillDisable: boolean;
+  /** `OomScoreAdj`; undefined when unset or 0. */
+  oomScoreAdj?: number;
 }
 
 /** `NetworkingConfig.EndpointsConfig[name]`, as sent: the runtime checks what it honors (null: none given). */
@@ -138,12 +159,18 @@ export interface ContainerSpec {
 }
 
 const HOST_LISTS = [
-  ['binds', 'Binds'], ['volumesFrom', 'VolumesFrom'], ['capAdd', 'CapAdd'], ['capDrop', 'CapDrop'], ['securityOpt', 'SecurityOpt'],
+  ['volumesFrom', 'VolumesFrom'], ['capAdd', 'CapAdd'], ['capDrop', 'CapDrop'], ['securityOpt', 'SecurityOpt'],
   ['groupAdd', 'GroupAdd'], ['deviceCgroupRules', 'DeviceCgroupRules'], ['links', 'Links'], ['extraHosts', 'ExtraHosts'],
   ['dns', 'Dns'], ['dnsOptions', 'DnsOptions'], ['dnsSearch', 'DnsSearch'],
 ] as const;
-const HOST_STRINGS = [['networkMode', 'NetworkMode'], ['ipcMode', 'IpcMode'], ['pidMode', 'PidMode'], ['utsMode', 'UTSMode'], ['runtime', 'Runtime']] as const;
-const HOST_FLAGS = [['autoRemove', 'AutoRemove'], ['readonlyRootfs', 'ReadonlyRootfs'], ['privileged', 'Privileged'], ['publishAllPorts', 'PublishAllPorts']] as const;
+const HOST_STRINGS = [
+  ['networkMode', 'NetworkMode'], ['ipcMode', 'IpcMode'], ['pidMode', 'PidMode'], ['utsMode', 'UTSMode'], ['runtime', 'Runtime'],
+  ['usernsMode', 'UsernsMode'], ['cgroupnsMode', 'CgroupnsMode'], ['cgroup', 'Cgroup'], ['cgroupParent', 'CgroupParent'], ['volumeDriver', 'VolumeDriver'],
+  ['isolation', 'Isolation'],
+] as const;
+const HOST_FLAGS = [
+  ['autoRemove', 'AutoRemove'], ['readonlyRootfs', 'ReadonlyRootfs'], ['privileged', 'Privileged'], ['publishAllPorts', 'PublishAllPorts'], ['oomKillDisable', 'OomKillDisable'],
+] as const;
 
 const HOST_INTEGERS = [
   ['memory', 'Memory'], ['memorySwap', 'MemorySwap'], ['memorySwappiness', 'MemorySwappiness'], ['nanoCpus', 'NanoCpus'], ['cpuQuota', 'CpuQuota'],
@@ -168,6 +195,20 @@ function list(value: unknown, field: string): string[] {
   const odd = value.findIndex((v) => typeof v !== 'string');
   if (odd >= 0) throw bad(ENTRY_MESSAGES[field]?.(value[odd]) ?? `${field} must be a list of strings`);
   return value as string[];
+}
+
+/** A list whose entries the runtime checks (`Devices`…). */
+function anyList(value: unknown, field: string): unknown[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw bad(`${field} must be a list`);
+  return value;
+}
+
+function stringMap(value: unknown, field: string): Record<string, string> {
+  if (value === undefined || value === null) return {};
+  if (!isObject(value)) throw bad(`${field} must be an object`);
+  for (const [key, v] of Object.entries(value)) if (typeof v !== 'string') throw bad(`${field}["${key}"] must be a string`);
+  return value as Record<string, string>;
 }
 
 function text(value: unknown, field: string): string {
@@ -305,6 +346,7 @@ function portBindingsOf(value: unknown): Record<string, PortBindingSpec[]> {
 export function containerSpecOf(body: ContainerCreateBody): ContainerSpec {
   const h: Record<string, unknown> = isObject(body.HostConfig) ? body.HostConfig : {};
   const host = {
+    binds: list(h.Binds, 'HostConfig.Binds').map(parseBindEntry),
     mounts: mountsOf(h.Mounts),
     tmpfs: tmpfsOf(h.Tmpfs),
     portBindings: portBindingsOf(h.PortBindings),
@@ -323,6 +365,15 @@ export function containerSpecOf(body: ContainerCreateBody): ContainerSpec {
   const mems = cpuset(h.CpusetMems, 'mems');
   if (cpus !== undefined) host.cpusetCpus = cpus;
   if (mems !== undefined) host.cpusetMems = mems;
+  host.devices = anyList(h.Devices, 'HostConfig.Devices');
+  host.deviceRequests = anyList(h.DeviceRequests, 'HostConfig.DeviceRequests');
+  host.sysctls = stringMap(h.Sysctls, 'HostConfig.Sysctls');
+  if (h.MaskedPaths !== undefined && h.MaskedPaths !== null) host.maskedPaths = list(h.MaskedPaths, 'HostConfig.MaskedPaths');
+  if (h.ReadonlyPaths !== undefined && h.ReadonlyPaths !== null) host.readonlyPaths = list(h.ReadonlyPaths, 'HostConfig.ReadonlyPaths');
+  if (h.OomScoreAdj !== undefined && h.OomScoreAdj !== null && h.OomScoreAdj !== 0) {
+    if (typeof h.OomScoreAdj !== 'number' || !Number.isSafeInteger(h.OomScoreAdj)) throw bad('HostConfig.OomScoreAdj must be an integer');
+    host.oomScoreAdj = h.OomScoreAdj;
+  }
   const size = h.ConsoleSize;
   if (Array.isArray(size) && size.length === 2 && size.every((n) => Number.isInteger(n) && n > 0 && n <= 0xffff)) {
     host.consoleSize = { rows: size[0] as number, cols: size[1] as number };
@@ -379,4 +430,36 @@ export function withHostConfig(spec: ContainerSpec, fields: Readonly<Record<stri
  */
 export function hostSpecOf(fields: Readonly<Record<string, unknown>>): HostSpec {
   return containerSpecOf({ Image: '', HostConfig: { ...fields } }).host;
+}
+
+/** The HostSpec keys {@link withHostSpec} writes, with their `HostConfig` field. */
+const WRITABLE: ReadonlyMap<string, string> = new Map<string, string>([...HOST_LISTS, ...HOST_STRINGS]);
+
+/** HostSpec's string and string-list fields: the ones {@link withHostSpec} writes. */
+export type WritableHostSpec = Pick<HostSpec, (typeof HOST_LISTS)[number][0] | (typeof HOST_STRINGS)[number][0]>;
+
+/**
+ * The spec with some of its string and list `HostConfig` fields changed, typed and in `raw`
+ * alike, without decoding the body again (create's settled values: references pinned to ids,
+ * the capabilities a policy drops).
+ *
+ * @example
+ * withHostSpec(spec, { networkMode: `container:${id}` }).raw.HostConfig?.NetworkMode; // 'container:<id>'
+ */
+export function withHostSpec(spec: ContainerSpec, changes: Partial<WritableHostSpec>): ContainerSpec {
+  const entries = Object.entries(changes).filter(([key]) => WRITABLE.has(key));
+  if (entries.length === 0) return spec;
+  const rawHost: Record<string, unknown> = { ...(isObject(spec.raw.HostConfig) ? spec.raw.HostConfig : {}) };
+  for (const [key, value] of entries) rawHost[WRITABLE.get(key)!] = Array.isArray(value) ? [...value] : value;
+  return { ...spec, host: { ...spec.host, ...changes }, raw: { ...spec.raw, HostConfig: rawHost } };
+}
+
+/**
+ * The spec with its labels replaced, typed and in `raw` alike (the owner label the engine sets).
+ *
+ * @example
+ * withLabels(spec, { ...spec.labels, a: 'b' }).raw.Labels; // { …, a: 'b' }
+ */
+export function withLabels(spec: ContainerSpec, labels: Readonly<Record<string, string>>): ContainerSpec {
+  return { ...spec, labels, raw: { ...spec.raw, Labels: { ...labels } } };
 }

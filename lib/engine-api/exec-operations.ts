@@ -1,26 +1,7 @@
 import type { AttachSession } from './output-stream.js';
+import type { ExecSpec } from './exec-spec.js';
 
-/**
- * `POST /containers/{id}/exec` body (types.ExecConfig), kept as sent. `Env` arrived in API 1.25
- * and `WorkingDir` in 1.35 (version history); dockerd honours both whatever the request's
- * version, and so does dockgate. `ConsoleSize` (1.42) is dropped below 1.42 by the router, as
- * dockerd's exec route does.
- */
-export interface ExecCreateBody {
-  Cmd: string[];
-  AttachStdin?: boolean;
-  AttachStdout?: boolean;
-  AttachStderr?: boolean;
-  Tty?: boolean;
-  Env?: string[] | null;
-  User?: string;
-  WorkingDir?: string;
-  Privileged?: boolean;
-  DetachKeys?: string;
-  /** `[height, width]` of the TTY. */
-  ConsoleSize?: [number, number] | null;
-  [field: string]: unknown;
-}
+export type { ExecCreateBody } from './exec-spec.js';
 
 /** `POST /exec/{id}/start` (types.ExecStartCheck), already validated. */
 export interface ExecStartOptions {
@@ -43,9 +24,10 @@ export interface ExecStartOptions {
 export interface ExecOperations {
   /**
    * Registers an exec instance in a running container; 409 `Container <id> is not running`
-   * (or `… is paused, unpause the container before exec`), 404 for an unknown container.
+   * (or `… is paused, unpause the container before exec`), 404 for an unknown container. The
+   * body comes decoded once, typed (`ExecSpec`).
    */
-  createExec(containerRef: string, body: ExecCreateBody, apiVersion: string): Promise<{ id: string }>;
+  createExec(containerRef: string, spec: ExecSpec, apiVersion: string): Promise<{ id: string }>;
   /**
    * Starts it. Detached: resolves undefined once the command runs. Attached: the session whose
    * output (stdcopy frames unless the start body's Tty is set) ends when the command has exited and all

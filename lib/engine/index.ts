@@ -31,7 +31,8 @@ export type {
   ContainerRuntime, ContainerCreateBody, CreateRequest, WaitCondition, WaitResult, WaitHandle, LogsOptions, OutputStream,
   AttachOptions, AttachSession, EngineEvent, EventsOptions, ListOptions, RemoveOptions, PullRequest, StopOptions,
 } from '../engine-api/runtime-types.js';
-export { containerSpecOf, type ContainerSpec, type HostSpec, type MountSpec, type PortBindingSpec, type EndpointSpec } from '../engine-api/container-spec.js';
+export { containerSpecOf, type ContainerSpec, type HostSpec, type MountSpec, type BindSpec, type PortBindingSpec, type EndpointSpec } from '../engine-api/container-spec.js';
+export { execSpecOf, type ExecSpec, type ExecCreateBody } from '../engine-api/exec-spec.js';
 export { CREATE_FIELDS, createFieldsExcept, UNHONORED_HOST_FIELDS } from '../engine-api/create-fields.js';
 export { familiarImageRef } from '../engine-api/image-ref.js';
 export type { SystemOperations, DiskUsageOptions } from '../engine-api/system-operations.js';

@@ -38,7 +38,7 @@ const PUBLIC_API: Record<string, readonly string[]> = {
     'defaultAdmin', 'DEFAULT_ADMIN_ACCESS', 'OWNER_LABEL', 'DEFAULT_CAPABILITIES', 'DEFAULT_MAX_CONTAINERS_PER_OWNER',
     'DEFAULT_MAX_IMAGE_BYTES_PER_OWNER', 'DEFAULT_MAX_TENANT_MEMORY', 'tenantLimitsPolicy', 'TENANT_DROPPED_CAPABILITIES',
     // The typed container spec a runtime's create is handed, and the create fields a runtime states (README, engineRouter).
-    'containerSpecOf', 'CREATE_FIELDS', 'createFieldsExcept', 'UNHONORED_HOST_FIELDS',
+    'containerSpecOf', 'execSpecOf', 'CREATE_FIELDS', 'createFieldsExcept', 'UNHONORED_HOST_FIELDS',
   ],
   'dockgate/engine/sandbox': ['sandboxRuntime'],
   'dockgate/engine/process': ['processRuntime'],

@@ -2,26 +2,31 @@ import { realpathSync } from 'node:fs';
 import { isIPv4, isIPv6 } from 'node:net';
 import { basename, dirname, isAbsolute, join, normalize, relative, sep } from 'node:path';
 import { DEFAULT_CAPABILITIES } from '../../engine-api/default-capabilities.js';
+import type { ContainerSpec, HostSpec } from '../../engine-api/container-spec.js';
+import type { ExecSpec } from '../../engine-api/exec-spec.js';
 
 export { DEFAULT_CAPABILITIES } from '../../engine-api/default-capabilities.js';
 
-/** Namespace modes whose `host` value shares the host's namespace (`--pid host`, `--network host`…). */
-const HOST_MODES = ['NetworkMode', 'PidMode', 'IpcMode', 'UTSMode', 'UsernsMode', 'CgroupnsMode', 'Cgroup'] as const;
+/** Namespace modes whose `host` value shares the host's namespace (`--pid host`, `--network host`…), with their field's name. */
+const HOST_MODES = [
+  ['networkMode', 'NetworkMode'], ['pidMode', 'PidMode'], ['ipcMode', 'IpcMode'], ['utsMode', 'UTSMode'], ['usernsMode', 'UsernsMode'],
+  ['cgroupnsMode', 'CgroupnsMode'], ['cgroup', 'Cgroup'],
+] as const;
 
-/** HostConfig fields that are refused whenever they are set to anything but their empty value. */
-const REFUSED_WHEN_SET: readonly { field: string; why: string }[] = [
-  { field: 'Devices', why: 'host devices' },
-  { field: 'DeviceRequests', why: 'host devices (GPUs)' },
-  { field: 'DeviceCgroupRules', why: 'access to host devices' },
-  { field: 'Sysctls', why: 'kernel parameters' },
-  { field: 'CgroupParent', why: 'a cgroup outside the engine\'s' },
-  { field: 'Runtime', why: 'another OCI runtime' },
+/** Fields that are refused whenever they are set to anything but their empty value. */
+const REFUSED_WHEN_SET: readonly { key: keyof HostSpec; field: string; why: string }[] = [
+  { key: 'devices', field: 'Devices', why: 'host devices' },
+  { key: 'deviceRequests', field: 'DeviceRequests', why: 'host devices (GPUs)' },
+  { key: 'deviceCgroupRules', field: 'DeviceCgroupRules', why: 'access to host devices' },
+  { key: 'sysctls', field: 'Sysctls', why: 'kernel parameters' },
+  { key: 'cgroupParent', field: 'CgroupParent', why: 'a cgroup outside the engine\'s' },
+  { key: 'runtime', field: 'Runtime', why: 'another OCI runtime' },
 ];
 
 /** Lists that replace Docker's defaults when present at all: `[]` unmasks every path. */
-const REFUSED_WHEN_PRESENT: readonly { field: string; why: string }[] = [
-  { field: 'MaskedPaths', why: 'replacing the masked /proc and /sys paths' },
-  { field: 'ReadonlyPaths', why: 'replacing the read-only /proc and /sys paths' },
+const REFUSED_WHEN_PRESENT: readonly { key: 'maskedPaths' | 'readonlyPaths'; field: string; why: string }[] = [
+  { key: 'maskedPaths', field: 'MaskedPaths', why: 'replacing the masked /proc and /sys paths' },
+  { key: 'readonlyPaths', field: 'ReadonlyPaths', why: 'replacing the read-only /proc and /sys paths' },
 ];
 
 /**
@@ -77,86 +82,71 @@ function resolveExisting(path: string): string {
 }
 
 /**
- * The first field of a create body that would reach the host, as a refusal message naming it,
+ * The first field of a create's typed spec that would reach the host, as a refusal message naming it,
  * or undefined when there is none. Covers binds and bind mounts of host paths outside the allowed
  * directories, Privileged, the host's namespaces, capabilities beyond Docker's default set,
  * devices, SecurityOpt that loosens confinement, sysctls, cgroup placement, another runtime,
  * unmasked paths, OOM-killer exemptions, local volumes bound to host paths, privileged host ports,
  * ports published on the host's loopback (unless `allowLoopbackPublish`) and networks named `host`.
  */
-export function hostReachingField(body: Readonly<Record<string, unknown>>, options: HostReachOptions): string | undefined {
-  const host = (typeof body.HostConfig === 'object' && body.HostConfig !== null ? body.HostConfig : {}) as Record<string, unknown>;
+export function hostReachingField(spec: ContainerSpec, options: HostReachOptions): string | undefined {
+  const { host } = spec;
   const allowedText = options.allowedBindDirs.length > 0 ? ` (allowed: under ${options.allowedBindDirs.join(', ')})` : '';
 
-  if (host.Privileged === true) return 'HostConfig.Privileged: privileged containers are for administrators';
-  for (const mode of HOST_MODES) {
-    if (host[mode] === 'host') return `HostConfig.${mode}: the host's namespace ("host") is for administrators`;
+  if (host.privileged) return 'HostConfig.Privileged: privileged containers are for administrators';
+  for (const [key, field] of HOST_MODES) {
+    if (host[key] === 'host') return `HostConfig.${field}: the host's namespace ("host") is for administrators`;
   }
-  const endpoints = (body.NetworkingConfig as { EndpointsConfig?: unknown } | undefined)?.EndpointsConfig;
-  if (endpoints && typeof endpoints === 'object' && 'host' in endpoints) return 'NetworkingConfig.EndpointsConfig: the host network is for administrators';
+  if ('host' in spec.networks) return 'NetworkingConfig.EndpointsConfig: the host network is for administrators';
 
-  if (Array.isArray(host.Binds)) {
-    for (const bind of host.Binds) {
-      if (typeof bind !== 'string') continue;
-      const source = bind.split(':')[0] ?? '';
-      // A source without a leading slash is a named volume, not a host path.
-      if (source.startsWith('/') && !underAllowedDir(source, options.allowedBindDirs)) {
-        return `HostConfig.Binds: binding the host path ${source} is for administrators${allowedText}`;
-      }
+  for (const { source } of host.binds) {
+    // A source without a leading slash is a named volume (none: an anonymous one), not a host path.
+    if (source.startsWith('/') && !underAllowedDir(source, options.allowedBindDirs)) {
+      return `HostConfig.Binds: binding the host path ${source} is for administrators${allowedText}`;
     }
   }
-  if (Array.isArray(host.Mounts)) {
-    for (const mount of host.Mounts as Record<string, unknown>[]) {
-      const type = mount?.Type ?? 'volume';
-      if (type === 'bind') {
-        const source = typeof mount.Source === 'string' ? mount.Source : '';
-        if (!underAllowedDir(source, options.allowedBindDirs)) return `HostConfig.Mounts: binding the host path ${source} is for administrators${allowedText}`;
-      } else if (type === 'volume') {
-        const driver = (mount.VolumeOptions as { DriverConfig?: { Name?: unknown; Options?: unknown } } | undefined)?.DriverConfig;
-        if (!isEmpty(driver?.Options)) return 'HostConfig.Mounts: VolumeOptions.DriverConfig options (a volume bound to a host path) are for administrators';
-        if (!isEmpty(driver?.Name) && driver?.Name !== 'local') return `HostConfig.Mounts: the ${String(driver?.Name)} volume driver is for administrators`;
-      } else if (type !== 'tmpfs') {
-        return `HostConfig.Mounts: mounts of type ${String(type)} are for administrators`;
-      }
+  for (const mount of host.mounts) {
+    const type = mount.type ?? 'volume';
+    if (type === 'bind') {
+      const source = mount.source ?? '';
+      if (!underAllowedDir(source, options.allowedBindDirs)) return `HostConfig.Mounts: binding the host path ${source} is for administrators${allowedText}`;
+    } else if (type === 'volume') {
+      const driver = (mount.options.VolumeOptions as { DriverConfig?: { Name?: unknown; Options?: unknown } } | undefined)?.DriverConfig;
+      if (!isEmpty(driver?.Options)) return 'HostConfig.Mounts: VolumeOptions.DriverConfig options (a volume bound to a host path) are for administrators';
+      if (!isEmpty(driver?.Name) && driver?.Name !== 'local') return `HostConfig.Mounts: the ${String(driver?.Name)} volume driver is for administrators`;
+    } else if (type !== 'tmpfs') {
+      return `HostConfig.Mounts: mounts of type ${type} are for administrators`;
     }
   }
-  if (Array.isArray(host.CapAdd)) {
-    for (const cap of host.CapAdd) {
-      if (typeof cap !== 'string') continue;
-      const name = capabilityName(cap);
-      if (!DEFAULT_CAPABILITIES.has(name)) return `HostConfig.CapAdd: ${name} is beyond Docker's default capabilities and is for administrators`;
-    }
+  for (const cap of host.capAdd) {
+    const name = capabilityName(cap);
+    if (!DEFAULT_CAPABILITIES.has(name)) return `HostConfig.CapAdd: ${name} is beyond Docker's default capabilities and is for administrators`;
   }
-  for (const { field, why } of REFUSED_WHEN_SET) {
-    if (!isEmpty(host[field])) return `HostConfig.${field}: ${why} are for administrators`;
+  for (const { key, field, why } of REFUSED_WHEN_SET) {
+    if (!isEmpty(host[key])) return `HostConfig.${field}: ${why} are for administrators`;
   }
-  for (const { field, why } of REFUSED_WHEN_PRESENT) {
-    if (host[field] !== undefined && host[field] !== null) return `HostConfig.${field}: ${why} is for administrators`;
+  for (const { key, field, why } of REFUSED_WHEN_PRESENT) {
+    if (host[key] !== undefined) return `HostConfig.${field}: ${why} is for administrators`;
   }
-  if (Array.isArray(host.SecurityOpt)) {
-    for (const opt of host.SecurityOpt) {
-      if (typeof opt === 'string' && loosens(opt)) return `HostConfig.SecurityOpt: ${opt} loosens confinement and is for administrators`;
-    }
+  for (const opt of host.securityOpt) {
+    if (loosens(opt)) return `HostConfig.SecurityOpt: ${opt} loosens confinement and is for administrators`;
   }
-  const logType = (host.LogConfig as { Type?: unknown } | undefined)?.Type;
-  if (logType !== undefined && logType !== null && !LOCAL_LOG_DRIVERS.has(String(logType))) {
-    return `HostConfig.LogConfig: the ${String(logType)} log driver sends output from the host to an address of your choosing and is for administrators`;
+  const logType = host.logConfig.type;
+  if (!LOCAL_LOG_DRIVERS.has(logType)) {
+    return `HostConfig.LogConfig: the ${logType} log driver sends output from the host to an address of your choosing and is for administrators`;
   }
-  if (host.VolumeDriver !== undefined && host.VolumeDriver !== null && host.VolumeDriver !== '' && host.VolumeDriver !== 'local') {
-    return `HostConfig.VolumeDriver: the ${String(host.VolumeDriver)} volume driver is for administrators`;
+  if (host.volumeDriver !== '' && host.volumeDriver !== 'local') {
+    return `HostConfig.VolumeDriver: the ${host.volumeDriver} volume driver is for administrators`;
   }
-  if (host.OomKillDisable === true) return 'HostConfig.OomKillDisable: exempting a container from the OOM killer is for administrators';
-  if (typeof host.OomScoreAdj === 'number' && host.OomScoreAdj < 0) return 'HostConfig.OomScoreAdj: a negative score (host processes killed first) is for administrators';
-  if (host.Isolation !== undefined && host.Isolation !== '' && host.Isolation !== 'default') return `HostConfig.Isolation: ${String(host.Isolation)} is for administrators`;
-  const ports = host.PortBindings;
-  if (ports && typeof ports === 'object') {
-    for (const bindings of Object.values(ports as Record<string, unknown>)) {
-      for (const b of Array.isArray(bindings) ? (bindings as { HostPort?: unknown; HostIp?: unknown }[]) : []) {
-        const port = Number(b?.HostPort);
-        if (Number.isInteger(port) && port > 0 && port < 1024) return `HostConfig.PortBindings: host port ${port} is privileged (below 1024) and is for administrators`;
-        if (!options.allowLoopbackPublish && typeof b?.HostIp === 'string' && isLoopback(b.HostIp)) {
-          return `HostConfig.PortBindings: publishing on the host's loopback address ${b.HostIp} (where local services listen) is for administrators`;
-        }
+  if (host.oomKillDisable) return 'HostConfig.OomKillDisable: exempting a container from the OOM killer is for administrators';
+  if (host.oomScoreAdj !== undefined && host.oomScoreAdj < 0) return 'HostConfig.OomScoreAdj: a negative score (host processes killed first) is for administrators';
+  if (host.isolation !== '' && host.isolation !== 'default') return `HostConfig.Isolation: ${host.isolation} is for administrators`;
+  for (const bindings of Object.values(host.portBindings)) {
+    for (const b of bindings) {
+      const port = Number(b.hostPort);
+      if (Number.isInteger(port) && port > 0 && port < 1024) return `HostConfig.PortBindings: host port ${port} is privileged (below 1024) and is for administrators`;
+      if (!options.allowLoopbackPublish && isLoopback(b.hostIp)) {
+        return `HostConfig.PortBindings: publishing on the host's loopback address ${b.hostIp} (where local services listen) is for administrators`;
       }
     }
   }
@@ -199,8 +189,8 @@ function loosens(opt: string): boolean {
 }
 
 /** Exec bodies: `docker exec --privileged`. */
-export function hostReachingExecField(body: Readonly<Record<string, unknown>>): string | undefined {
-  return body.Privileged === true ? 'Privileged: privileged execs are for administrators' : undefined;
+export function hostReachingExecField(exec: ExecSpec): string | undefined {
+  return exec.privileged ? 'Privileged: privileged execs are for administrators' : undefined;
 }
 
 /** `docker volume create -o type=none -o o=bind -o device=/`: local volumes can bind host paths. */

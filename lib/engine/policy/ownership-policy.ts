@@ -1,3 +1,4 @@
+import type { ContainerSpec, HostSpec } from '../../engine-api/container-spec.js';
 import { defaultAdmin, type AdminPredicate } from './admin-predicate.js';
 import { isCollectionAction } from './engine-actions.js';
 import { CONTAINER_REFERENCES } from './container-references.js';
@@ -22,18 +23,13 @@ const SHOWS_IMAGES = new Set(['image.list', 'image.save', 'system.df', 'image.bu
 const NONE: ReadonlySet<string> = new Set();
 
 /** Named volumes a create mounts: `-v NAME:/path` and `--mount type=volume,src=NAME`. */
-function namedVolumes(host: Record<string, unknown>): { field: string; name: string }[] {
+function namedVolumes(host: HostSpec): { field: string; name: string }[] {
   const out: { field: string; name: string }[] = [];
-  if (Array.isArray(host.Binds)) {
-    for (const bind of host.Binds) {
-      const source = typeof bind === 'string' ? bind.split(':')[0] ?? '' : '';
-      if (bind !== source && source !== '' && !source.startsWith('/')) out.push({ field: 'HostConfig.Binds', name: source });
-    }
+  for (const { source } of host.binds) {
+    if (source !== '' && !source.startsWith('/')) out.push({ field: 'HostConfig.Binds', name: source });
   }
-  if (Array.isArray(host.Mounts)) {
-    for (const m of host.Mounts as { Type?: unknown; Source?: unknown }[]) {
-      if ((m?.Type ?? 'volume') === 'volume' && typeof m?.Source === 'string' && m.Source !== '') out.push({ field: 'HostConfig.Mounts', name: m.Source });
-    }
+  for (const m of host.mounts) {
+    if ((m.type ?? 'volume') === 'volume' && m.source !== undefined && m.source !== '') out.push({ field: 'HostConfig.Mounts', name: m.source });
   }
   return out;
 }
@@ -100,8 +96,8 @@ export function ownershipPolicy(options: OwnershipPolicyOptions = {}): EnginePol
       if (!(await showImage(imageRow(target)))) return hide();
     }
     if (action === 'container.create') {
-      const image = request.body?.Image;
-      const found = typeof image === 'string' && image !== '' ? await request.lookup.image(image) : undefined;
+      const image = request.spec?.image ?? '';
+      const found = image !== '' ? await request.lookup.image(image) : undefined;
       // Another owner's image reads as one that does not exist: 404 `No such image`.
       if (found?.id !== undefined && !(await showImage(imageRow(found)))) return hide();
     }
@@ -139,10 +135,10 @@ async function ownershipDecision(request: PolicyRequest, subject: string | undef
 
 async function checkCreate(request: PolicyRequest, subject: string | undefined) {
   if (subject === undefined) return refuse('creating a container needs a signed-in caller: containers belong to the subject that creates them');
-  const body = request.body ?? {};
-  if (setsOwnerLabel(body.Labels, subject)) return refuse(OWNER_LABEL_REFUSAL);
-  const host = (body.HostConfig ?? {}) as Record<string, unknown>;
-  for (const { field, name } of namedVolumes(host)) {
+  const { spec } = request;
+  if (!spec) return allow(subject);
+  if (setsOwnerLabel(spec.labels, subject)) return refuse(OWNER_LABEL_REFUSAL);
+  for (const { field, name } of namedVolumes(spec.host)) {
     const volume = await request.lookup.volume(name);
     if (volume === null) break; // a runtime without volumes: nothing to own
     // A volume made on the fly by the runtime would belong to nobody: a tenant creates it first.
@@ -150,21 +146,20 @@ async function checkCreate(request: PolicyRequest, subject: string | undefined) 
     if (volume.owner !== subject) return refuse(`${field}: No such volume: ${name}`);
   }
   // A user-defined network is its creator's: another's reads as one that does not exist.
-  for (const { field, name } of networksNamed(body)) {
+  for (const { field, name } of networksNamed(spec)) {
     const network = await request.lookup.network(name);
     if (network === null || network === undefined || network.predefined) continue;
     if (network.owner !== subject) return refuse(`${field}: network ${name} not found`);
   }
   for (const { field, refs } of CONTAINER_REFERENCES) {
-    for (const ref of refs(host[field.slice('HostConfig.'.length)])) {
+    for (const ref of refs(spec)) {
       const found = await request.lookup.container(ref);
       // Someone else's container and none at all read the same, so this leaks nothing.
       if (!found || found.owner !== subject) return refuse(`${field}: No such container: ${ref}`);
     }
   }
   // Legacy links on a network (`EndpointConfig.Links`) name containers too.
-  const endpoints = (body.NetworkingConfig as Record<string, unknown> | undefined)?.EndpointsConfig;
-  for (const config of endpoints && typeof endpoints === 'object' ? Object.values(endpoints) : []) {
+  for (const config of Object.values(spec.networks)) {
     const refused = await foreignLink(request, subject, config, 'NetworkingConfig.EndpointsConfig.Links');
     if (refused) return refused;
   }
@@ -184,17 +179,14 @@ async function foreignLink(request: PolicyRequest, subject: string, config: unkn
   return undefined;
 }
 
-/** The networks a create body joins by name: its NetworkMode (a user network's) and its EndpointsConfig keys. */
-function networksNamed(body: Readonly<Record<string, unknown>>): { field: string; name: string }[] {
+/** The networks a create joins by name: its NetworkMode (a user network's) and its EndpointsConfig keys. */
+function networksNamed(spec: ContainerSpec): { field: string; name: string }[] {
   const out: { field: string; name: string }[] = [];
-  const mode = (body.HostConfig as Record<string, unknown> | undefined)?.NetworkMode;
-  if (typeof mode === 'string' && mode !== '' && !['default', 'bridge', 'host', 'none'].includes(mode) && !mode.startsWith('container:')) {
+  const mode = spec.host.networkMode;
+  if (mode !== '' && !['default', 'bridge', 'host', 'none'].includes(mode) && !mode.startsWith('container:')) {
     out.push({ field: 'HostConfig.NetworkMode', name: mode });
   }
-  const endpoints = (body.NetworkingConfig as Record<string, unknown> | undefined)?.EndpointsConfig;
-  if (endpoints && typeof endpoints === 'object' && !Array.isArray(endpoints)) {
-    for (const name of Object.keys(endpoints)) out.push({ field: 'NetworkingConfig.EndpointsConfig', name });
-  }
+  for (const name of Object.keys(spec.networks)) out.push({ field: 'NetworkingConfig.EndpointsConfig', name });
   return out;
 }
 

@@ -1,3 +1,5 @@
+import type { ContainerSpec } from '../../engine-api/container-spec.js';
+import type { ExecSpec } from '../../engine-api/exec-spec.js';
 import type { AccessEntry } from '../../scope/index.js';
 import type { ConnectCheck } from '../../http/checked-fetch.js';
 import type { EngineAction } from './engine-actions.js';
@@ -125,8 +127,16 @@ export interface PolicyRequest {
   readonly caller: EngineCaller;
   /** The object of a targeted action (see `ENGINE_ACTIONS`), resolved. */
   readonly target?: PolicyTarget;
-  /** The parsed JSON body of `container.create`, `container.update`, `exec.create` and the volume and network creates (for `image.build`, the RUN containers' create body from the query). */
+  /** The parsed JSON body of `container.update` and the volume and network creates and connects. */
   readonly body?: Readonly<Record<string, unknown>>;
+  /**
+   * `container.create`'s body, decoded once into the typed spec the runtime is handed (for
+   * `image.build`, its RUN containers' HostConfig from the query, with an empty image). Absent
+   * for a build whose query is malformed (the route answers that 400).
+   */
+  readonly spec?: ContainerSpec;
+  /** `exec.create`'s body, decoded once into the typed spec the runtime is handed (its fields matched whatever their case). */
+  readonly exec?: ExecSpec;
   /**
    * Image references the action would write or remove, in familiar form (`busybox:latest`,
    * `127.0.0.1:5000/bob/app:1`): the pull's target, the new tag, the reference being deleted.

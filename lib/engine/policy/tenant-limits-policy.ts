@@ -1,3 +1,4 @@
+import type { HostSpec } from '../../engine-api/container-spec.js';
 import { defaultAdmin, type AdminPredicate } from './admin-predicate.js';
 import { allow, refuse, type EnginePolicy } from './policy-types.js';
 
@@ -32,37 +33,39 @@ export function tenantLimitsPolicy(options: TenantLimitsPolicyOptions = {}): Eng
   if (typeof admin !== 'function') throw new TypeError('tenantLimitsPolicy option "admin" must be a function (see adminPredicate)');
   const maxMemory = options.maxMemory ?? DEFAULT_MAX_TENANT_MEMORY;
   if (!Number.isSafeInteger(maxMemory) || maxMemory < 1) throw new TypeError('tenantLimitsPolicy option "maxMemory" must be a positive integer');
-  return ({ action, caller, body }) => {
-    if (admin(caller) || !body) return allow();
-    const why = action === 'container.create' || action === 'image.build'
-      ? limitField(hostConfigOf(body), { maxMemory, update: false })
-      : action === 'container.update'
-      ? limitField(body, { maxMemory, update: true })
+  return ({ action, caller, body, spec }) => {
+    if (admin(caller)) return allow();
+    const why = (action === 'container.create' || action === 'image.build') && spec
+      ? limitField(spec.host, { maxMemory, update: false })
+      : action === 'container.update' && body
+      ? limitField(updateLimits(body), { maxMemory, update: true })
       : undefined;
     return why === undefined ? allow() : refuse(why);
   };
 }
 
-function hostConfigOf(body: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> {
-  const host = body.HostConfig;
-  return typeof host === 'object' && host !== null && !Array.isArray(host) ? (host as Record<string, unknown>) : {};
+/** The limits of a `docker update` body (HostConfig's fields, as sent: 0 there lifts a limit); values of the wrong type are left to the route's own 400. */
+function updateLimits(body: Readonly<Record<string, unknown>>): Limits {
+  const n = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
+  return { pidsLimit: n(body.PidsLimit), memory: n(body.Memory), memorySwap: n(body.MemorySwap) };
 }
 
+type Limits = Pick<HostSpec, 'pidsLimit' | 'memory' | 'memorySwap'>;
+
 /**
- * The first limit of a HostConfig (or an update body, whose fields are HostConfig's) that a
- * tenant may not ask for, as a refusal naming it; undefined when there is none. Values of the
- * wrong type are left to the route's own 400.
+ * The first limit of a create's typed HostConfig (or an update body's) that a tenant may not ask
+ * for, as a refusal naming it; undefined when there is none.
  */
-function limitField(host: Readonly<Record<string, unknown>>, { maxMemory, update }: { maxMemory: number; update: boolean }): string | undefined {
-  const pids = host.PidsLimit;
+function limitField(host: Limits, { maxMemory, update }: { maxMemory: number; update: boolean }): string | undefined {
+  const pids = host.pidsLimit;
   if (typeof pids === 'number' && (pids < 0 || (update && pids === 0))) {
     return `HostConfig.PidsLimit: ${pids} (no limit on processes) is for administrators; ask for a number of processes${update ? '' : ', or leave it unset for the default'}`;
   }
-  const memory = host.Memory;
+  const memory = host.memory;
   if (typeof memory === 'number' && memory > maxMemory) {
     return `HostConfig.Memory: ${memory} bytes is more than a tenant's container may have (${maxMemory})`;
   }
-  const swap = host.MemorySwap;
+  const swap = host.memorySwap;
   if (swap === -1) return 'HostConfig.MemorySwap: -1 (unlimited swap) is for administrators';
   if (typeof swap === 'number' && swap > 2 * maxMemory) {
     return `HostConfig.MemorySwap: ${swap} bytes of memory and swap is more than a tenant's container may have (${2 * maxMemory})`;

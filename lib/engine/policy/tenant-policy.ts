@@ -65,7 +65,7 @@ export function tenantPolicy(options: TenantPolicyOptions = {}): EnginePolicy {
       return normalize(d);
     }
   });
-  return ({ action, caller, body, source, runtime }) => {
+  return ({ action, caller, body, spec, exec, source, runtime }) => {
     if (admin(caller)) return allow();
     // The engine fetches an import's URL itself, from the host's network: a tenant's URL could name
     // the host's loopback services, its LAN or a cloud metadata address (169.254.169.254).
@@ -75,12 +75,12 @@ export function tenantPolicy(options: TenantPolicyOptions = {}): EnginePolicy {
     if ((action === 'container.create' || action === 'exec.create') && UNCONFINED_RUNTIMES.has(runtime)) {
       return refuse(`the ${runtime} runtime cannot contain a tenant: it runs commands on the host as the engine's own user. Only administrators may create containers or execs with it`);
     }
-    const why = !body
-      ? undefined
-      : action === 'container.create' || action === 'image.build'
-      ? hostReachingField(body, { allowedBindDirs, allowLoopbackPublish })
+    const why = action === 'container.create' || action === 'image.build'
+      ? spec && hostReachingField(spec, { allowedBindDirs, allowLoopbackPublish })
       : action === 'exec.create'
-      ? hostReachingExecField(body)
+      ? exec && hostReachingExecField(exec)
+      : !body
+      ? undefined
       : action === 'volume.create'
       ? hostReachingVolumeField(body)
       : undefined;

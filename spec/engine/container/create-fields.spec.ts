@@ -85,3 +85,48 @@ describe('a HostConfig field of the wrong JSON type is 400 naming it, for every 
     expect(created).toHaveLength(0);
   });
 });
+
+describe('Binds are parsed once, at decode: the runtime is handed typed binds, and a malformed entry is dockerd\'s 400', () => {
+  const { runtime, created } = stating(undefined);
+  const app = testApp(runtime, '1.24-1.43');
+
+  test('each entry typed: source (host path, volume name, or none for an anonymous volume), target, modes, read-only, propagation', async () => {
+    const res = await request(app).post('/v1.41/containers/create')
+      .send({ Image: 'busybox', Cmd: ['x'], HostConfig: { Binds: ['/srv:/data:ro,z', 'cache:/cache', '/anon', '/h:/p:rshared'] } });
+    expect(res.status).toBe(201);
+    expect(created.at(-1)!.spec.host.binds).toEqual([
+      { source: '/srv', target: '/data', modes: ['ro', 'z'], readOnly: true, propagation: '' },
+      { source: 'cache', target: '/cache', modes: [], readOnly: false, propagation: '' },
+      { source: '', target: '/anon', modes: [], readOnly: false, propagation: '' },
+      { source: '/h', target: '/p', modes: ['rshared'], readOnly: false, propagation: 'rshared' },
+    ]);
+  });
+
+  test.each(['a:b:c:d', ':/x', '/a:rel', 'rel'])('%s is "invalid volume specification", before the runtime sees it', async (bind) => {
+    const before = created.length;
+    const res = await request(app).post('/v1.41/containers/create').send({ Image: 'busybox', Cmd: ['x'], HostConfig: { Binds: [bind] } });
+    expect([res.status, res.body]).toEqual([400, { message: `invalid volume specification: '${bind}'` }]);
+    expect(created.length).toBe(before);
+  });
+});
+
+describe('create keys are matched whatever their case, as dockerd\'s decoder does: nothing is dropped for its spelling', () => {
+  const { runtime, created } = stating(createFieldsExcept(['HostConfig.Privileged']));
+  const app = testApp(runtime, '1.24-1.43');
+
+  test('a field the runtime does not honor, spelled in lower case, is refused naming it', async () => {
+    const res = await request(app).post('/v1.41/containers/create').send({ image: 'busybox', cmd: ['x'], hostconfig: { privileged: true } });
+    expect([res.status, res.body]).toEqual([400, { message: 'HostConfig.Privileged is not supported by the tiny runtime' }]);
+  });
+
+  test('an honored field in another case reaches the spec; map keys (labels) keep theirs', async () => {
+    const res = await request(app).post('/v1.41/containers/create')
+      .send({ IMAGE: 'busybox', Cmd: ['x'], labels: { MixedCase: 'v' }, hostConfig: { capadd: ['NET_ADMIN'], restartpolicy: { name: 'always' } } });
+    expect(res.status).toBe(201);
+    const { spec } = created.at(-1)!;
+    expect(spec.image).toBe('busybox');
+    expect(spec.labels).toEqual({ MixedCase: 'v' });
+    expect(spec.host.capAdd).toEqual(['NET_ADMIN']);
+    expect(spec.host.restartPolicy.name).toBe('always');
+  });
+});

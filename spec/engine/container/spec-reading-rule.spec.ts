@@ -4,7 +4,7 @@ import { join, relative } from 'node:path';
 
 /**
  * The guard of issue 32's rule: the create body is decoded once, on the route side, into a
- * ContainerSpec (lib/engine-api/container-spec.ts), and the runtimes read that. Under
+ * ContainerSpec (lib/engine-api/container-spec.ts), and the policies and runtimes read that. Under
  * lib/engine/runtime only the files listed here touch the create body's JSON (`spec.raw`, a
  * `HostConfig` object, a `ContainerCreateBody`), each for its reason. Strings and comments
  * (error messages naming `HostConfig.Binds`…) are not reads and are left out of the scan. A
@@ -14,6 +14,7 @@ const RUNTIME = join(process.cwd(), 'lib', 'engine', 'runtime');
 
 const ALLOWED: Record<string, string> = {
   'docker/docker-runtime.ts': "the Docker runtime's writer: it forwards the body to dockerd",
+  'docker/docker-container-ops.ts': "the Docker runtime's exec writer: it forwards the decoded exec body (ExecSpec.raw) to dockerd",
   'local/container-views.ts': "inspect's echo of the kept body, and keptBody, which writes what create settled over the body as sent",
   'local/container-records.ts': "the stored record holds the kept body; a restore decodes it again",
   'local/local-container.ts': 'the type of the kept body (LocalContainer.body)',
@@ -34,9 +35,23 @@ function code(source: string): string {
   return source.replace(token, (t) => (t.startsWith('`') ? (t.match(/\$\{[^}]*\}/g) ?? []).join(' ') : t.startsWith('/') ? '' : "''"));
 }
 
+const reading = (dir: string): string[] => files(dir).filter((f) => READS.test(code(readFileSync(f, 'utf8')))).map((f) => relative(dir, f)).sort();
+
 describe('no file under lib/engine/runtime reads the raw create body, the listed ones aside', () => {
   test('the files that touch the body are exactly the listed ones', () => {
-    const found = files(RUNTIME).filter((f) => READS.test(code(readFileSync(f, 'utf8')))).map((f) => relative(RUNTIME, f)).sort();
-    expect(found).toEqual(Object.keys(ALLOWED).sort());
+    expect(reading(RUNTIME)).toEqual(Object.keys(ALLOWED).sort());
+  });
+});
+
+/**
+ * The policies are asked with the typed spec (`PolicyRequest.spec`), decoded once before the
+ * checkpoint by the create route's chain; none reads the body's JSON, so what a policy judges
+ * is what the runtime is handed.
+ */
+const POLICY = join(process.cwd(), 'lib', 'engine', 'policy');
+
+describe('no policy reads the raw create body: policies read the typed spec', () => {
+  test('no file under lib/engine/policy touches the create body\'s JSON', () => {
+    expect(reading(POLICY)).toEqual([]);
   });
 });

@@ -50,10 +50,12 @@ describe('every engine route passes the policy checkpoint under one stable actio
     for (const { method, path } of routes) {
       const url = `/v1.41${samplePath(path)}${samplePath(path).includes('?') ? '' : '?path=/&fromImage=busybox&repo=bob/x'}`;
       const call = (request(app) as unknown as Record<string, (u: string) => request.Test>)[method]!(url);
-      // docker load's body is an archive (an empty tar: two zero blocks), every other body JSON.
+      // docker load's body is an archive (an empty tar: two zero blocks), every other body JSON: one
+      // that decodes as a container create and as an exec create alike (both are decoded, once,
+      // before the checkpoint, so that the policy judges the typed spec).
       const res = String(path) === '/images/load'
         ? await call.set('Content-Type', 'application/x-tar').send(Buffer.alloc(1024))
-        : await call.set('Content-Type', 'application/json').send(method === 'get' || method === 'head' ? undefined : '{"Image":"busybox"}');
+        : await call.set('Content-Type', 'application/json').send(method === 'get' || method === 'head' ? undefined : '{"Image":"busybox","Cmd":["x"]}');
       expect({ method, path: String(path), status: res.status }).toEqual({ method, path: String(path), status: 403 });
       if (method !== 'head') expect(res.body).toEqual({ message: expect.stringMatching(/^refused [a-z.]+$/) });
     }
@@ -68,8 +70,8 @@ describe('every engine route passes the policy checkpoint under one stable actio
   });
 });
 
-describe('the policy is asked with the action, the caller, the resolved target and the parsed create body', () => {
-  test('create: the body as parsed; a container route: the full id and owner of the reference sent', async () => {
+describe('the policy is asked with the action, the caller, the resolved target and the create\'s typed spec', () => {
+  test('create: the spec decoded once (no raw body); a container route: the full id and owner of the reference sent', async () => {
     const asked: PolicyRequest[] = [];
     const app = policyApp(runtime, (req) => {
       asked.push(req);
@@ -78,7 +80,8 @@ describe('the policy is asked with the action, the caller, the resolved target a
     const id = await containerOf(app, 'alice', { name: 'probe' });
     const create = asked.find((r) => r.action === 'container.create')!;
     expect(create.caller).toEqual({ subject: 'alice', claims: {}, access: [] });
-    expect(create.body).toEqual({ Image: 'busybox', Cmd: ['sleep'] });
+    expect(create.body).toBeUndefined();
+    expect(create.spec).toMatchObject({ image: 'busybox', cmd: ['sleep'], host: { networkMode: '', binds: [] } });
     expect(create.runtime).toBe('scripted');
     await as(app, 'alice').get('/v1.41/containers/probe/json');
     expect(asked.at(-1)).toMatchObject({ action: 'container.inspect', target: { kind: 'container', ref: 'probe', id, owner: 'alice' } });

@@ -90,12 +90,39 @@ describe('what stays inside is allowed to tenants', () => {
   });
 });
 
+describe('a tenant\'s body is judged as dockerd decodes it: keys in any case (Go\'s encoding/json) are the same fields', () => {
+  test.each([
+    ['hostconfig.privileged', { hostconfig: { privileged: true } }, /^HostConfig\.Privileged: /],
+    ['HostConfig.PRIVILEGED', { HostConfig: { PRIVILEGED: true } }, /^HostConfig\.Privileged: /],
+    ['a bind mount of / in lower case', { HostConfig: { Mounts: [{ type: 'bind', source: '/', target: '/host' }] } }, /^HostConfig\.Mounts: binding the host path \//],
+    ['binds in lower case', { hostConfig: { binds: ['/:/host'] } }, /^HostConfig\.Binds: binding the host path \//],
+    ['a privileged port in lower case', { HostConfig: { portbindings: { '80/tcp': [{ hostport: '80' }] } } }, /^HostConfig\.PortBindings: host port 80/],
+  ])('%s is refused, naming the field', async (_what, body, message) => {
+    const res = await create('bob', body);
+    expect(res.status).toBe(403);
+    expect(res.body.message).toMatch(message);
+  });
+
+  test('the later of two spellings of one field wins, as in Go', async () => {
+    expect((await create('bob', { HostConfig: { privileged: true, Privileged: false } })).status).not.toBe(403);
+    expect((await create('bob', { HostConfig: { Privileged: false, privileged: true } })).status).toBe(403);
+  });
+});
+
 describe('execs and volumes cannot reach the host either', () => {
   test('exec --privileged is refused naming Privileged', async () => {
     const id = (await create('bob', {})).body.Id as string;
     const res = await as(app, 'bob').post(`/v1.41/containers/${id}/exec`).send({ Cmd: ['sh'], Privileged: true });
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ message: 'Privileged: privileged execs are for administrators' });
+  });
+
+  test('the policy judges the exec body as the runtime reads it: "privileged" in another case (Go\'s decode takes it) is refused too', async () => {
+    const id = (await create('bob', {})).body.Id as string;
+    for (const key of ['privileged', 'PRIVILEGED']) {
+      const res = await as(app, 'bob').post(`/v1.41/containers/${id}/exec`).send({ Cmd: ['sh'], [key]: true });
+      expect([res.status, res.body]).toEqual([403, { message: 'Privileged: privileged execs are for administrators' }]);
+    }
   });
 
   test('a volume with driver options (-o type=none -o o=bind -o device=/) is refused naming DriverOpts; volume prune is the administrators\'', async () => {

@@ -94,15 +94,22 @@ describeWithPeers('sandbox exec: the command joins the running container (nsente
     expect(await settled(false)).toBe(false);
     await request(app!).delete(`/v1.42/containers/${id}?force=1`);
   });
-  test('the exec dies with its container', async () => {
+  test.each([[false], [true]])('the exec dies with its container, and reads stopped only once its command is gone (Tty %s)', async (tty) => {
     const id = await running();
-    const exec = await request(app!).post(`/v1.42/containers/${id}/exec`).send({ Cmd: ['sleep', '400'] });
+    // A duration no other run on this machine uses (suites run side by side here): the process
+    // looked for is this exec's own, whoever else sleeps 400 seconds meanwhile.
+    const seconds = String(400_000 + Math.floor(Math.random() * 500_000));
+    const exec = await request(app!).post(`/v1.42/containers/${id}/exec`).send({ Cmd: ['sleep', seconds], Tty: tty });
     await request(app!).post(`/v1.42/exec/${exec.body.Id}/start`).send({ Detach: true });
     expect((await request(app!).get(`/v1.42/exec/${exec.body.Id}/json`)).body.Running).toBe(true);
+    // The probe finds the command while it runs (bwrap execs it a moment after the start).
+    const probe = (): string => spawnSync('pgrep', ['-f', `^sleep ${seconds}$`]).stdout.toString().trim();
+    for (let i = 0; i < 100 && probe() === ''; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(probe()).not.toBe('');
     expect((await request(app!).post(`/v1.42/containers/${id}/kill`)).status).toBe(204);
     for (let i = 0; i < 50 && (await request(app!).get(`/v1.42/exec/${exec.body.Id}/json`)).body.Running; i++) await new Promise((r) => setTimeout(r, 20));
     expect((await request(app!).get(`/v1.42/exec/${exec.body.Id}/json`)).body.Running).toBe(false);
-    expect(spawnSync('pgrep', ['-f', 'sleep 400']).stdout.toString().trim()).toBe('');
+    expect(probe()).toBe('');
     await request(app!).delete(`/v1.42/containers/${id}?force=1`);
   });
 });

@@ -1,12 +1,10 @@
 import type { Router } from 'express';
-import { engineLocals, engineRoute, routeBody, type EngineContext } from '../http/context.js';
+import { engineLocals, engineRoute, routeSpec, type EngineContext } from '../http/context.js';
 import { ownedFilters } from '../http/checkpoint.js';
-import { OWNER_LABEL } from '../../policy/owner-label.js';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import { writeEngineJson } from '../../errors/write-engine-error.js';
-import { decodeContainerSpec } from './decode-spec.js';
+import { decodeContainerSpec, settleContainerSpec } from './decode-spec.js';
 import { withoutForeignIds } from '../http/foreign-conflict.js';
-import { withoutCapabilities } from '../http/without-capabilities.js';
 import { boolValue, parseInteger, parseTail, queryString } from '../http/query.js';
 import { parseFilters, parseTimestamp } from '../../../engine-api/filters.js';
 import { abortOnClose, sendOutput, streamContentType } from '../http/output-response.js';
@@ -26,26 +24,22 @@ export function registerContainerRoutes(api: Router, ctx: EngineContext): void {
   api.post(
     '/containers/create',
     engineRoute(ctx, 'container.create', async (req, res, version) => {
-      const body = await routeBody(ctx, req, res);
       const name = queryString(req.query.name);
-      const spec = decodeContainerSpec(body, version, (raw) => {
-        // Under a policy the container records its creator, kept with its labels (and so across
-        // restarts); the ownership policy has already refused a label naming someone else.
-        const subject = engineLocals(res).policy?.caller.subject;
-        if (subject !== undefined && raw.Labels?.[OWNER_LABEL] === undefined) raw.Labels = { ...(raw.Labels ?? {}), [OWNER_LABEL]: subject };
-        const without = engineLocals(res).policy?.withoutCapabilities;
-        if (without) raw.HostConfig = withoutCapabilities(raw.HostConfig, without);
-        return raw;
-      }, () => {
-        if (name !== undefined && name !== '' && !CONTAINER_NAME.test(name)) {
-          throw EngineError.invalidParameter(`Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`);
-        }
+      if (name !== undefined && name !== '' && !CONTAINER_NAME.test(name)) {
+        throw EngineError.invalidParameter(`Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`);
+      }
+      // Under a policy the container records its creator, kept with its labels (and so across
+      // restarts); the ownership policy has already refused a label naming someone else.
+      const policy = engineLocals(res).policy;
+      const spec = settleContainerSpec(routeSpec(res), {
+        ...(policy?.caller.subject !== undefined ? { owner: policy.caller.subject } : {}),
+        ...(policy?.withoutCapabilities ? { withoutCapabilities: policy.withoutCapabilities } : {}),
       }, runtime);
       const created = await runtime.create({ ...(name ? { name: name.replace(/^\//, '') } : {}), spec, body: spec.raw, apiVersion: version }).catch(async (error: unknown) => {
         throw await withoutForeignIds(error, runtime, engineLocals(res).policy?.onlyOwner);
       });
       writeEngineJson(res.status(201), { Id: created.id, Warnings: created.warnings.length > 0 ? created.warnings : null });
-    }),
+    }, { container: decodeContainerSpec }),
   );
 
   api.post(

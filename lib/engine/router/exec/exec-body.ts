@@ -1,17 +1,18 @@
 import { EngineError } from '../../../engine-api/engine-error.js';
 import { apiVersionAtLeast } from '../../../engine-api/api-version.js';
 import type { ExecCreateBody, ExecStartOptions } from '../../../engine-api/exec-operations.js';
+import { execSpecOf, type ExecSpec } from '../../../engine-api/exec-spec.js';
 
 /**
- * Validates an exec create body (types.ExecConfig). dockerd answers a missing command with 400
+ * Decodes an exec create body (types.ExecConfig) once into its typed {@link ExecSpec}. dockerd answers a missing command with 400
  * `No exec command specified`; a wrongly typed field fails its JSON decode (400) and so does it
  * here, naming the field; so does a NUL byte in Cmd, Env, User or WorkingDir (they reach an argv
  * or a path, which cannot hold one). `ConsoleSize` is dropped below API 1.42 as dockerd's route does.
  *
  * @example
- * parseExecCreate({ Cmd: ['ls'] }, '1.41'); // { Cmd: ['ls'] }
+ * parseExecCreate({ Cmd: ['ls'] }, '1.41').cmd; // ['ls']
  */
-export function parseExecCreate(raw: unknown, version: string): ExecCreateBody {
+export function parseExecCreate(raw: unknown, version: string): ExecSpec {
   if (raw === undefined) throw EngineError.invalidParameter('got EOF while reading request body');
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw EngineError.invalidParameter('exec config must be a JSON object');
   const body = canonicalFields(raw as Record<string, unknown>);
@@ -31,7 +32,7 @@ export function parseExecCreate(raw: unknown, version: string): ExecCreateBody {
   }
   if (!apiVersionAtLeast(version, '1.42')) delete body.ConsoleSize;
   else if (body.ConsoleSize !== undefined && body.ConsoleSize !== null) body.ConsoleSize = consoleSize(body.ConsoleSize);
-  return body as ExecCreateBody;
+  return execSpecOf(body as ExecCreateBody);
 }
 
 /** types.ExecConfig's fields, which dockerd's JSON decode matches whatever their case. */

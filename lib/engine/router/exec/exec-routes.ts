@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import { engineRoute, routeBody, type EngineContext } from '../http/context.js';
+import { engineRoute, routeExecSpec, type EngineContext } from '../http/context.js';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import { writeEngineJson } from '../../errors/write-engine-error.js';
 import { readJsonBody } from '../http/read-json-body.js';
@@ -24,10 +24,9 @@ export function registerExecRoutes(api: Router, ctx: EngineContext): void {
         req.resume();
         throw unsupported();
       }
-      const body = parseExecCreate(await routeBody(ctx, req, res), version);
-      const { id } = await runtime.createExec(req.params.id as string, body, version);
+      const { id } = await runtime.createExec(req.params.id as string, routeExecSpec(res), version);
       writeEngineJson(res.status(201), { Id: id });
-    }),
+    }, { exec: parseExecCreate }),
   );
 
   api.post(

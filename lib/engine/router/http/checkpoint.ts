@@ -2,6 +2,9 @@ import type { Request } from 'express';
 import type { LoadNameCheck } from '../../../engine-api/image-operations.js';
 import type { ConnectCheck } from '../../../http/checked-fetch.js';
 import { EngineError } from '../../../engine-api/engine-error.js';
+import { containerSpecOf, type ContainerSpec } from '../../../engine-api/container-spec.js';
+import { withGoFieldCase } from '../../../engine-api/go-field-case.js';
+import type { ExecSpec } from '../../../engine-api/exec-spec.js';
 import { parsePullReference } from '../../../engine-api/pull-reference.js';
 import type { EngineFilters } from '../../../engine-api/filters.js';
 import { isPredefinedNetwork } from '../../../engine-api/network-operations.js';
@@ -19,7 +22,7 @@ import { readJsonBody } from './read-json-body.js';
 import { buildRequestOptions } from './build-query.js';
 
 /** Actions whose JSON body the policy sees: read once here, and handed to the route. */
-const BODY_ACTIONS: ReadonlySet<EngineAction> = new Set(['container.create', 'container.update', 'exec.create', 'volume.create', 'network.create', 'network.connect', 'network.disconnect']);
+const BODY_ACTIONS: ReadonlySet<EngineAction> = new Set(['container.update', 'volume.create', 'network.create', 'network.connect', 'network.disconnect']);
 
 /** What the checkpoint leaves for the route, in `res.locals.engine.policy`. */
 export interface CheckpointResult {
@@ -28,6 +31,8 @@ export interface CheckpointResult {
   onlyOwner?: string;
   /** Default capabilities the created container (or a build's RUN containers) goes without unless its CapAdd names them. */
   withoutCapabilities?: readonly string[];
+  /** `container.create`: the decoded spec with the container references the policy looked up pinned to their ids. */
+  spec?: ContainerSpec;
   /** The JSON body, when the checkpoint read it (`{ value }`, so that an empty body reads as undefined). */
   body?: { value: unknown };
   /**
@@ -47,11 +52,11 @@ export interface CheckpointResult {
 
 /**
  * The policy checkpoint in front of every route (`engineRoute` calls it after the version gate):
- * who calls, what the action acts on (resolved through the runtime), the parsed create body and
+ * who calls, what the action acts on (resolved through the runtime), a create's typed spec (decoded by the route chain) and
  * the image names written; then the policy. A refusal is a 403 `{"message"}`, a hidden target a
  * 404 in dockerd's words, both through the engine's one error writer.
  */
-export async function checkpoint(ctx: EngineContext, action: EngineAction, req: Request, version: string): Promise<CheckpointResult | undefined> {
+export async function checkpoint(ctx: EngineContext, action: EngineAction, req: Request, version: string, decoded: { spec?: ContainerSpec; execSpec?: ExecSpec } = {}): Promise<CheckpointResult | undefined> {
   const { policy } = ctx.settings;
   if (!policy) return undefined;
   const caller = (await (ctx.settings.caller ?? callerFromBearer)(req)) ?? ANONYMOUS_CALLER;
@@ -62,27 +67,29 @@ export async function checkpoint(ctx: EngineContext, action: EngineAction, req: 
   const target = await resolveTarget(ctx, action, req, version, lookup);
   let body: Record<string, unknown> | undefined;
   if (BODY_ACTIONS.has(action)) {
-    const value = await readJsonBody(req, ctx.settings.maxBodyBytes);
+    // Keys in any case, as dockerd's decoder takes them: the policy and the route read one spelling.
+    const value = withGoFieldCase(await readJsonBody(req, ctx.settings.maxBodyBytes));
     result.body = { value };
     if (value && typeof value === 'object' && !Array.isArray(value)) body = value as Record<string, unknown>;
   }
   // A build's RUN containers: the policy judges their HostConfig (networkmode, limits) as a create's.
-  if (action === 'image.build') body = buildContainerBody(req);
+  const spec = action === 'image.build' ? buildContainerSpec(req) : decoded.spec;
+  const { execSpec } = decoded;
   const source = action === 'image.import' ? importSourceOf(req) : undefined;
   const images = imagesWritten(action, req, target);
   const ask = async (written: readonly string[] | undefined): Promise<void> => {
     const decision = await policy({
       action, caller, lookup, runtime: ctx.runtime.name ?? 'custom',
-      ...(target ? { target } : {}), ...(body ? { body } : {}), ...(written ? { images: written } : {}), ...(source ? { source } : {}),
+      ...(target ? { target } : {}), ...(body ? { body } : {}), ...(spec ? { spec } : {}), ...(execSpec ? { exec: execSpec } : {}), ...(written ? { images: written } : {}), ...(source ? { source } : {}),
     });
-    if (!decision.allow) throw 'hidden' in decision ? hiddenError(action, target, body) : new EngineError('Forbidden', decision.message);
+    if (!decision.allow) throw 'hidden' in decision ? hiddenError(action, target, spec) : new EngineError('Forbidden', decision.message);
     if (decision.onlyOwner !== undefined) result.onlyOwner = decision.onlyOwner;
     if (decision.withoutCapabilities !== undefined) result.withoutCapabilities = decision.withoutCapabilities;
     if (decision.connectCheck !== undefined) result.connectCheck = decision.connectCheck;
     if (decision.showImage !== undefined) result.showImage = decision.showImage;
     // The create is handed the containers the policy checked (`container:<id>`, `<id>:ro`), so the
     // runtime cannot resolve a name or prefix to another one meanwhile (one removed, another made).
-    if (action === 'container.create' && body) result.body = { value: pinContainerReferences(body, containerIds) };
+    if (action === 'container.create' && spec) result.spec = pinContainerReferences(spec, containerIds);
   };
   await ask(images);
   // A load's names are known once the loader has parsed its archive: it asks again with them,
@@ -126,9 +133,9 @@ export async function shownImages<T extends Record<string, unknown>>(images: T[]
   return images.filter((_, i) => shown[i]);
 }
 
-function hiddenError(action: EngineAction, target: PolicyTarget | undefined, body: Record<string, unknown> | undefined): EngineError {
+function hiddenError(action: EngineAction, target: PolicyTarget | undefined, spec: ContainerSpec | undefined): EngineError {
   // A create from an image the caller may not see: as from one that does not exist.
-  if (action === 'container.create') return EngineError.notFound(`No such image: ${typeof body?.Image === 'string' ? body.Image : ''}`);
+  if (action === 'container.create') return EngineError.notFound(`No such image: ${spec?.image ?? ''}`);
   const ref = target?.ref ?? '';
   if (target?.kind === 'exec') return EngineError.notFound(`No such exec instance: ${ref}`);
   if (target?.kind === 'image') return EngineError.notFound(`No such image: ${ref}`);
@@ -289,11 +296,11 @@ function policyLookup(ctx: EngineContext, version: string, containerIds: Map<str
   };
 }
 
-/** The create body a build's RUN containers get from the query (a malformed query is left to the route's 400). */
-function buildContainerBody(req: Request): Record<string, unknown> | undefined {
+/** The spec a build's RUN containers get from the query (a malformed query is left to the route's 400). */
+function buildContainerSpec(req: Request): ContainerSpec | undefined {
   try {
     const options = buildRequestOptions(req);
-    return { Image: '', HostConfig: { ...options.hostConfig, ...(options.networkMode ? { NetworkMode: options.networkMode } : {}) } };
+    return containerSpecOf({ Image: '', HostConfig: { ...options.hostConfig, ...(options.networkMode ? { NetworkMode: options.networkMode } : {}) } });
   } catch {
     return undefined;
   }

@@ -5,6 +5,9 @@ import { writeEngineError } from '../../errors/write-engine-error.js';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type { EngineAction } from '../../policy/engine-actions.js';
 import { checkpoint, type CheckpointResult } from './checkpoint.js';
+import type { ContainerSpec } from '../../../engine-api/container-spec.js';
+import { withGoFieldCase } from '../../../engine-api/go-field-case.js';
+import type { ExecSpec } from '../../../engine-api/exec-spec.js';
 
 export type { EngineContext } from './engine-context.js';
 import type { EngineContext } from './engine-context.js';
@@ -17,7 +20,16 @@ export interface EngineLocals {
   version: string;
   /** What the policy checkpoint found (caller, narrowing, the body it read); undefined without a policy. */
   policy?: CheckpointResult;
+  /** `container.create`: the body decoded once (the route's decoder), with the references the checkpoint pinned. */
+  spec?: ContainerSpec;
+  /** `exec.create`: the body decoded once (the route's decoder). */
+  execSpec?: ExecSpec;
 }
+
+/** A route's body decoder: its body decoded once, before the checkpoint, for the policy and the route alike. */
+export type SpecDecoder =
+  | { readonly container: (body: unknown, version: string) => ContainerSpec }
+  | { readonly exec: (body: unknown, version: string) => ExecSpec };
 
 export function engineLocals(res: Response): EngineLocals {
   return (res.locals.engine ??= { version: '' }) as EngineLocals;
@@ -30,15 +42,23 @@ export type EngineHandler = (req: Request, res: Response, version: string) => Pr
  * Wraps a handler with the version gate, the policy checkpoint and the error writer. Every route
  * names its action (see `ENGINE_ACTIONS`), so none can be registered past the checkpoint. The
  * gate runs only for routes that exist, so an unknown path answers 404 `page not found`
- * whatever its version, as dockerd.
+ * whatever its version, as dockerd. A route given a decoder (container and exec create) has its
+ * body read and decoded once, before the checkpoint: the policy judges the typed spec the route
+ * then hands the runtime ({@link routeSpec}, {@link routeExecSpec}).
  */
-export function engineRoute(ctx: EngineContext, action: EngineAction, handler: EngineHandler) {
+export function engineRoute(ctx: EngineContext, action: EngineAction, handler: EngineHandler, decoder?: SpecDecoder) {
   return async (req: Request, res: Response, _next: NextFunction): Promise<void> => {
     const locals = engineLocals(res);
     try {
       locals.version = gateApiVersion(locals.requested, ctx.range);
-      const checked = await checkpoint(ctx, action, req, locals.version);
+      if (decoder) {
+        const body = await readJsonBody(req, ctx.settings.maxBodyBytes);
+        if ('container' in decoder) locals.spec = decoder.container(body, locals.version);
+        else locals.execSpec = decoder.exec(body, locals.version);
+      }
+      const checked = await checkpoint(ctx, action, req, locals.version, { ...(locals.spec ? { spec: locals.spec } : {}), ...(locals.execSpec ? { execSpec: locals.execSpec } : {}) });
       if (checked) locals.policy = checked;
+      if (checked?.spec) locals.spec = checked.spec;
       await handler(req, res, locals.version);
     } catch (error) {
       if (!(error instanceof EngineError) || error.status >= 500) ctx.settings.onError?.(error, req);
@@ -47,8 +67,22 @@ export function engineRoute(ctx: EngineContext, action: EngineAction, handler: E
   };
 }
 
-/** The route's JSON body: the one the checkpoint already read, or read now. */
+/** The route's JSON body, its keys spelled as Go's structs do (go-field-case.ts): the one the checkpoint already read, or read now. */
 export async function routeBody(ctx: EngineContext, req: Request, res: Response): Promise<unknown> {
   const held = engineLocals(res).policy?.body;
-  return held ? held.value : readJsonBody(req, ctx.settings.maxBodyBytes);
+  return held ? held.value : withGoFieldCase(await readJsonBody(req, ctx.settings.maxBodyBytes));
+}
+
+/** The container spec `engineRoute` decoded for a route registered with a `container` decoder. */
+export function routeSpec(res: Response): ContainerSpec {
+  const { spec } = engineLocals(res);
+  if (!spec) throw new Error('routeSpec: the route was registered without a container decoder');
+  return spec;
+}
+
+/** The exec spec `engineRoute` decoded for a route registered with an `exec` decoder. */
+export function routeExecSpec(res: Response): ExecSpec {
+  const { execSpec } = engineLocals(res);
+  if (!execSpec) throw new Error('routeExecSpec: the route was registered without an exec decoder');
+  return execSpec;
 }

@@ -6,7 +6,8 @@ import type { ReferenceKind } from './path-segment.js';
 import { readAll } from '../../../client/engine-http/engine-http.js';
 import type { EngineFilters } from '../../../engine-api/filters.js';
 import type { AttachSession } from '../../../engine-api/runtime-types.js';
-import type { ExecCreateBody, ExecOperations, ExecStartOptions } from '../../../engine-api/exec-operations.js';
+import type { ExecOperations, ExecStartOptions } from '../../../engine-api/exec-operations.js';
+import type { ExecSpec } from '../../../engine-api/exec-spec.js';
 import type {
   ContainerChange, ContainerOperations, ContainerPathStat, ContainerPruneReport, PutArchiveOptions, RestartOptions, StatsOptions, TopResult,
 } from '../../../engine-api/container-operations.js';
@@ -30,8 +31,9 @@ export class DockerContainerOps implements ExecOperations, ContainerOperations {
     private readonly paths: DockerPaths,
   ) {}
 
-  async createExec(ref: string, body: ExecCreateBody, apiVersion: string): Promise<{ id: string }> {
-    const created = await this.http.json<{ Id: string }>({ method: 'POST', path: `${await this.paths.at(apiVersion)}/containers/${this.paths.id(ref)}/exec`, body });
+  async createExec(ref: string, spec: ExecSpec, apiVersion: string): Promise<{ id: string }> {
+    // The Docker runtime's writer: the body as decoded, sent on to dockerd.
+    const created = await this.http.json<{ Id: string }>({ method: 'POST', path: `${await this.paths.at(apiVersion)}/containers/${this.paths.id(ref)}/exec`, body: spec.raw });
     return { id: created.Id };
   }
 

@@ -1,5 +1,5 @@
 import { EngineError } from '../../../engine-api/engine-error.js';
-import type { ContainerSpec, MountSpec } from '../../../engine-api/container-spec.js';
+import { bindEntryOf, type BindSpec, type ContainerSpec, type MountSpec } from '../../../engine-api/container-spec.js';
 
 /**
  * One mount of a container as dockerd keeps it (container.MountPoint) and inspect's `Mounts`
@@ -85,7 +85,7 @@ export function mountView(m: MountPoint): Record<string, unknown> {
 }
 
 /**
- * The spec the executor runs: every bind and volume as a `source:destination:ro|rw` bind of a
+ * The spec the executor runs: every bind and volume as a typed `source:destination:ro|rw` bind of a
  * host directory, parents before what is mounted below them; a writable tmpfs mount as a
  * tmpfs entry (`size=`, `mode=` from its TmpfsOptions); other mounts as sent, for the executor
  * to honor or refuse; no VolumesFrom (its mounts are among the binds).
@@ -94,7 +94,7 @@ export function executionSpec(spec: ContainerSpec, mounts: readonly MountPoint[]
   const { host } = spec;
   const binds = mounts.filter((m) => m.Type !== 'tmpfs')
     .sort((a, b) => depth(a.Destination) - depth(b.Destination))
-    .map((m) => `${hostPathOf(m)}:${m.Destination}:${m.RW ? 'rw' : 'ro'}`);
+    .map((m): BindSpec => ({ source: hostPathOf(m), target: m.Destination, modes: [m.RW ? 'rw' : 'ro'], readOnly: !m.RW, propagation: '' }));
   const tmpfs: Record<string, string> = {};
   const others = host.mounts.filter((m) => {
     if (m.type === 'tmpfs' && !m.readOnly) {
@@ -125,23 +125,21 @@ export function volumeNamesOf(mounts: readonly MountPoint[]): string[] {
   return mounts.flatMap((m) => (m.Type === 'volume' && m.Name ? [m.Name] : []));
 }
 
-function bindMount(bind: string, sources: MountSources): MountPoint {
-  const parts = bind.split(':');
-  if (parts.length === 1 && bind.startsWith('/')) {
+function bindMount(bind: BindSpec, sources: MountSources): MountPoint {
+  const { source, target: destination, modes } = bind;
+  if (source === '') {
     // `/path` alone is an anonymous volume there, as dockerd's parser reads it.
     const made = sources.anonymous();
-    return { Type: 'volume', Name: made.name, Source: made.source, Destination: bind, Driver: 'local', Mode: '', RW: true, Propagation: '', copy: true, anonymous: true };
+    return { Type: 'volume', Name: made.name, Source: made.source, Destination: destination, Driver: 'local', Mode: '', RW: true, Propagation: '', copy: true, anonymous: true };
   }
-  const [source = '', destination = '', mode = ''] = parts;
-  if (parts.length > 3 || source === '' || !destination.startsWith('/')) throw EngineError.invalidParameter(`invalid volume specification: '${bind}'`);
-  const modes = mode === '' ? [] : mode.split(',');
+  const mode = modes.join(',');
   for (const m of modes) {
     if (!BIND_MODES.has(m)) {
-      if (['shared', 'rshared', 'slave', 'rslave'].includes(m)) throw EngineError.invalidParameter(`HostConfig.Binds "${bind}": propagation "${m}" is not supported by the ${sources.runtime} runtime (private only)`);
+      if (['shared', 'rshared', 'slave', 'rslave'].includes(m)) throw EngineError.invalidParameter(`HostConfig.Binds "${bindEntryOf(bind)}": propagation "${m}" is not supported by the ${sources.runtime} runtime (private only)`);
       throw EngineError.invalidParameter(`invalid mode: ${mode}`);
     }
   }
-  const rw = !modes.includes('ro');
+  const rw = !bind.readOnly;
   if (source.startsWith('/')) return { Type: 'bind', Source: source, Destination: destination, Mode: mode, RW: rw, Propagation: 'rprivate' };
   // dockerd's parser gives a named volume without a mode the label mode `z`.
   return { Type: 'volume', Name: source, Source: sources.named(source), Destination: destination, Driver: 'local', Mode: mode === '' ? 'z' : mode, RW: rw, Propagation: '', copy: !modes.includes('nocopy') };

@@ -4,7 +4,8 @@ import { EngineError } from '../../../engine-api/engine-error.js';
 import { encodeFrame } from '../../../engine-api/stdcopy.js';
 import { detachKeyBytes } from '../../../engine-api/detach-keys.js';
 import type { AttachSession } from '../../../engine-api/runtime-types.js';
-import type { ExecCreateBody, ExecStartOptions } from '../../../engine-api/exec-operations.js';
+import type { ExecStartOptions } from '../../../engine-api/exec-operations.js';
+import type { ExecSpec } from '../../../engine-api/exec-spec.js';
 import type { LocalContainer, LocalExecProcess, LocalExecutor } from './local-container.js';
 
 /** Exec instances kept at once; the oldest finished ones go first (dockerd drops them with their container). */
@@ -13,7 +14,7 @@ const MAX_EXECS = 1000;
 interface LocalExec {
   id: string;
   container: LocalContainer;
-  body: ExecCreateBody;
+  spec: ExecSpec;
   started: boolean;
   running: boolean;
   exitCode: number | null;
@@ -37,16 +38,16 @@ export class LocalExecs {
     private readonly publish: (action: string, c: LocalContainer, extra?: Record<string, string>) => void = () => undefined,
   ) {}
 
-  create(c: LocalContainer, body: ExecCreateBody): { id: string } {
+  create(c: LocalContainer, spec: ExecSpec): { id: string } {
     if (!this.executor.exec) throw EngineError.unsupported('exec', this.runtimeName);
     if (c.status !== 'running') throw EngineError.conflict(`Container ${c.id} is not running`);
     if (c.paused === true) throw EngineError.conflict(`Container ${c.id} is paused, unpause the container before exec`);
     // Checked now (dockerd's words); the exec start's attach watches a TTY's input for them.
-    if (body.DetachKeys) detachKeyBytes(body.DetachKeys);
+    if (spec.detachKeys) detachKeyBytes(spec.detachKeys);
     const id = randomBytes(32).toString('hex');
-    this.execs.set(id, { id, container: c, body, started: false, running: false, exitCode: null, pid: 0 });
+    this.execs.set(id, { id, container: c, spec, started: false, running: false, exitCode: null, pid: 0 });
     this.trim();
-    this.publish(`exec_create: ${body.Cmd.join(' ')}`, c, { execID: id });
+    this.publish(`exec_create: ${spec.cmd.join(' ')}`, c, { execID: id });
     return { id };
   }
 
@@ -57,28 +58,28 @@ export class LocalExecs {
     if (e.started) throw EngineError.conflict(`Error: Exec command ${e.id} has already run`);
     if (c.status !== 'running') throw EngineError.conflict(`Container ${c.id} is not running`);
     if (c.paused === true) throw EngineError.conflict(`Container ${c.id} is paused, unpause the container before exec`);
-    const tty = e.body.Tty === true;
+    const tty = e.spec.tty;
     // dockerd frames an exec's output by the Tty of exec *start*, not of create
     // (postContainerExecStart wraps stdout/stderr in stdcopy writers unless start's Tty is set):
     // docker-py creates with tty=True and starts with Tty false, and reads frames.
     const framed = !options.tty;
     const attached = !options.detach;
     const out = attached ? new PassThrough() : undefined;
-    const wants = (stream: 1 | 2): boolean => (stream === 1 ? e.body.AttachStdout !== false : e.body.AttachStderr !== false);
+    const wants = (stream: 1 | 2): boolean => (stream === 1 ? e.spec.attachStdout !== false : e.spec.attachStderr !== false);
     e.started = true;
     e.running = true;
     let proc: LocalExecProcess;
     try {
       proc = await this.executor.exec!({
         container: c,
-        argv: [...e.body.Cmd],
-        env: execEnv(c.env, e.body.Env ?? [], tty),
-        user: e.body.User ?? '',
-        workingDir: e.body.WorkingDir ?? '',
+        argv: [...e.spec.cmd],
+        env: execEnv(c.env, e.spec.env, tty),
+        user: e.spec.user,
+        workingDir: e.spec.workingDir,
         tty,
-        stdin: attached && e.body.AttachStdin === true,
-        privileged: e.body.Privileged === true,
-        ...(consoleSize(e.body, options) ? { consoleSize: consoleSize(e.body, options)! } : {}),
+        stdin: attached && e.spec.attachStdin,
+        privileged: e.spec.privileged,
+        ...(consoleSize(e.spec, options) ? { consoleSize: consoleSize(e.spec, options)! } : {}),
         output: (stream, data) => {
           if (!out || out.destroyed || !wants(stream)) return;
           if (!out.write(framed ? encodeFrame(stream, data) : data)) {
@@ -94,7 +95,7 @@ export class LocalExecs {
     }
     e.process = proc;
     e.pid = proc.pid;
-    this.publish(`exec_start: ${e.body.Cmd.join(' ')}`, c, { execID: e.id });
+    this.publish(`exec_start: ${e.spec.cmd.join(' ')}`, c, { execID: e.id });
     // A client gone away must not leave the command blocked on a full pipe.
     out?.on('close', () => proc.resume());
     // The container's end is the exec's end too (its namespaces, or its process group, are gone).
@@ -110,26 +111,26 @@ export class LocalExecs {
     });
     if (!out) return undefined;
     return {
-      stream: out, multiplexed: framed, ...(proc.stdin && attached && e.body.AttachStdin === true ? { stdin: proc.stdin } : {}),
-      ...(e.body.DetachKeys ? { detachKeys: e.body.DetachKeys } : {}),
+      stream: out, multiplexed: framed, ...(proc.stdin && attached && e.spec.attachStdin ? { stdin: proc.stdin } : {}),
+      ...(e.spec.detachKeys ? { detachKeys: e.spec.detachKeys } : {}),
     };
   }
 
   inspect(id: string): Record<string, unknown> {
     const e = this.get(id);
-    const [entrypoint = '', ...args] = e.body.Cmd;
+    const [entrypoint = '', ...args] = e.spec.cmd;
     return {
       ID: e.id,
       Running: e.running,
       ExitCode: e.exitCode,
-      ProcessConfig: { tty: e.body.Tty === true, entrypoint, arguments: args, privileged: e.body.Privileged === true, user: e.body.User ?? '' },
-      OpenStdin: e.body.AttachStdin === true,
-      OpenStderr: e.body.AttachStderr === true,
-      OpenStdout: e.body.AttachStdout === true,
+      ProcessConfig: { tty: e.spec.tty, entrypoint, arguments: args, privileged: e.spec.privileged, user: e.spec.user },
+      OpenStdin: e.spec.attachStdin,
+      OpenStderr: e.spec.attachStderr === true,
+      OpenStdout: e.spec.attachStdout === true,
       CanRemove: false,
       ContainerID: e.container.id,
       // dockerd keeps the key bytes ([]byte: base64 in JSON), empty when the exec named none.
-      DetachKeys: e.body.DetachKeys ? detachKeyBytes(e.body.DetachKeys).toString('base64') : '',
+      DetachKeys: e.spec.detachKeys ? detachKeyBytes(e.spec.detachKeys).toString('base64') : '',
       Pid: e.running ? e.pid : 0,
     };
   }
@@ -163,8 +164,8 @@ export class LocalExecs {
   }
 }
 
-function consoleSize(body: ExecCreateBody, options: ExecStartOptions): [number, number] | undefined {
-  return options.consoleSize ?? (Array.isArray(body.ConsoleSize) ? body.ConsoleSize : undefined);
+function consoleSize(spec: ExecSpec, options: ExecStartOptions): [number, number] | undefined {
+  return options.consoleSize ?? spec.consoleSize;
 }
 
 /**

@@ -41,7 +41,7 @@ export function localOperations(host: LocalOpsHost, executor: LocalExecutor): Lo
   if (!executor.exec) return out;
   const execs = new LocalExecs(host.name, executor, (action, c, extra) => host.publish(action, c, extra));
   Object.assign(out, {
-    createExec: async (ref, body) => execs.create(host.resolve(ref), body),
+    createExec: async (ref, spec) => execs.create(host.resolve(ref), spec),
     startExec: (id, o) => execs.start(id, o),
     inspectExec: async (id) => execs.inspect(id),
     resizeExec: async (id, { height, width }) => execs.resize(id, height, width),

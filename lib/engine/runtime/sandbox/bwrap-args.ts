@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { EngineError } from '../../../engine-api/engine-error.js';
-import type { ContainerSpec, MountSpec } from '../../../engine-api/container-spec.js';
+import { bindEntryOf, type BindSpec as TypedBind, type ContainerSpec, type MountSpec } from '../../../engine-api/container-spec.js';
 import { DEFAULT_CAPABILITY_NAMES } from '../../../engine-api/default-capabilities.js';
 import type { ResolvedUser } from './passwd.js';
 import { seccompArgs } from './seccomp/seccomp-fd.js';
@@ -138,27 +138,29 @@ export function capabilityArgs(add: readonly string[], drop: readonly string[]):
 
 export interface BindSpec { source: string; target: string; readOnly: boolean }
 
-/** Every host bind of a spec, `Binds` then bind `Mounts`, in the order bwrap mounts them. */
+/** Every host bind of a spec, `Binds` (typed at decode) then bind `Mounts`, in the order bwrap mounts them. */
 export function bindSpecs({ host }: ContainerSpec): BindSpec[] {
-  return [...host.binds.map(parseBind), ...host.mounts.map(parseMount)];
+  return [...host.binds.map(hostBind), ...host.mounts.map(mountBind)];
 }
 
-/** `/host:/container[:ro|rw]`; named volumes and other options are refused, naming the field. */
-export function parseBind(bind: string): BindSpec {
-  const parts = bind.split(':');
-  const [source = '', target = '', mode = 'rw'] = parts;
-  if (parts.length < 2 || parts.length > 3 || !source.startsWith('/') || !target.startsWith('/')) {
-    throw EngineError.invalidParameter(`HostConfig.Binds "${bind}": the sandbox runtime accepts only /host/path:/container/path[:ro|rw]`);
+/** A typed bind the sandbox mounts: `/host:/container[:ro|rw]`; named volumes and other modes are refused, naming the field. */
+function hostBind(bind: TypedBind): BindSpec {
+  const { source, target, modes } = bind;
+  const entry = bindEntryOf(bind);
+  if (!source.startsWith('/') || !target.startsWith('/')) {
+    throw EngineError.invalidParameter(`HostConfig.Binds "${entry}": the sandbox runtime accepts only /host/path:/container/path[:ro|rw]`);
   }
-  if (mode !== 'ro' && mode !== 'rw') throw EngineError.invalidParameter(`HostConfig.Binds "${bind}": mode "${mode}" is not supported (ro or rw)`);
-  if (!existsSync(source)) throw EngineError.invalidParameter(`HostConfig.Binds "${bind}": host path does not exist`);
-  return { source, target, readOnly: mode === 'ro' };
+  const mode = modes.join(',');
+  if (modes.length > 1 || (mode !== '' && mode !== 'ro' && mode !== 'rw')) throw EngineError.invalidParameter(`HostConfig.Binds "${entry}": mode "${mode}" is not supported (ro or rw)`);
+  if (!existsSync(source)) throw EngineError.invalidParameter(`HostConfig.Binds "${entry}": host path does not exist`);
+  return { source, target, readOnly: bind.readOnly };
 }
 
-export function parseMount(mount: MountSpec): BindSpec {
+function mountBind(mount: MountSpec): BindSpec {
   if (mount.type !== 'bind') throw EngineError.invalidParameter(`HostConfig.Mounts: Type "${String(mount.type)}" is not supported by the sandbox runtime (bind only)`);
   for (const k of Object.keys(mount.options)) {
     if (k !== 'Consistency') throw EngineError.invalidParameter(`HostConfig.Mounts.${k} is not supported by the sandbox runtime`);
   }
-  return parseBind(`${String(mount.source)}:${String(mount.target)}:${mount.readOnly ? 'ro' : 'rw'}`);
+  const source = mount.source ?? '';
+  return hostBind({ source, target: mount.target, modes: [mount.readOnly ? 'ro' : 'rw'], readOnly: mount.readOnly, propagation: '' });
 }

@@ -11,6 +11,7 @@ import { bwrapExecArgs, hasUserNamespace, type BwrapPlan } from './bwrap-args.js
 import { JOIN_CGROUPS, viaShell, withEnvArgs } from './sandbox-process.js';
 import { OPEN_SECCOMP } from './seccomp/seccomp-fd.js';
 import { withExecFailure } from './exec-failure.js';
+import { endsWithItsTree } from './exec-tree.js';
 import { discardEnvArgs, OPEN_ENV_ARGS, removeOnceOpened, writeEnvArgs } from './env-args.js';
 import { LAUNCHER_ENV } from '../../linux/launcher-env.js';
 
@@ -123,7 +124,7 @@ export async function sandboxExec(run: LocalExecRun, ctx: SandboxExecContext): P
     output: failure.output,
   }).then((proc) => {
     void removeOnceOpened(envFile, proc.pid);
-    return failure.exited(proc);
+    return failure.exited(endsWithItsTree(proc));
   }, (error: unknown) => {
     discardEnvArgs(envFile);
     throw error;
