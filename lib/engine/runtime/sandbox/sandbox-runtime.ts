@@ -1,4 +1,5 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { Beneath } from '../../linux/beneath.js';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,6 +42,8 @@ import { runStages } from './launch/stages.js';
 import { START_STAGES } from './launch/start-stages.js';
 import { StartContext, type RunningContainer, type SandboxHost, type StartRun } from './launch/start-context.js';
 import { started } from './launch/started.js';
+import { RootlessUserns } from './userns/rootless-userns.js';
+import { mappedOwners } from './userns/mapped-owners.js';
 import { numericUser, refuseOtherUsers, refusePrivilegedPorts, rootlessIdentity, rootlessNotice, rootlessStateDir, unprivilegedPortStart } from './rootless.js';
 
 /**
@@ -77,7 +80,12 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   const rootlessMap = rootless ? { uid: rootless.uid, gid: rootless.gid, size: 1 } : undefined;
   const stateDir = settings.stateDir ?? (rootless ? rootlessStateDir() : mkdtempSync(join(tmpdir(), 'dockgate-sandbox-')));
   const containersDir = join(stateDir, 'containers');
-  if (rootless) settings.notice(rootlessNotice(cgroups, rootless));
+  const hostTool = (name: string): string => (existsSync(`/usr/bin/${name}`) ? `/usr/bin/${name}` : name);
+  // Rootless with a subordinate range (and newuidmap/newgidmap): container ids mapped onto it (userns/rootless-userns.ts), unless option userns is false.
+  const mapped = rootless && options.userns !== false && existsSync(hostTool('newuidmap')) && existsSync(hostTool('newgidmap'))
+    ? RootlessUserns.open(rootless, { unshare: hostTool('unshare'), nsenter: hostTool('nsenter'), setpriv: hostTool('setpriv'), newuidmap: hostTool('newuidmap'), newgidmap: hostTool('newgidmap') })
+    : undefined;
+  if (rootless) settings.notice(rootlessNotice(cgroups, rootless, mapped?.range));
   mkdirSync(containersDir, { recursive: true });
   // Only root may traverse the state directory (made so even when it already exists): it holds
   // the image store and every container's root filesystem copy, with whatever files a container
@@ -92,7 +100,9 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   // short, since a socket path has 108 bytes; a temporary directory when the state dir is too deep.
   const runDir = join(stateDir, 'run').length < 80 ? join(stateDir, 'run') : mkdtempSync(join(tmpdir(), 'dockgate-net-'));
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
-  const network: NetworkHost = { slirp4netns: settings.slirp4netns, runDir, defaultHostIp: settings.publishHostIp, ...(rootless ? { rootless: true } : {}) };
+  const network: NetworkHost = {
+    slirp4netns: settings.slirp4netns, runDir, defaultHostIp: settings.publishHostIp, ...(rootless ? { rootless: true } : {}), ...(mapped ? { usernsPath: () => mapped.file() } : {}),
+  };
   // User-defined networks need root (they make network namespaces, bridges and veths) and iproute2;
   // without either their routes answer 501 and NetworkMode stays bridge, host or none.
   const ipTool = ['/usr/sbin/ip', '/sbin/ip', '/usr/bin/ip'].find((p) => existsSync(p));
@@ -107,7 +117,6 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   const groups = new Map<string, ContainerCgroup>();
   /** Containers the disk cap killed, with why (their exit's State.Error; owner-disk-guard.ts). */
   const stopReasons = new Map<string, string>();
-  const hostTool = (name: string): string => (existsSync(`/usr/bin/${name}`) ? `/usr/bin/${name}` : name);
   const owners = OwnerUserns.open(settings.userns, { unshare: hostTool('unshare'), nsenter: hostTool('nsenter'), setpriv: hostTool('setpriv') }, join(stateDir, 'owner-ranges.json'));
   /** The user namespace of a container (its owner's range, owner-userns.ts), from its create body's labels; none without `userns`. */
   const usernsOf = (spec: ContainerSpec): SandboxUserns | undefined => owners?.of(spec.labels);
@@ -167,7 +176,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     return overlays.mount(c.id, await lowerOf(opened, c, map));
   };
   const host: SandboxHost = {
-    bwrap, containersDir, network, userNets, sharedTmpfs, seccomp, tmpfsSize: defaults.tmpfsSize, cgroups, limitsOf, usernsOf, ensureRootfs, hostTool,
+    bwrap, containersDir, network, userNets, sharedTmpfs, seccomp, tmpfsSize: defaults.tmpfsSize, cgroups, limitsOf, usernsOf, ensureRootfs, hostTool, mapped,
     running, groups, stopReasons,
   };
   /** Starts a container whose bind sources are held (`held`): its stages (launch/start-stages.ts) run in order, and a failure undoes what the earlier ones made. */
@@ -201,7 +210,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         // Each new image's tree for the range of containers without an owner (the first), unpacked
         // while the client goes on: their first container mounts it instead of waiting for the copy.
         prepareShifts: () => (owners ? [owners.of(undefined).map] : []),
-        ...(rootless ? { onlyRootOwners: true } : {}),
+        // Rootless: files of other owners given them in the mapped namespace, or (a single id) refused by name.
+        ...(rootless ? (mapped ? { namespaceOwners: mappedOwners(mapped) } : { onlyRootOwners: true }) : {}),
       }).then(async (opened) => {
         opened$ = opened;
         // The offline busybox: only names that mean no image yet (a pulled busybox is kept).
@@ -232,7 +242,11 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       const userns = usernsOf(spec);
       const { user } = spec;
       if (userns && user !== '' && image?.rootfs) userns.checkUser(await resolveUserIn(image.rootfs, user), user);
-      if (rootless && user !== '') refuseOtherUsers(image?.rootfs ? await resolveUserIn(image.rootfs, user) : numericUser(user), user, rootless);
+      if (rootless && user !== '') {
+        const resolved = image?.rootfs ? await resolveUserIn(image.rootfs, user) : numericUser(user);
+        if (mapped) mapped.checkUser(resolved, user);
+        else refuseOtherUsers(resolved, user, rootless);
+      }
     },
     // Each container's own root filesystem copy: diff, commit, export, `docker cp` (tar and stat run
     // inside the running container, local-archive.ts) and a volume's first content.
@@ -243,7 +257,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       // user namespace's range so the image holds the ids the container saw (changes-layer.ts).
       commitLayer: async (c, changes, opened) => {
         if (!opened.storeLayer) throw EngineError.unsupported('making layers', 'sandbox');
-        return opened.storeLayer(changesLayer(await ensureRootfs(c), changes, usernsOf(c.spec)?.map ?? rootlessMap));
+        return opened.storeLayer(changesLayer(await ensureRootfs(c), changes, usernsOf(c.spec)?.map ?? mapped ?? rootlessMap));
       },
       // `docker diff`: an overlay's upper layer against the image's tree (overlay-changes.ts), a copy against the whole tree (diff-trees.ts).
       changes: async (c) => {
@@ -350,7 +364,10 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       sharedTmpfs.remove(id);
       userNets?.forget(id);
       void overlays?.remove(id).catch(() => undefined);
-      void Beneath.removeIn(join(containersDir, id), 'rootfs').catch(() => undefined);
+      // Rootless with a mapped range, the copy holds files of the range's ids: removed by the namespace's root.
+      const copy = join(containersDir, id, 'rootfs');
+      if (mapped && existsSync(copy)) void mapped.run(['rm', '-rf', '--', copy]).then(() => rm(join(containersDir, id), { recursive: true, force: true })).catch(() => undefined);
+      else void Beneath.removeIn(join(containersDir, id), 'rootfs').catch(() => undefined);
     },
     // Each host bind source walked from / without following and held open while the container
     // runs (held-binds.ts): a link planted on its path since create is a 400, before anything is prepared.
