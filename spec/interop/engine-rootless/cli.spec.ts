@@ -62,10 +62,10 @@ interface Rootless {
 }
 
 /** The demo as `USER` (or `as`): its state and socket in a directory of its own, owned by it. */
-async function startRootless(dir: string, as = ids!): Promise<Rootless> {
+async function startRootless(dir: string, as = ids!, extra: string[] = []): Promise<Rootless> {
   const socket = join(dir, 'engine.sock');
   const child = spawn('setpriv', [`--reuid=${as.uid}`, `--regid=${as.gid}`, '--init-groups', '--', process.execPath, MAIN,
-    '--port', '0', '--engine-socket', socket, '--state-dir', join(dir, 'state'), '--log-level', 'warn'], {
+    '--port', '0', '--engine-socket', socket, '--state-dir', join(dir, 'state'), '--log-level', 'warn', ...extra], {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: as.home, XDG_DATA_HOME: join(dir, 'data') },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -250,6 +250,41 @@ describeWithPeers(`the sandbox runtime runs rootless: the demo as ${USER}, drive
       const left = join(dir, 'state', 'engine', 'containers', id);
       for (let i = 0; i < 50 && existsSync(left); i++) await new Promise((r) => setTimeout(r, 100));
       expect(existsSync(left)).toBe(false);
+    });
+  });
+
+  describe('each owner runs on a range of its own, cut from the subordinate range (the tenant-isolation rule)', () => {
+    test('with the whole range for containers without an owner, an owner\'s container is refused (409) naming what widens it', async () => {
+      const r = await docker(['run', '--rm', '--label', 'dockgate.owner=alice', 'busybox', 'true']);
+      expect(r.code).toBe(125);
+      expect(r.stderr).toContain('no subordinate id range left for owner alice');
+      expect(r.stderr).toMatch(/\/etc\/subuid.*userns\.size/);
+    });
+    test('--userns-size 4096: no owner, alice and bob get disjoint host ids for uid 1000, and each sees the image\'s owners as it says', async () => {
+      const blocksDir = mkdtempSync(join(tmpdir(), 'dockgate-rootless-blocks-'));
+      mkdirSync(join(blocksDir, 'data'));
+      chownSync(blocksDir, ids!.uid, ids!.gid);
+      chownSync(join(blocksDir, 'data'), ids!.uid, ids!.gid);
+      const blocks = await startRootless(blocksDir, ids!, ['--userns-size', '4096']);
+      try {
+        expect(blocks.output()).toContain('container ids 0-4095 mapped');
+        const hostUids: number[] = [];
+        for (const [i, owner] of ['', 'alice', 'bob'].entries()) {
+          const labels = owner === '' ? [] : ['--label', `dockgate.owner=${owner}`];
+          const r = await docker(['run', '--rm', ...labels, '-u', '1000', '-v', `blocks${i}:/tmp`, 'busybox', 'sh', '-c', 'touch /tmp/f; stat -c %u:%g /tmp/f /home/user 2>/dev/null || stat -c %u:%g /tmp/f'], 20_000, blocks.socket);
+          expect(r.code).toBe(0);
+          expect(r.stdout.split('\n')[0]).toBe('1000:1000');
+          hostUids.push(statSync(join(blocksDir, 'state', 'engine', 'volumes', `blocks${i}`, '_data', 'f')).uid);
+        }
+        expect(hostUids).toEqual([0, 1, 2].map((k) => subuid!.start + k * 4095 + 999));
+        const beyond = await docker(['run', '--rm', '-u', '5000', 'busybox', 'true'], 20_000, blocks.socket);
+        expect(beyond.code).toBe(125);
+        expect(beyond.stderr).toContain('User "5000": ids above 4095 are outside the container user namespace');
+      } finally {
+        blocks.child.kill('SIGTERM');
+        await new Promise((r) => blocks.child.once('exit', r));
+        rmSync(blocksDir, { recursive: true, force: true });
+      }
     });
   });
 

@@ -65,13 +65,13 @@ export function undelegatedReason(cgroups: Cgroups | undefined, controller: Cgro
 }
 
 /** The line a rootless server prints at start: the limits it enforces, and how to get the others. */
-export function rootlessNotice(cgroups: Cgroups | undefined, user: Rootless, range?: { uid: number; count: number }): string {
+export function rootlessNotice(cgroups: Cgroups | undefined, user: Rootless, range?: { uid: number; count: number; size: number; blocks: number }): string {
   const have = new Set(cgroups?.controllers ?? []);
   const enforced = (Object.keys(LIMITS_OF) as CgroupController[]).filter((c) => have.has(c)).map((c) => LIMITS_OF[c]);
   const refused = (Object.keys(LIMITS_OF) as CgroupController[]).filter((c) => !have.has(c)).map((c) => LIMITS_OF[c]);
   const command = delegationCommand(cgroups, user);
   const ids = range
-    ? `container ids 0-${range.count} mapped (root is ${user.name}, 1-${range.count} its subordinate range from host uid ${range.uid})`
+    ? `container ids 0-${range.size - 1} mapped (root is ${user.name}, the others its subordinate range from host uid ${range.uid}, ${range.count} ids${range.blocks > 1 ? `, cut into ${range.blocks} owners' ranges` : ': containers without an owner only'})`
     : `one container id mapped (root is ${user.name}; users other than root need a /etc/subuid and /etc/subgid range for ${user.name} and newuidmap)`;
   return `[dockgate] sandbox runtime rootless as ${user.name} (uid ${user.uid}): limits enforced: ${enforced.length > 0 ? enforced.join(', ') : 'none'}`
     + (refused.length > 0 ? `; refused by name: ${refused.join(', ')}${command ? ` (delegate the cgroups with: ${command})` : ' (no cgroup v1 controller mounted for them)'}` : '')

@@ -83,9 +83,9 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   const hostTool = (name: string): string => (existsSync(`/usr/bin/${name}`) ? `/usr/bin/${name}` : name);
   // Rootless with a subordinate range (and newuidmap/newgidmap): container ids mapped onto it (userns/rootless-userns.ts), unless option userns is false.
   const mapped = rootless && options.userns !== false && existsSync(hostTool('newuidmap')) && existsSync(hostTool('newgidmap'))
-    ? RootlessUserns.open(rootless, { unshare: hostTool('unshare'), nsenter: hostTool('nsenter'), setpriv: hostTool('setpriv'), newuidmap: hostTool('newuidmap'), newgidmap: hostTool('newgidmap') })
+    ? RootlessUserns.open(rootless, { unshare: hostTool('unshare'), nsenter: hostTool('nsenter'), setpriv: hostTool('setpriv'), newuidmap: hostTool('newuidmap'), newgidmap: hostTool('newgidmap') }, join(stateDir, 'owner-ranges.json'), settings.rootlessRangeSize)
     : undefined;
-  if (rootless) settings.notice(rootlessNotice(cgroups, rootless, mapped?.range));
+  if (rootless) settings.notice(rootlessNotice(cgroups, rootless, mapped ? { ...mapped.range, size: mapped.size, blocks: mapped.blocks } : undefined));
   mkdirSync(containersDir, { recursive: true });
   // Only root may traverse the state directory (made so even when it already exists): it holds
   // the image store and every container's root filesystem copy, with whatever files a container
@@ -165,6 +165,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       if (made) {
         mkdirSync(join(containersDir, c.id), { recursive: true });
         await (await openStore()).materialize(c.image.id, copyOf(c.id), map);
+        // Rootless with owners' ranges: the copy's owners moved into its owner's block (userns/rootless-userns.ts).
+        if (mapped) await mapped.shiftCopy(copyOf(c.id), mapped.indexOf(c.spec.labels));
       }
       SandboxUserns.checkRootfs(marker, map, made);
       return copyOf(c.id);
@@ -236,6 +238,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     createFields: SANDBOX_CREATE_FIELDS,
     validate: async (spec, image) => {
       if (rootless) refusePrivilegedPorts(spec, firstPort, rootless);
+      // Rootless with a mapped range, the owner's block is assigned here, at its first create: an owner beyond the range is refused before anything is made.
+      mapped?.indexOf(spec.labels);
       await refuseUnsupported(spec, image, cgroups, cpus, { size: defaults.tmpfsSize, total: defaults.maxTmpfsBytes }, userNets !== undefined);
       userNets?.validate(spec);
       // The owner's range is assigned here, at its first create: an owner beyond the server's range is refused before anything is made.
@@ -257,7 +261,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       // user namespace's range so the image holds the ids the container saw (changes-layer.ts).
       commitLayer: async (c, changes, opened) => {
         if (!opened.storeLayer) throw EngineError.unsupported('making layers', 'sandbox');
-        return opened.storeLayer(changesLayer(await ensureRootfs(c), changes, usernsOf(c.spec)?.map ?? mapped ?? rootlessMap));
+        return opened.storeLayer(changesLayer(await ensureRootfs(c), changes, usernsOf(c.spec)?.map ?? mapped?.mappingOf(mapped.indexOf(c.spec.labels)) ?? rootlessMap));
       },
       // `docker diff`: an overlay's upper layer against the image's tree (overlay-changes.ts), a copy against the whole tree (diff-trees.ts).
       changes: async (c) => {

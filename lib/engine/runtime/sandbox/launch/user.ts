@@ -26,7 +26,7 @@ export const userns: Stage<StartContext> = {
     const { mapped } = ctx.host;
     if (mapped) {
       mapped.checkUser(ctx.user, ctx.run.spec.user);
-      ctx.enter = await mapped.enter(ctx.user);
+      ctx.enter = await mapped.enter(ctx.user, mapped.indexOf(ctx.run.spec.labels));
       return;
     }
     if (!ctx.userns) return;
