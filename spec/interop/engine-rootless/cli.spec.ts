@@ -214,6 +214,13 @@ describeWithPeers(`the sandbox runtime runs rootless: the demo as ${USER}, drive
       expect(seen).toMatchObject({ code: 0, stdout: '/ 0:0\n/home/u 1000:1000\n/home/u/secret 1000:1000\n/srv 33:33\n/srv/www 33:44\n' });
       // The owner reads its 0600 file; root's files show as nobody in its single-id view.
       expect(await docker(['run', '--rm', '-u', '1000', 'rootless-owners:1', 'sh', '-c', 'cat /home/u/secret; stat -c %u /'])).toMatchObject({ code: 0, stdout: 'hidden\n65534\n' });
+      // docker export reads the copy as the container's root in the namespace: the owners come out as the image has them.
+      const created = (await docker(['create', 'rootless-owners:1'])).stdout.trim();
+      const exported = spawnSync(CLI, ['export', created], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: configDir, DOCKER_HOST: `unix://${server.socket}`, DOCKER_CONFIG: configDir }, maxBuffer: 64 << 20 });
+      const listed = spawnSync('tar', ['-tv', '--numeric-owner'], { input: exported.stdout, encoding: 'utf8', maxBuffer: 64 << 20 }).stdout;
+      expect(listed).toMatch(/-rw------- 1000\/1000 +7 .* home\/u\/secret/);
+      expect(listed).toMatch(/-rw-r--r-- 33\/44 +4 .* srv\/www/);
+      await docker(['rm', created]);
       const trees = join(dir, 'state', 'engine', 'images', 'rootfs');
       const owned = readdirSync(trees).map((t) => join(trees, t, 'srv')).find((p) => existsSync(p))!;
       expect(statSync(owned).uid).toBe(subuid!.start + 32);
@@ -241,6 +248,16 @@ describeWithPeers(`the sandbox runtime runs rootless: the demo as ${USER}, drive
       } finally {
         await docker(['rm', '-f', writer]);
         await docker(['volume', 'rm', 'rootless-shared']);
+      }
+    });
+    test('docker exec into a container running as a non-root user is refused (400), never run as someone else', async () => {
+      const id = (await docker(['run', '-d', '-u', '1000', 'busybox', 'sleep', '30'])).stdout.trim();
+      try {
+        const r = await docker(['exec', id, 'id']);
+        expect(r.code).not.toBe(0);
+        expect(r.stdout).toBe('');
+      } finally {
+        await docker(['rm', '-f', id]);
       }
     });
     test('a removed container\'s copy is gone from the state directory, files of the range\'s ids too', async () => {

@@ -226,6 +226,10 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     exec: async (run) => {
       const container = running.get(run.container.id);
       if (!container) throw EngineError.conflict(`Container ${run.container.id} is not running`);
+      // Rootless with a mapped range, a non-root container user runs in bwrap's nested single-id namespace, which an exec cannot join yet.
+      if (mapped && container.plan.user.uid !== 0) {
+        throw EngineError.invalidParameter(`the container runs as uid ${container.plan.user.uid} in a user namespace of its own nested in the rootless server's: the sandbox runtime cannot exec into it yet (run the container as root to exec into it)`);
+      }
       return sandboxExec(run, {
         bwrap,
         nsenter: hostTool('nsenter'),
@@ -294,7 +298,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
             bwrap, rootfs, argv, stdin, output,
             binds: userns ? binds.map((b) => ({ ...b, source: held.path(b.source) })) : binds,
             // As the container's root in its owner's namespace: copied files get the mapped owners.
-            ...(userns ? { enter: await userns.enter({ uid: 0, gid: 0 }) } : {}),
+            ...(userns ? { enter: await userns.enter({ uid: 0, gid: 0 }) } : mapped ? { enter: await mapped.enter({ uid: 0, gid: 0 }, mapped.indexOf(c.spec.labels)) } : {}),
             // The copy's own filter: Docker's profile with its capabilities (no CapAdd of the container applies).
             ...(seccomp ? { seccompFile: prepareSeccomp(containerSpecOf({ Image: c.image.id }), join(containersDir, c.id, 'seccomp-copy.bpf')) } : {}),
           });
@@ -308,7 +312,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       exportRootfs: async (c, signal) => exportRootfs({
         bwrap, rootfs: await ensureRootfs(c), signal,
         // Read as the container's root in its owner's namespace: the owners come out unshifted.
-        ...(await withEnter(c.spec, (userns) => userns.enter({ uid: 0, gid: 0 }))),
+        ...(mapped ? { enter: await mapped.enter({ uid: 0, gid: 0 }, mapped.indexOf(c.spec.labels)) } : await withEnter(c.spec, (userns) => userns.enter({ uid: 0, gid: 0 }))),
       }),
     },
     build: {
