@@ -81,7 +81,12 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
     // Leftovers of an interrupted write (temporary names, spooled archives) are never part of the store.
     await rm(join(dir, 'tmp'), { recursive: true, force: true });
     for (const sub of ['layers', 'rootfs', join('blobs', 'sha256')]) {
-      for (const name of await readdir(join(dir, sub))) if (name.startsWith('.tmp-')) await rm(join(dir, sub, name), { recursive: true, force: true });
+      for (const name of await readdir(join(dir, sub))) {
+        if (!name.startsWith('.tmp-')) continue;
+        // A rootless store's half-made root may hold files of its namespace's ids: removed there first.
+        await resolved.namespaceOwners?.run(['rm', '-rf', '--', join(dir, sub, name)]);
+        await rm(join(dir, sub, name), { recursive: true, force: true });
+      }
     }
     return new ImageStore(dir, await ImageIndex.load(join(dir, 'images.json')), resolved);
   }

@@ -71,6 +71,8 @@ export class StreamingUnpack {
   async discard(): Promise<void> {
     this.#fail(new Error('the pull failed'));
     await this.#current.catch(() => undefined);
+    // Its owners may have been given in a rootless store's namespace already: removed there first.
+    await this.files.namespaceOwners?.run(['rm', '-rf', '--', this.root]).catch(() => undefined);
     await rm(this.root, { recursive: true, force: true });
   }
 
