@@ -251,12 +251,13 @@ describeWithPeers(`the sandbox runtime runs rootless: the demo as ${USER}, drive
         await docker(['volume', 'rm', 'rootless-shared']);
       }
     });
-    test('docker exec into a container running as a non-root user is refused (400), never run as someone else', async () => {
+    test('docker exec into a container running as a non-root user is refused at create (400, naming why), never run as someone else', async () => {
       const id = (await docker(['run', '-d', '-u', '1000', 'busybox', 'sleep', '30'])).stdout.trim();
       try {
         const r = await docker(['exec', id, 'id']);
         expect(r.code).not.toBe(0);
         expect(r.stdout).toBe('');
+        expect(r.stderr).toContain('the container runs as uid 1000 in a user namespace of its own nested in the rootless server\'s: the sandbox runtime cannot exec into it yet');
       } finally {
         await docker(['rm', '-f', id]);
       }
