@@ -168,7 +168,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         // Rootless with owners' ranges: the copy's owners moved into its owner's block (userns/rootless-userns.ts).
         if (mapped) await mapped.shiftCopy(copyOf(c.id), mapped.indexOf(c.spec.labels));
       }
-      SandboxUserns.checkRootfs(marker, map, made);
+      // Rootless with a mapped range, the marker names the owner's block (host ids of container id 1): a copy made for another is refused.
+      SandboxUserns.checkRootfs(marker, map ?? mapped?.blockOf(mapped.indexOf(c.spec.labels)), made);
       return copyOf(c.id);
     }
     const opened = await openStore();

@@ -114,6 +114,11 @@ export class RootlessUserns {
     return index * (this.size - 1);
   }
 
+  /** Block `index` as host ids: those of its container id 1, and its size (a container's copy records it, sandbox-userns.ts checkRootfs). */
+  blockOf(index: number): { uid: number; gid: number; size: number } {
+    return { uid: this.range.uid + this.offset(index), gid: this.range.gid + this.offset(index), size: this.size };
+  }
+
   /** Host ids back as the containers of block `index` see them (the server's ids are root), for a commit's layer. */
   mappingOf(index: number): { containerUid(host: number): number | undefined; containerGid(host: number): number | undefined } {
     const back = (host: number, own: number, start: number): number | undefined => {
