@@ -278,7 +278,9 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         const opened = store ? await store : undefined;
         if (!opened?.imageRootfs) return [];
         const writable = writableOf(c.id);
-        if (writable.copy) return existsSync(writable.path) ? diffTrees(await opened.imageRootfs(c.image.id, usernsOf(c.spec)?.map), writable.path) : [];
+        // A rootless owner's copy has its owners moved into the owner's block: compared as moved.
+        const moved = mapped?.copyOwner(mapped.indexOf(c.spec.labels));
+        if (writable.copy) return existsSync(writable.path) ? diffTrees(await opened.imageRootfs(c.image.id, usernsOf(c.spec)?.map), writable.path, moved) : [];
         if (!overlays || !(await overlays.exists(c.id))) return [];
         const merged = await ensureRootfs(c);
         // Against the plain tree (the lowest layer) with owners moved by the range: what the range's layer holds.
