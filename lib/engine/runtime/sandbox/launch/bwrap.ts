@@ -13,7 +13,8 @@ export const bwrap: Stage<StartContext> = {
     const hostname = spec.hostname !== '' ? spec.hostname : spec.host.networkMode === 'host' ? undefined : (joined?.id ?? ctx.run.id).slice(0, 12);
     ctx.plan = {
       rootfs, user, tty: ctx.run.tty === true, tmpfs, ...(seccompFile ? { seccompFile } : {}), ...(group ? { cgroupDirs: group.dirs } : {}),
-      ...(userns ? { userns: true, bindSource: (source: string) => held.path(source) } : {}), ...(Object.keys(files).length > 0 ? { files } : {}),
+      // Rootless with a mapped range: the launcher enters the namespace too (binds by name, as a rootless server always did: its held descriptors cannot be reached from inside).
+      ...(userns ? { userns: true, bindSource: (source: string) => held.path(source) } : ctx.host.mapped ? { userns: true } : {}), ...(Object.keys(files).length > 0 ? { files } : {}),
       ...(hostname ? { hostname } : {}),
     };
     ctx.args = [...bwrapArgs(spec, ctx.plan), ...(net ? ['--unshare-net', ...net.gate.bwrapArgs()] : [])];
