@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { spawnPty } from '../local/node-pty.js';
 import type { LocalProcess } from '../local/local-container.js';
@@ -8,6 +7,7 @@ import { ptyProcess } from '../local/pty-process.js';
 import { OPEN_SECCOMP } from './seccomp/seccomp-fd.js';
 import { discardEnvArgs, ENV_ARGS_FD, OPEN_ENV_ARGS, removeOnceOpened, writeEnvArgs } from './env-args.js';
 import { LAUNCHER_ENV } from '../../linux/launcher-env.js';
+import { launchOffLoop } from '../../linux/off-loop-command.js';
 
 /** One bwrap invocation: its arguments, the command, and how its output leaves. */
 export interface SandboxLaunch {
@@ -105,10 +105,8 @@ export function launchSandbox(launch: SandboxLaunch): Promise<LocalProcess> {
 function launchOnPipes(launch: SandboxLaunch): Promise<LocalProcess> {
   const envFile = writeEnvArgs(launch.env);
   const [program, args] = command(launch, envFile);
-  const child = spawn(program, args, {
-    env: { ...LAUNCHER_ENV },
-    stdio: [launch.openStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
-  });
+  // Spawned by a helper process, not from the event loop (off-loop-command.ts): the pipes are the server's.
+  const child = launchOffLoop(program, args, { env: { ...LAUNCHER_ENV }, stdin: launch.openStdin });
   child.once('error', () => discardEnvArgs(envFile));
   child.once('spawn', () => void removeOnceOpened(envFile, child.pid));
   return pipedProcess(child, launch.output, (pid) => ({
