@@ -102,8 +102,8 @@ export function launchSandbox(launch: SandboxLaunch): Promise<LocalProcess> {
   return launch.tty ? launchOnPty(launch, launch.tty) : launchOnPipes(launch);
 }
 
-function launchOnPipes(launch: SandboxLaunch): Promise<LocalProcess> {
-  const envFile = writeEnvArgs(launch.env);
+async function launchOnPipes(launch: SandboxLaunch): Promise<LocalProcess> {
+  const envFile = await writeEnvArgs(launch.env);
   const [program, args] = command(launch, envFile);
   // Spawned by a helper process, not from the event loop (off-loop-command.ts): the pipes are the server's.
   const child = launchOffLoop(program, args, { env: { ...LAUNCHER_ENV }, stdin: launch.openStdin });
@@ -121,11 +121,10 @@ function launchOnPipes(launch: SandboxLaunch): Promise<LocalProcess> {
  * Back-pressure: pause() stops reading the master, and the container blocks once the pty's
  * buffer is full.
  */
-function launchOnPty(launch: SandboxLaunch, size: { rows: number; cols: number }): Promise<LocalProcess> {
+async function launchOnPty(launch: SandboxLaunch, size: { rows: number; cols: number }): Promise<LocalProcess> {
   let pty;
-  let envFile: string | undefined;
+  const envFile = await writeEnvArgs(launch.env);
   try {
-    envFile = writeEnvArgs(launch.env);
     const [program, args] = command(launch, envFile);
     pty = spawnPty(program, args, {
       name: 'xterm',
@@ -136,15 +135,15 @@ function launchOnPty(launch: SandboxLaunch, size: { rows: number; cols: number }
       encoding: null,
     });
   } catch (error) {
-    if (envFile !== undefined) discardEnvArgs(envFile);
-    return Promise.reject(error as Error);
+    discardEnvArgs(envFile);
+    throw error;
   }
   const term = pty;
   void removeOnceOpened(envFile, term.pid);
-  return Promise.resolve(ptyProcess(term, launch.output, {
+  return ptyProcess(term, launch.output, {
     kill: (sig) => signalContainer(term.pid, launch.init, sig, () => term.kill(sig)),
     pids: () => containerPids(term.pid),
-  }, launch.openStdin));
+  }, launch.openStdin);
 }
 
 /**
