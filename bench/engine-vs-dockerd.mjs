@@ -12,10 +12,13 @@
 //    alternating between the two engines; target <= 0.5x dockerd's.
 // Plain ESM on dist/ and demo/dist/: `npm run bench:engine`. Knobs: BENCH_DURATION (s per list
 // round, 5), BENCH_ROUNDS (list rounds, 3), BENCH_RUNS (run --rm runs per side and setting, 20),
-// BENCH_CONCURRENT (concurrent runs, 16), BENCH_BURSTS (bursts per side, 5).
+// BENCH_CONCURRENT (concurrent runs, 16), BENCH_BURSTS (bursts per side, 5), BENCH_ONLY=concurrent
+// (the concurrent bursts alone). Each burst also prints the demo's CPU for it: the server, its
+// command helpers and every child they reaped (from /proc), which a loaded machine's noise in wall
+// time does not move.
 import autocannon from 'autocannon';
 import { execFile, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, release, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -33,6 +36,7 @@ const ROUNDS = benchNumber('BENCH_ROUNDS', 3);
 const RUNS = benchNumber('BENCH_RUNS', 20);
 const CONCURRENT = benchNumber('BENCH_CONCURRENT', 16);
 const BURSTS = benchNumber('BENCH_BURSTS', 5);
+const ONLY_CONCURRENT = process.env.BENCH_ONLY === 'concurrent';
 
 const skip = (why) => {
   console.log(`engine vs dockerd: skipped (${why})`);
@@ -67,7 +71,7 @@ const created = { dockerd: [], dockgate: [] };
 
 try {
   // --- GET /containers/json, 40 running containers each -------------------------------------
-  for (const e of engines) {
+  if (!ONLY_CONCURRENT) for (const e of engines) {
     for (let i = 0; i < CONTAINERS; i++) {
       created[e.name].push(await runDetached(e));
     }
@@ -81,6 +85,7 @@ try {
       resolve(result.requests.average);
     });
   });
+  if (!ONLY_CONCURRENT) {
   const listed = await (await fetchJson(demoSocket, '/v1.28/containers/json')).length;
   if (listed !== CONTAINERS) throw new Error(`the demo lists ${listed} running containers, not ${CONTAINERS}`);
   for (const e of engines) await list(e.socket, 1);
@@ -97,13 +102,14 @@ try {
     await docker(e.socket, ['rm', '-f', ...created[e.name]]);
     created[e.name] = [];
   }
+  }
 
   // --- docker run --rm IMAGE true, through the CLI --------------------------------------------
   const settings = [
     ['as typed (default network)', [], `dockgate: own network namespace + slirp4netns; dockerd here: ${dockerdDefaultNetwork}`],
     ['--network none', ['--network', 'none'], 'both: a network namespace with loopback only'],
   ];
-  for (const [label, extra, what] of settings) {
+  for (const [label, extra, what] of ONLY_CONCURRENT ? [] : settings) {
     const times = { dockerd: [], dockgate: [] };
     const failed = { dockerd: [], dockgate: [] };
     // A failed run is counted and printed, not timed, and the run is made again (dockerd on a
@@ -135,6 +141,7 @@ try {
   {
     const walls = { dockerd: [], dockgate: [] };
     const failed = { dockerd: [], dockgate: [] };
+    const cpu = [];
     /** One run, made again when it fails (dockerd on a loaded machine fails some with an overlay2 or runc error). */
     const once = async (e) => {
       for (;;) {
@@ -148,15 +155,18 @@ try {
     };
     for (let i = 0; i < BURSTS; i++) {
       for (const e of i % 2 === 0 ? engines : [...engines].reverse()) {
+        const c0 = e.name === 'dockgate' ? demoTreeCpuMs(demo.pid) : 0;
         const t0 = performance.now();
         await Promise.all(Array.from({ length: CONCURRENT }, () => once(e)));
         walls[e.name].push(performance.now() - t0);
+        if (e.name === 'dockgate') cpu.push(demoTreeCpuMs(demo.pid) - c0);
       }
     }
     console.log(`\n${CONCURRENT} concurrent docker run --rm IMAGE true (as typed), wall time until the last ends, ${BURSTS} bursts each, alternating; Docker CLI ${CLI}`);
     for (const e of engines) {
       console.log(`  ${e.name.padEnd(9)} ${walls[e.name].map((w) => w.toFixed(0)).join(' / ')} ms, median ${median(walls[e.name]).toFixed(0)}${failed[e.name].length > 0 ? `; ${failed[e.name].length} runs failed and were made again: ${[...new Set(failed[e.name])].slice(0, 2).join(' | ')}` : ''}`);
     }
+    console.log(`  dockgate's CPU per burst (server, command helpers, every child they reaped): ${cpu.map((c) => c.toFixed(0)).join(' / ')} ms, median ${median(cpu).toFixed(0)}`);
     const ratios = walls.dockgate.map((w, i) => w / walls.dockerd[i]);
     console.log(`  ratio dockgate/dockerd: median ${(median(walls.dockgate) / median(walls.dockerd)).toFixed(2)}x (bursts ${ratios.map((r) => r.toFixed(2)).join(', ')}; target <= 0.5)`);
   }
@@ -181,6 +191,25 @@ async function runDetached(e) {
       console.log(`  (${e.name}: a start failed and is made again: ${String(error.stderr ?? error.message).split('\n')[0]})`);
     }
   }
+}
+
+/** CPU time (ms) of a process and the children it reaped: utime, stime, cutime, cstime of /proc/PID/stat. */
+function cpuMs(pid) {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 10;
+}
+
+/** The demo's CPU so far with its command helpers' (which spawn a start's children and reap them). */
+function demoTreeCpuMs(pid) {
+  let total = cpuMs(pid);
+  for (const child of readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)) {
+    try {
+      if (readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('parentPort')) total += cpuMs(Number(child));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return total;
 }
 
 function median(xs) {

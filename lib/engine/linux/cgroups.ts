@@ -1,5 +1,6 @@
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { mkdir, rmdir } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { CgroupController, ResourceLimits } from './cgroup-limits.js';
 import { controllersFor } from './cgroup-limits.js';
@@ -127,6 +128,26 @@ export class Cgroups {
     return memory !== undefined && existsSync(join(memory, 'memory.memsw.limit_in_bytes'));
   }
 
+  /**
+   * {@link create}, with the groups' directories made off the event loop first: a cgroup's mkdir
+   * (and rmdir) waits for the kernel's cgroup lock, which every container start and exit on the
+   * host takes (runc's too), so on a busy host each held the server's only thread for
+   * milliseconds. The limits are then written as {@link create} writes them.
+   */
+  async make(id: string, limits: ResourceLimits): Promise<ContainerCgroup> {
+    const bases = controllersFor(limits).map((controller) => this.bases.get(controller));
+    // A controller this server cannot manage: create() refuses it, having made nothing.
+    if (bases.every((base): base is string => base !== undefined)) {
+      const made = await Promise.allSettled(bases.map((base) => mkdir(join(base, id), { recursive: true })));
+      const failed = made.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) {
+        await Promise.all(bases.map((base) => rmdir(join(base, id)).catch(() => undefined)));
+        throw failed.reason;
+      }
+    }
+    return this.create(id, limits);
+  }
+
   /** Creates the groups of one container and writes its limits; throws when the kernel refuses one. */
   create(id: string, limits: ResourceLimits): ContainerCgroup {
     const dirs = new Map<CgroupController, string>();
@@ -141,7 +162,8 @@ export class Cgroups {
     };
     const remove = async (): Promise<void> => {
       for (let attempt = 0; attempt < REMOVE_ATTEMPTS; attempt++) {
-        removeNow();
+        // Off the event loop, as in make().
+        await Promise.all([...dirs.values()].map((dir) => rmdir(dir).catch(() => undefined)));
         if (![...dirs.values()].some((dir) => existsSync(dir))) return;
         await delay(REMOVE_INTERVAL_MS);
       }

@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import type { Socket } from 'node:net';
 
 /** What a command run by {@link runOffLoop} ended with. */
 export interface CommandResult {
@@ -36,6 +38,7 @@ const LIMIT = ${OUTPUT_LIMIT};
 const kept = new Map();
 parentPort.on('message', (m) => {
   if (m.type === 'start') return start(m);
+  if (m.type === 'launch') return launch(m);
   if (m.type === 'close-fd') return kept.get(m.id)?.stdio[m.fd]?.destroy();
   if (m.type === 'kill') { try { kept.get(m.id)?.kill(m.signal); } catch {} return; }
   run(m);
@@ -54,6 +57,24 @@ function start({ id, file, args, readyFd, extraFds }) {
   for (const fd of child.stdio.slice(3)) fd?.on('error', () => undefined);
   child.once('error', (error) => parentPort.postMessage({ id, event: 'error', error: { message: error.message, code: error.code } }));
   child.once('exit', (code, signal) => { kept.delete(id); parentPort.postMessage({ id, event: 'exit', code, signal, stderr }); });
+}
+function launch({ id, file, args, env, stdin }) {
+  let child;
+  try {
+    child = spawn(file, args, { env, stdio: [stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+  } catch (error) {
+    return parentPort.postMessage({ id, event: 'error', error: { message: error.message, code: error.code } });
+  }
+  child.once('error', (error) => { kept.delete(id); parentPort.postMessage({ id, event: 'error', error: { message: error.message, code: error.code } }); });
+  if (child.pid === undefined) return;
+  kept.set(id, child);
+  // The helper never reads them: every byte is the server's, from the first. Each goes to the
+  // server in a message of its own (one descriptor per message), and closes here once it is there.
+  child.stdout._handle.readStop();
+  child.stderr._handle.readStop();
+  parentPort.postMessage({ id, event: 'spawned', pid: child.pid });
+  for (const [fd, stream] of [[0, child.stdin], [1, child.stdout], [2, child.stderr]]) if (stream) process.send({ id, event: 'stdio', fd }, stream);
+  child.once('exit', (code, signal) => { kept.delete(id); parentPort.postMessage({ id, event: 'exit', code, signal, stderr: '' }); });
 }
 function run({ id, file, args, input, env }) {
   let child;
@@ -80,7 +101,12 @@ interface Pending {
 }
 
 /** A message from a helper: a command's end, or an event of a kept child. */
-type Answer = { id: number; error?: { message: string; code?: string }; event?: 'ready' | 'exit' | 'error' } & CommandResult;
+type Answer = { id: number; error?: { message: string; code?: string }; event?: 'ready' | 'exit' | 'error' | 'spawned' | 'stdio'; pid?: number; fd?: 0 | 1 | 2 } & CommandResult;
+
+/** A kept child's side in the server: {@link OffLoopChild} or {@link OffLoopProcess}. */
+interface KeptChild {
+  onEvent(m: Answer, handle?: Socket): void;
+}
 
 /**
  * Helper processes the commands are spread over. A spawn is done by a small Node process of its
@@ -97,7 +123,7 @@ export const COMMAND_HELPERS = 2;
 class CommandHelper {
   readonly pending = new Map<number, Pending>();
   /** Kept children ({@link OffLoopChild}) by id, until they exit. */
-  readonly children = new Map<number, OffLoopChild>();
+  readonly children = new Map<number, KeptChild>();
   readonly helper: ChildProcess;
   gone = false;
 
@@ -107,9 +133,9 @@ class CommandHelper {
     delete env.NODE_OPTIONS;
     const h = spawn(process.execPath, ['-e', HELPER], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], env });
     this.helper = h;
-    h.on('message', (m: Answer) => {
+    h.on('message', (m: Answer, handle?: Socket) => {
       if (m.event) {
-        this.children.get(m.id)?.onEvent(m);
+        this.children.get(m.id)?.onEvent(m, handle);
         if (m.event === 'exit' || m.event === 'error') this.children.delete(m.id);
         return this.refWhileBusy();
       }
@@ -260,4 +286,105 @@ export class OffLoopChild {
     this.settleReady(new Error('exited before it was ready'));
     this.settleExit(this.exit);
   }
+}
+
+/** What {@link launchOffLoop} starts a child with. */
+export interface LaunchOptions {
+  /** Its whole environment. */
+  env: NodeJS.ProcessEnv;
+  /** A pipe on its stdin ({@link OffLoopProcess.stdin}); else /dev/null. */
+  stdin: boolean;
+}
+
+/**
+ * A child spawned by a helper process (see {@link runOffLoop} for why) whose pipes the server
+ * keeps: its stdin (when asked), stdout and stderr are passed to the server, which alone reads
+ * and writes them. It looks like a ChildProcess to a reader of its pipes and events: `spawn`
+ * once it runs (pid set, pipes here), `error` when it cannot run, `exit` and then `close` (once
+ * its stdout and stderr are drained) with its status. For the container's launcher
+ * (sandbox-process.ts): its fork was the last one a start made from the event loop. Like a kept
+ * {@link OffLoopChild}, it ends with the server: bwrap dies with its parent, the helper.
+ */
+export class OffLoopProcess extends EventEmitter implements KeptChild {
+  pid: number | undefined;
+  stdin: Socket | null = null;
+  stdout: Socket | null = null;
+  stderr: Socket | null = null;
+  exitCode: number | null = null;
+  signalCode: NodeJS.Signals | null = null;
+  private exited = false;
+  private readonly pending = new Set<number>();
+  private openPipes = 2;
+
+  /** @internal use {@link launchOffLoop}. */
+  constructor(private readonly id: number, private readonly thread: CommandHelper, stdin: boolean) {
+    super();
+    for (const fd of [...(stdin ? [0] : []), 1, 2]) this.pending.add(fd);
+  }
+
+  /** Signals it (through its helper: the pid is never reused while the helper has not reaped it); false once it has exited. */
+  kill(signal: NodeJS.Signals = 'SIGTERM'): boolean {
+    if (this.exited || this.thread.gone) return false;
+    this.thread.helper.send({ type: 'kill', id: this.id, signal });
+    return true;
+  }
+
+  /** @internal an event from the helper. */
+  onEvent(m: Answer, handle?: Socket): void {
+    if (m.event === 'spawned') {
+      this.pid = m.pid;
+      return;
+    }
+    if (m.event === 'stdio' && handle) {
+      if (m.fd === 0) this.stdin = handle;
+      else if (m.fd === 1) this.stdout = handle;
+      else this.stderr = handle;
+      if (m.fd !== 0) handle.once('close', () => this.pipeClosed());
+      this.pending.delete(m.fd ?? 0);
+      if (this.pending.size === 0) this.emit('spawn');
+      return;
+    }
+    if (m.event === 'error') {
+      if (this.exited) return;
+      this.exited = true;
+      this.emit('error', Object.assign(new Error(m.error?.message ?? 'spawn failed'), m.error?.code ? { code: m.error.code } : {}));
+      return;
+    }
+    if (this.exited) return;
+    this.exited = true;
+    this.exitCode = m.code;
+    this.signalCode = m.signal as NodeJS.Signals | null;
+    this.emit('exit', this.exitCode, this.signalCode);
+    if (this.pending.size > 0) {
+      // The helper was lost before every pipe got here: nothing more will come on them.
+      for (const s of [this.stdout, this.stderr]) s?.destroy();
+      this.openPipes = 0;
+    }
+    this.maybeClose();
+  }
+
+  private pipeClosed(): void {
+    this.openPipes--;
+    this.maybeClose();
+  }
+
+  private maybeClose(): void {
+    if (this.exited && this.openPipes <= 0) {
+      this.openPipes = Number.NaN;
+      this.emit('close', this.exitCode, this.signalCode);
+    }
+  }
+}
+
+/**
+ * Starts `file` with `args` from a helper process, its pipes the server's ({@link OffLoopProcess}).
+ * Returns at once; `spawn` or `error` follows.
+ */
+export function launchOffLoop(file: string, args: readonly string[], options: LaunchOptions): OffLoopProcess {
+  const id = nextId++;
+  const thread = aThread();
+  const child = new OffLoopProcess(id, thread, options.stdin);
+  thread.children.set(id, child);
+  thread.post({ type: 'launch', id, file, args: [...args], env: options.env, stdin: options.stdin });
+  return child;
 }

@@ -63,7 +63,7 @@ const PATH_TOOLS: Record<string, string> = {
   'engine/images/store/copy-tree.ts': 'cp -a between image roots the store unpacked (no container runs there) into a new directory',
   'engine/images/store/shifted-rootfs.ts': 'cp -a of an image root the store unpacked into a new directory, chown -hR (never following a link) of that fresh copy',
   'engine/images/image-store.ts': 'cp -a of an image root the store unpacked into a new container root, before any of its processes runs',
-  'engine/runtime/sandbox/network/launch-gate.ts': "mkfifo of two new names in the server's run directory",
+  'engine/runtime/sandbox/network/launch-gate.ts': "mkfifo of new spare names in the server's run directory (renamed into place per start)",
 };
 
 /** Path-following metadata writes from fs/promises (`chmod`, `chown`, `utimes`, `cp`). */

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { COMMAND_HELPERS, OffLoopChild, runOffLoop } from '../../../lib/engine/linux/off-loop-command.js';
+import { COMMAND_HELPERS, launchOffLoop, OffLoopChild, runOffLoop } from '../../../lib/engine/linux/off-loop-command.js';
 import { describeWithPeers, type PeerCheck } from '../../support/peers.js';
 
 const built: PeerCheck = { name: 'dist/ (npm run build)', available: () => existsSync(new URL('../../../dist/engine/linux/off-loop-command.js', import.meta.url)) };
@@ -50,6 +50,49 @@ describe('an OffLoopChild is kept by a helper process: ready on its first byte o
   });
 });
 
+describe('launchOffLoop spawns a child from a helper process and hands its pipes to the server: every byte of its output, its stdin, its status', () => {
+  const run = (file: string, args: string[], stdin: boolean) => {
+    const child = launchOffLoop(file, args, { env: { PATH: '/usr/bin:/bin' }, stdin });
+    const out = { stdout: '', stderr: '' };
+    const closed = new Promise<[number | null, string | null]>((resolve) => child.on('close', (code, signal) => resolve([code, signal])));
+    const spawned = new Promise<void>((resolve, reject) => {
+      child.once('spawn', () => {
+        child.stdout!.on('data', (c: Buffer) => (out.stdout += c.toString()));
+        child.stderr!.on('data', (c: Buffer) => (out.stderr += c.toString()));
+        resolve();
+      });
+      child.once('error', reject);
+    });
+    return { child, out, closed, spawned };
+  };
+  test('output written at once is all there, from its first byte; close comes with the status after the pipes end', async () => {
+    const { child, out, closed, spawned } = run('/bin/sh', ['-c', 'echo first; echo "$PATH" >&2; seq 1 20000; exit 4'], false);
+    await spawned;
+    expect(child.pid).toBeGreaterThan(0);
+    expect(child.stdin).toBeNull();
+    expect(await closed).toEqual([4, null]);
+    expect(out.stdout.startsWith('first\n1\n2\n')).toBe(true);
+    expect(out.stdout.endsWith('\n19999\n20000\n')).toBe(true);
+    expect(out.stderr).toBe('/usr/bin:/bin\n');
+  });
+  test('stdin is a pipe the server writes when asked; kill signals it', async () => {
+    const cat = run('/bin/cat', [], true);
+    await cat.spawned;
+    cat.child.stdin!.end('to the child\n');
+    expect(await cat.closed).toEqual([0, null]);
+    expect(cat.out.stdout).toBe('to the child\n');
+    const sleeper = run('/bin/sleep', ['60'], false);
+    await sleeper.spawned;
+    expect(sleeper.child.kill('SIGKILL')).toBe(true);
+    expect(await sleeper.closed).toEqual([null, 'SIGKILL']);
+    expect(sleeper.child.kill('SIGKILL')).toBe(false);
+  });
+  test('a program that cannot be run emits error with spawn\'s code', async () => {
+    const { spawned } = run('/nonexistent/program', [], false);
+    await expect(spawned).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
+
 describeWithPeers('a kept child\'s descriptors close when the server dies, even by SIGKILL (slirp4netns ends on its exit descriptor)', [built], () => {
   test('a server process SIGKILLed: the helper exits, the child reads EOF on its exit descriptor and ends', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'dockgate-offloop-kill-'));
@@ -72,7 +115,6 @@ describeWithPeers('a kept child\'s descriptors close when the server dies, even 
 
 /** Files under lib/engine/runtime/sandbox that spawn a child from the event loop, each with why it must. */
 const ON_THE_LOOP: Record<string, string> = {
-  'sandbox-process.ts': "the container's launcher: the server reads its stdout and stderr pipes (the container's output) and writes its stdin",
   'network/network-hub.ts': "a network's relay in its own namespace, started once per network (not per start), its pipes the server's",
   'userns/user-namespace.ts': "the holder of an owner's user namespace, made once per owner range (not per start)",
 };

@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resourceLimits } from '../../../lib/engine/runtime/sandbox/resource-limits.js';
@@ -62,7 +62,7 @@ describe('limits dockerd refuses are refused with its messages (400)', () => {
 });
 
 describe('cgroup v1 hierarchies are found from mountinfo and the process\'s own groups', () => {
-  test('a controller mounted and owned is managed under <mount><own path>/dockgate; others are not', () => {
+  test('a controller mounted and owned is managed under <mount><own path>/dockgate; others are not', async () => {
     const root = mkdtempSync(join(tmpdir(), 'dockgate-cg-'));
     const proc = join(root, 'proc');
     mkdirSync(proc);
@@ -78,5 +78,11 @@ describe('cgroup v1 hierarchies are found from mountinfo and the process\'s own 
     const group = cgroups.create('c1', { memory: 8 * MiB });
     expect(group.procs).toEqual([join(memory, 'app', 'dockgate', 'c1', 'cgroup.procs')]);
     expect(() => cgroups.create('c2', { pids: 5 })).toThrow('the pids cgroup is not manageable on this server');
+    // make(): the same groups and limits, their directories made off the event loop; nothing made for a refused one.
+    const made = await cgroups.make('c3', { memory: 8 * MiB });
+    expect(made.procs).toEqual([join(memory, 'app', 'dockgate', 'c3', 'cgroup.procs')]);
+    expect(readFileSync(join(memory, 'app', 'dockgate', 'c3', 'memory.limit_in_bytes'), 'utf8')).toBe(String(8 * MiB));
+    await expect(cgroups.make('c4', { memory: 8 * MiB, pids: 5 })).rejects.toThrow('the pids cgroup is not manageable on this server');
+    expect(existsSync(join(memory, 'app', 'dockgate', 'c4'))).toBe(false);
   });
 });

@@ -2,7 +2,7 @@ import { describe, test, expect } from '@jest/globals';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inUserNamespace, stageSources, STAGE_DIR } from '../../../lib/engine/runtime/sandbox/userns/enter.js';
+import { inUserNamespace, stageSources, stagingTable, STAGE_DIR } from '../../../lib/engine/runtime/sandbox/userns/enter.js';
 import { checkIdRange, DEFAULT_ID_RANGE, idMapAt, idMapCount, subordinateIdRange } from '../../../lib/engine/runtime/sandbox/userns/id-map.js';
 import { OwnerRanges } from '../../../lib/engine/runtime/sandbox/userns/owner-ranges.js';
 
@@ -69,6 +69,18 @@ describe('a launcher binds bwrap\'s host paths in a private staging tmpfs, so th
     expect(staged.sources).toEqual(['/state/rootfs', '/proc/self']);
     expect(staged.args).toEqual(['--bind', `${STAGE_DIR}/0`, '/', '--dev-bind', '/dev/null', '/proc/kcore', '--ro-bind', '/proc/sys', '/proc/sys',
       '--ro-bind', '/proc/sysrq-trigger', '/proc/sysrq-trigger', '--ro-bind', `${STAGE_DIR}/1`, '/x']);
+  });
+  test('the staged sources are bound by one mount -a over a table (a space, tab, newline or backslash in a path as its octal escape); held sources are left to a mount of their own', () => {
+    expect(stagingTable(STAGE_DIR, ['/state/root fs', '/proc/42/fd/7', '/a\\b\tc\nd'])).toBe(
+      `/state/root\\040fs ${STAGE_DIR}/0 none rbind,X-mount.mkdir 0 0\n`
+      + `/a\\134b\\011c\\012d ${STAGE_DIR}/2 none rbind,X-mount.mkdir 0 0\n`,
+    );
+    const [, args] = inUserNamespace(TOOLS, 'bwrap', ['--bind', '/r', '/', '--ro-bind', '/proc/42/fd/7', '/held'], ['id'], { uid: 0, gid: 0 });
+    const script = args[args.indexOf('-c') + 1]!;
+    expect(script).not.toMatch(/(?<!\.)\bmkdir\b/);
+    expect(script).toContain('mount -a -T');
+    const after = args.slice(args.indexOf('sh', args.indexOf('-c')) + 1);
+    expect(after.slice(0, 8)).toEqual([STAGE_DIR, `/r ${STAGE_DIR}/0 none rbind,X-mount.mkdir 0 0\n`, '', '2', '/r', '/proc/42/fd/7', '1', '/proc/42/fd/7']);
   });
   test('an option the launcher does not know is an error, never skipped', () => {
     expect(() => stageSources(['--new-option', 'x'])).toThrow(/--new-option is not known/);

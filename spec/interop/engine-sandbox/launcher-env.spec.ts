@@ -67,11 +67,11 @@ describeWithPeers('sandbox runtime: a container\'s Env reaches only the containe
 });
 
 describe('the environment file bwrap reads (--args) cannot be split into options', () => {
-  test('an entry holding a NUL byte is refused, naming it (the engine refuses it at create too; this holds for any caller)', () => {
-    expect(() => writeEnvArgs(['A=x\u0000--bind\u0000/\u0000/host'])).toThrow('Env entry "A" contains a NUL byte');
+  test('an entry holding a NUL byte is refused, naming it (the engine refuses it at create too; this holds for any caller)', async () => {
+    await expect(writeEnvArgs(['A=x\u0000--bind\u0000/\u0000/host'])).rejects.toThrow('Env entry "A" contains a NUL byte');
   });
-  test('the file is readable by its owner only and holds --clearenv, then --setenv NAME VALUE per entry', () => {
-    const file = writeEnvArgs(['A=1', 'spring.profiles.active=dev', 'EMPTY']);
+  test('the file is readable by its owner only and holds --clearenv, then --setenv NAME VALUE per entry', async () => {
+    const file = await writeEnvArgs(['A=1', 'spring.profiles.active=dev', 'EMPTY']);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(readFileSync(file, 'utf8').split('\0')).toEqual(['--clearenv', '--setenv', 'A', '1', '--setenv', 'spring.profiles.active', 'dev', '--setenv', 'EMPTY', '', '']);
     discardEnvArgs(file);

@@ -54,6 +54,9 @@ const DOCKER_OPERATIONS = [
   'pruneContainers', 'changes', 'update', 'statPath', 'getArchive', 'putArchive', 'exportContainer',
 ] as const satisfies readonly (keyof ExecOperations | keyof ContainerOperations)[];
 
+/** Containers whose TTY setting {@link DockerRuntime} remembers; the oldest is forgotten first. */
+const TTY_CACHE_LIMIT = 4096;
+
 /** Every method of {@link DockerImageTransfer}, each forwarded to the engine. */
 const TRANSFER_OPERATIONS = ['pushImage', 'build', 'commit'] as const satisfies readonly (keyof DockerImageTransfer)[];
 
@@ -63,6 +66,12 @@ interface DockerRuntime extends ExecOperations, ContainerOperations, BuildOperat
 class DockerRuntime implements ContainerRuntime {
   readonly name = 'docker';
   private version?: Promise<string>;
+  /**
+   * Whether each container created through this runtime has a TTY (Config.Tty never changes), by
+   * full id: logs and attach need it to tell framed output from raw, and it spares them an inspect
+   * per call. A container made elsewhere, or named by another reference, is inspected.
+   */
+  private readonly ttyById = new Map<string, boolean>();
 
   constructor(
     private readonly http: EngineHttp,
@@ -111,6 +120,8 @@ class DockerRuntime implements ContainerRuntime {
       // dockerd's JSON: the body as sent (after the route's version shims), every field it knows kept.
       body: spec.raw,
     });
+    if (this.ttyById.size >= TTY_CACHE_LIMIT) this.ttyById.delete(this.ttyById.keys().next().value!);
+    this.ttyById.set(created.Id, (spec.raw as { Tty?: unknown } | undefined)?.Tty === true);
     return { id: created.Id, warnings: created.Warnings ?? [] };
   }
 
@@ -162,6 +173,8 @@ class DockerRuntime implements ContainerRuntime {
 
   /** Whether output is framed: the container has no TTY. */
   private async multiplexed(prefix: string, ref: string): Promise<boolean> {
+    const tty = this.ttyById.get(ref);
+    if (tty !== undefined) return !tty;
     const info = await this.http.json<{ Config?: { Tty?: boolean } }>({ method: 'GET', path: `${prefix}/containers/${this.id(ref)}/json` });
     return info.Config?.Tty !== true;
   }
@@ -196,6 +209,7 @@ class DockerRuntime implements ContainerRuntime {
       path: `${await this.prefix()}/containers/${this.id(ref)}`,
       query: { force: force ? '1' : undefined, v: volumes ? '1' : undefined },
     });
+    this.ttyById.delete(ref);
   }
 
   async kill(ref: string, signal: NodeJS.Signals): Promise<void> {

@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readlinkSync, rmSync } from 'node:fs';
+import { rm, writeFile } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,7 +28,7 @@ let privateDir: string | undefined;
  * (the container's whole life), and Env often holds passwords. `--setenv` takes any name, so
  * entries whose names are not shell identifiers (`spring.profiles.active=dev`) pass as they are.
  */
-export function writeEnvArgs(entries: readonly string[]): string {
+export async function writeEnvArgs(entries: readonly string[]): Promise<string> {
   // NUL separates bwrap's arguments in the file: one inside an entry would smuggle in options.
   const bad = entries.find((e) => e.includes('\0'));
   if (bad !== undefined) throw EngineError.invalidParameter(`Env entry "${bad.split('=')[0]!.replace(/\0/g, '\\0')}" contains a NUL byte`);
@@ -35,7 +36,8 @@ export function writeEnvArgs(entries: readonly string[]): string {
   for (const [name, value] of Object.entries(envRecord(entries))) args.push('--setenv', name, value);
   privateDir ??= mkdtempSync(join(tmpdir(), 'dockgate-env-'));
   const file = join(privateDir, `${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
-  writeFileSync(file, `${args.join('\0')}\0`, { mode: 0o600, flag: 'wx' });
+  // Off the event loop: a file made and removed per start, on a disk every other process shares.
+  await writeFile(file, `${args.join('\0')}\0`, { mode: 0o600, flag: 'wx' });
   return file;
 }
 
@@ -63,5 +65,5 @@ export async function removeOnceOpened(file: string, pid: number | undefined): P
     if (target !== undefined && target.startsWith(file)) break;
     await delay(5);
   }
-  discardEnvArgs(file);
+  await rm(file, { force: true });
 }

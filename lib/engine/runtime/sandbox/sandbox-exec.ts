@@ -107,7 +107,7 @@ export async function sandboxExec(run: LocalExecRun, ctx: SandboxExecContext): P
   const bwrapArgs = withEnvArgs([...bwrapExecArgs(ctx.spec ?? run.container.spec, plan, 3, cwd), ...(switchUser ? userSwitchArgs(ctx.busybox!, joinUserNamespace) : [])]);
   const argv = switchUser ? [EXEC_BUSYBOX, 'nsenter', ...(joinUserNamespace ? ['-U/proc/1/ns/user'] : []), '-S', String(uid), '-G', String(gid), '-F', '--', ...run.argv] : run.argv;
   const [program, programArgs] = ctx.enter ? ctx.enter(ctx.bwrap, bwrapArgs, argv, { uid, gid, groups: owner.groups }) : [ctx.bwrap, [...bwrapArgs, '--', ...argv]];
-  const envFile = writeEnvArgs(env);
+  const envFile = await writeEnvArgs(env);
   const script = [OPEN_ENV_ARGS, OPEN_PIDNS, ...(seccomp === undefined ? [] : [OPEN_SECCOMP]), JOIN_CGROUPS].join('; ');
   const [file, args] = viaShell(script, [envFile, `/proc/${init}/ns/pid`, ...(seccomp === undefined ? [] : [seccomp]), String(ctx.cgroupProcs.length), ...ctx.cgroupProcs,
     ctx.nsenter, '--target', String(init), ...(ROOTLESS ? ['--user', '--preserve-credentials'] : []), '--net', '--ipc', '--uts', '--cgroup', '--', program, ...programArgs]);

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { spawnPty } from '../local/node-pty.js';
 import type { LocalProcess } from '../local/local-container.js';
@@ -8,6 +7,7 @@ import { ptyProcess } from '../local/pty-process.js';
 import { OPEN_SECCOMP } from './seccomp/seccomp-fd.js';
 import { discardEnvArgs, ENV_ARGS_FD, OPEN_ENV_ARGS, removeOnceOpened, writeEnvArgs } from './env-args.js';
 import { LAUNCHER_ENV } from '../../linux/launcher-env.js';
+import { launchOffLoop } from '../../linux/off-loop-command.js';
 
 /** One bwrap invocation: its arguments, the command, and how its output leaves. */
 export interface SandboxLaunch {
@@ -102,13 +102,11 @@ export function launchSandbox(launch: SandboxLaunch): Promise<LocalProcess> {
   return launch.tty ? launchOnPty(launch, launch.tty) : launchOnPipes(launch);
 }
 
-function launchOnPipes(launch: SandboxLaunch): Promise<LocalProcess> {
-  const envFile = writeEnvArgs(launch.env);
+async function launchOnPipes(launch: SandboxLaunch): Promise<LocalProcess> {
+  const envFile = await writeEnvArgs(launch.env);
   const [program, args] = command(launch, envFile);
-  const child = spawn(program, args, {
-    env: { ...LAUNCHER_ENV },
-    stdio: [launch.openStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
-  });
+  // Spawned by a helper process, not from the event loop (off-loop-command.ts): the pipes are the server's.
+  const child = launchOffLoop(program, args, { env: { ...LAUNCHER_ENV }, stdin: launch.openStdin });
   child.once('error', () => discardEnvArgs(envFile));
   child.once('spawn', () => void removeOnceOpened(envFile, child.pid));
   return pipedProcess(child, launch.output, (pid) => ({
@@ -123,11 +121,10 @@ function launchOnPipes(launch: SandboxLaunch): Promise<LocalProcess> {
  * Back-pressure: pause() stops reading the master, and the container blocks once the pty's
  * buffer is full.
  */
-function launchOnPty(launch: SandboxLaunch, size: { rows: number; cols: number }): Promise<LocalProcess> {
+async function launchOnPty(launch: SandboxLaunch, size: { rows: number; cols: number }): Promise<LocalProcess> {
   let pty;
-  let envFile: string | undefined;
+  const envFile = await writeEnvArgs(launch.env);
   try {
-    envFile = writeEnvArgs(launch.env);
     const [program, args] = command(launch, envFile);
     pty = spawnPty(program, args, {
       name: 'xterm',
@@ -138,15 +135,15 @@ function launchOnPty(launch: SandboxLaunch, size: { rows: number; cols: number }
       encoding: null,
     });
   } catch (error) {
-    if (envFile !== undefined) discardEnvArgs(envFile);
-    return Promise.reject(error as Error);
+    discardEnvArgs(envFile);
+    throw error;
   }
   const term = pty;
   void removeOnceOpened(envFile, term.pid);
-  return Promise.resolve(ptyProcess(term, launch.output, {
+  return ptyProcess(term, launch.output, {
     kill: (sig) => signalContainer(term.pid, launch.init, sig, () => term.kill(sig)),
     pids: () => containerPids(term.pid),
-  }, launch.openStdin));
+  }, launch.openStdin);
 }
 
 /**

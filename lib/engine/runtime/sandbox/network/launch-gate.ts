@@ -1,4 +1,6 @@
 import { closeSync, constants, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { readdir, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Socket } from 'node:net';
 import { runOffLoop } from '../../../linux/off-loop-command.js';
@@ -40,12 +42,24 @@ export class LaunchGate {
     this.reported.catch(() => undefined);
   }
 
-  /** Makes the two FIFOs (mode 0600) at `<base>.info` and `<base>.block`, and starts listening on the first. */
+  /**
+   * Takes two spare FIFOs (mode 0600, {@link spareFifos}) and renames them to `<base>.info` and
+   * `<base>.block` (in the same directory), and starts listening on the first.
+   */
   static async create(base: string): Promise<LaunchGate> {
-    // Node has no mkfifo(3); coreutils' mkfifo is one short exec, off the event loop.
-    const made = await runOffLoop('mkfifo', ['-m', '0600', `${base}.info`, `${base}.block`]);
-    if (made.code !== 0) throw new Error(`mkfifo ${base}.info: ${made.stderr.trim() || `status ${String(made.code ?? made.signal)}`}`);
-    return new LaunchGate(`${base}.info`, `${base}.block`);
+    for (let attempt = 0; ; attempt++) {
+      const [info, block] = await spareFifos(dirname(base));
+      try {
+        await rename(info, `${base}.info`);
+        await rename(block, `${base}.block`);
+        return new LaunchGate(`${base}.info`, `${base}.block`);
+      } catch (error) {
+        await Promise.all([info, block, `${base}.info`].map((f) => rm(f, { force: true })));
+        // The spares are gone (the run directory was emptied or made again): made anew, once.
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt > 0) throw error;
+        spares.delete(dirname(base));
+      }
+    }
   }
 
   /** The launcher script that opens the FIFOs as fds 3 and 4 (its first two arguments), and their paths. */
@@ -99,6 +113,47 @@ export class LaunchGate {
     rmSync(this.info, { force: true });
     rmSync(this.block, { force: true });
   }
+}
+
+/** FIFOs one `mkfifo` makes ahead in a run directory: a burst of 16 starts takes one process, not 16. */
+const SPARES = 32;
+
+/** Spare FIFOs by run directory, and the `mkfifo` under way there. */
+const spares = new Map<string, { names: string[]; making?: Promise<void>; swept?: boolean }>();
+
+/**
+ * Two new FIFOs in `dir`, from the spares; when fewer than two are left, one `mkfifo` (off the
+ * event loop: Node has no mkfifo(3)) makes {@link SPARES} more, shared by every start waiting
+ * then. Spares are named `.spare-…`; the first batch in a directory first removes those a
+ * previous server left there.
+ */
+async function spareFifos(dir: string): Promise<[string, string]> {
+  let pool = spares.get(dir);
+  if (!pool) spares.set(dir, (pool = { names: [] }));
+  while (pool.names.length < 2) {
+    const p = pool;
+    p.making ??= makeSpares(dir, p).finally(() => {
+      p.making = undefined;
+    });
+    await p.making;
+  }
+  return [pool.names.pop()!, pool.names.pop()!];
+}
+
+async function makeSpares(dir: string, pool: { names: string[]; swept?: boolean }): Promise<void> {
+  if (!pool.swept) {
+    const left = (await readdir(dir).catch(() => [] as string[])).filter((name) => name.startsWith('.spare-'));
+    await Promise.all(left.map((name) => rm(join(dir, name), { force: true })));
+    pool.swept = true;
+  }
+  const stamp = `${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+  const names = Array.from({ length: SPARES }, (_, i) => join(dir, `.spare-${stamp}-${i}`));
+  const made = await runOffLoop('mkfifo', ['-m', '0600', ...names]);
+  if (made.code !== 0) {
+    await Promise.all(names.map((name) => rm(name, { force: true })));
+    throw new Error(`mkfifo ${basename(names[0]!)}: ${made.stderr.trim() || `status ${String(made.code ?? made.signal)}`}`);
+  }
+  pool.names.push(...names);
 }
 
 /**

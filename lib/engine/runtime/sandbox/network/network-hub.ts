@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { BridgeSettings } from './bridge-options.js';
 import { answerQuery } from './dns-answer.js';
-import { ipIn, type NetnsTools } from './netns-ip.js';
+import { ipGroupsIn, ipIn, type NetnsTools } from './netns-ip.js';
 
 /** The bridge device in a network's namespace. */
 const BRIDGE = 'br0';
@@ -54,6 +54,9 @@ export interface HubEndpoint {
  */
 export class NetworkHub {
   private readonly exited: Promise<void>;
+  /** The bridge side's commands of attaches and detaches waiting for the `ip` under way ({@link inHub}). */
+  private readonly queued: { lines: string[]; resolve: () => void; reject: (error: Error) => void }[] = [];
+  private flushing = false;
 
   private constructor(
     private readonly tools: NetnsTools,
@@ -135,7 +138,7 @@ export class NetworkHub {
   async attach(pid: number, endpoint: HubEndpoint, extra: string[] = []): Promise<void> {
     const veth = vethName(pid, endpoint.ifname);
     const mtu = this.settings.mtu === undefined ? '' : ` mtu ${this.settings.mtu}`;
-    await ipIn(this.tools, this.pid, [
+    await this.inHub([
       `link add ${veth}${mtu} type veth peer name ${endpoint.ifname}${mtu} netns ${pid}`,
       `link set ${veth} master ${BRIDGE}`,
       ...(this.settings.isolated ? [`link set ${veth} type bridge_slave isolated on`] : []),
@@ -151,7 +154,37 @@ export class NetworkHub {
 
   /** Unplugs the container of `pid` (deleting one end of the pair deletes both). */
   async detach(pid: number, ifname: string): Promise<void> {
-    await ipIn(this.tools, this.pid, [`link del ${vethName(pid, ifname)}`]);
+    await this.inHub([`link del ${vethName(pid, ifname)}`]);
+  }
+
+  /**
+   * Runs `lines` in the network's namespace. The first caller's run at once; callers that come
+   * while an `ip` runs there wait for it and then share one (ipGroupsIn): 16 containers started
+   * at once on a network make a few processes for their bridge sides, not 16. Each caller still
+   * gets its own lines' error.
+   */
+  private inHub(lines: string[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.queued.push({ lines, resolve, reject });
+      if (!this.flushing) void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.flushing = true;
+    try {
+      while (this.queued.length > 0) {
+        const batch = this.queued.splice(0);
+        try {
+          const errors = await ipGroupsIn(this.tools, this.pid, batch.map((b) => b.lines));
+          batch.forEach((b, i) => (errors[i] ? b.reject(errors[i]!) : b.resolve()));
+        } catch (error) {
+          for (const b of batch) b.reject(error as Error);
+        }
+      }
+    } finally {
+      this.flushing = false;
+    }
   }
 
   /** Ends the namespace (its stdin closed, then SIGKILL if it lingers) and waits for it. */

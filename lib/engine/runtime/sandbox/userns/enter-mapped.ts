@@ -1,5 +1,5 @@
 import { viaShell } from '../sandbox-process.js';
-import { options, STAGE, stageSources, withoutCapabilities } from './enter.js';
+import { options, STAGE, stageArguments, stageSources, withoutCapabilities } from './enter.js';
 
 /** Options that mount something at a path, and the value that is it. */
 const MOUNTS: Readonly<Record<string, 'bind' | 'dir'>> = {
@@ -70,6 +70,6 @@ export function inMappedNamespace(tools: MappedTools, bwrap: string, args: reado
     bwrap, '--unshare-user', '--uid', String(user.uid), '--gid', String(user.gid), ...withoutCapabilities(staged.args), '--', ...argv];
   const points = mountPointArgs(staged.args);
   const [pointsShell, pointsArgs] = viaShell(MOUNT_POINTS, [bwrap, String(points.length), ...points, ...command]);
-  const [shell, shellArgs] = viaShell(STAGE, [tools.stageDir, String(staged.sources.length), '', '', '', '', ...staged.sources, pointsShell, ...pointsArgs]);
+  const [shell, shellArgs] = viaShell(STAGE, [...stageArguments(tools.stageDir, staged.sources, ''), pointsShell, ...pointsArgs]);
   return [tools.nsenter, [`--user=${tools.file}`, '--setuid=0', '--setgid=0', '--', tools.unshare, '--mount', '--', shell, ...shellArgs]];
 }

@@ -88,36 +88,66 @@ export function stageSources(args: readonly string[], stageDir = STAGE_DIR): { a
  * host-root-owned folder as it does on dockerd. Sources container root owns (volumes, the
  * runtime's own files) are bound as they are. Where the kernel or the filesystem cannot idmap
  * (the helper fails, nothing mounted), the bind stays plain: container root is then an
- * unprivileged host uid there (README, "Binds and user namespaces").
+ * unprivileged host uid there (README, "Binds and user namespaces"). `$s` is the stat of
+ * {@link MOUNT_HELD}, the owner's uid last; `$2` the staged path.
  */
-const IDMAP = '[ -z "$im" ] || [ "${s##*:}" = "$ru" ] || "$im" "$d/$i" "$uf" || :';
+const IDMAP = '[ -z "$im" ] || [ "${s##*:}" = "$ru" ] || "$im" "$2" "$uf" || :';
 
 /**
- * After a held bind source (`/proc/<pid>/fd/<n>`, held-binds.ts) is mounted: the mount must be
- * the held object itself (same device and inode), or the launch stops (125). A bind mount cannot
- * take a descriptor of another mount namespace (this one is the launcher's own, unshare's), so
- * mount(8) resolves the descriptor's procfs link to the name it has now and mounts that name: a
- * link planted there meanwhile would be followed, and is caught here, as bubblewrap's `--bind-fd`
- * checks its own. One `stat` prints both (held first), one line each, with the owner's uid last.
- *
- * Then {@link IDMAP}: a held source that container root does not own.
+ * The held bind sources (`/proc/<pid>/fd/<n>`, held-binds.ts), each bound by a `mount` of its
+ * own: a bind mount cannot take a descriptor of another mount namespace (this one is the
+ * launcher's own, unshare's), so mount(8) resolves the descriptor's procfs link to the name it
+ * has now and mounts that name (`mount -a` does not resolve it, and fails). A link planted there
+ * meanwhile would be followed, and is caught here: the mount must be the held object itself
+ * (same device and inode), or the launch stops (125), as bubblewrap's `--bind-fd` checks its own.
+ * Its arguments are pairs (held source, staged path); one `stat` per pair prints both (held
+ * first), one line each, with the owner's uid last. Then {@link IDMAP}. No held source: no process.
  */
-const VERIFY_HELD = 'case "$1" in /proc/[0-9]*/fd/[0-9]*) s=$(stat -L -c %d:%i:%u "$1" "$d/$i") && [ "${s%%[!0-9:]*}" = "${s##*[!0-9:]}" ] '
-  + '|| { echo "bind source $1 changed while it was mounted" >&2; exit 125; }; ' + IDMAP + ';; esac';
+const MOUNT_HELD = 'while [ "$k" -gt 0 ]; do mount --rbind -o X-mount.mkdir "$1" "$2" || exit 125; s=$(stat -L -c %d:%i:%u "$1" "$2") && [ "${s%%[!0-9:]*}" = "${s##*[!0-9:]}" ] '
+  + '|| { echo "bind source $1 changed while it was mounted" >&2; exit 125; }; ' + IDMAP + '; shift 2; k=$((k-1)); done';
 
 /**
  * The staging shell: a tmpfs over {@link STAGE_DIR}, then each source bound (recursively, as
- * bwrap binds) at `<n>`, a directory or a file as the source is. Run as host root, before the user
+ * bwrap binds) at `<n>`, a directory or a file as the source is. The sources the server names by
+ * path (the root filesystem, the cgroup view, the network files…) are bound by one `mount -a`
+ * over a table of them ({@link stagingTable}): one process for all, not a `mount` and a `mkdir`
+ * for each (these were 9 of the 10 processes of a start's staging). The shell makes the file a
+ * file source is bound over (a builtin, no process); mount makes a directory's
+ * (`X-mount.mkdir`). The table goes in the tmpfs (dash's `printf` is a builtin; mount does not
+ * parse a pipe). The held sources follow ({@link MOUNT_HELD}). Run as host root, before the user
  * namespace is entered: the sources are reached with root's permissions, so the server's 0700
  * state directories and a bind of a 0700 host directory need not be opened to the mapped ids.
  * The mount namespace is private (unshare's default) and goes with the container.
+ *
+ * Arguments: the staging directory, the table (may be empty), the namespace file (empty for
+ * root), the idmap helper (empty: none), the namespace file it idmaps through, the host uid of
+ * container root, the number of sources and the sources, the number of held pairs and the pairs.
  */
 export const STAGE = [
-  'd=$1; n=$2; ns=$3; im=$4; uf=$5; ru=$6; shift 6',
+  'd=$1; t=$2; ns=$3; im=$4; uf=$5; ru=$6; n=$7; shift 7',
   'mount -t tmpfs -o mode=0711 dockgate-stage "$d" || exit 125',
-  `i=0; while [ "$i" -lt "$n" ]; do if [ -d "$1" ]; then mkdir "$d/$i"; else : > "$d/$i"; fi; mount --rbind "$1" "$d/$i" || exit 125; ${VERIFY_HELD}; shift; i=$((i+1)); done`,
+  'i=0; while [ "$i" -lt "$n" ]; do [ -d "$1" ] || : > "$d/$i" || exit 125; shift; i=$((i+1)); done',
+  'if [ -n "$t" ]; then printf %s "$t" > "$d/.binds" && mount -a -T "$d/.binds" || exit 125; fi',
+  'k=$1; shift',
+  MOUNT_HELD,
   `if [ -n "$ns" ]; then exec ${USERNS_FD}<"$ns" || exit 125; fi`,
 ].join('; ');
+
+/**
+ * The `mount -a` table of the staging binds (every source but the held ones, which are left
+ * out): source, `<dir>/<n>`, recursive bind, the target directory made when missing.
+ */
+export function stagingTable(dir: string, sources: readonly string[]): string {
+  return sources.map((source, i) => (HELD.test(source) ? '' : `${fstabField(source)} ${fstabField(`${dir}/${i}`)} none rbind,X-mount.mkdir 0 0\n`)).join('');
+}
+
+/** A path as one fstab field: libmount's octal escapes for space, tab, newline and backslash. */
+function fstabField(path: string): string {
+  return path.replace(/[ \t\n\\]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, '0')}`);
+}
+
+/** A held bind source (held-binds.ts): the launcher checks that what it mounted is the held object. */
+const HELD = /^\/proc\/\d+\/fd\/\d+$/;
 
 /**
  * The program and arguments that run `bwrap args -- argv` in the user namespace as container user
@@ -143,8 +173,20 @@ export function inUserNamespace(tools: UsernsTools, bwrap: string, args: readonl
     ? [tools.nsenter, `--user=${tools.file}`, '--setuid=0', `--setgid=${user.gid}`, '--', tools.setpriv, `--groups=${groups.join(',')}`, '--', bwrap, ...staged.args, '--', ...argv]
     : [tools.setpriv, `--regid=${tools.gid}`, `--groups=${groups.map((g) => tools.gid + g).join(',')}`, '--',
       bwrap, '--userns', String(USERNS_FD), '--uid', String(user.uid), '--gid', String(user.gid), ...withoutCapabilities(staged.args), '--', ...argv];
-  const [shell, shellArgs] = viaShell(STAGE, [STAGE_DIR, String(staged.sources.length), root ? '' : tools.file, tools.idmap ?? '', tools.file, String(tools.uid), ...staged.sources, ...command]);
+  const [shell, shellArgs] = viaShell(STAGE, [
+    ...stageArguments(STAGE_DIR, staged.sources, root ? '' : tools.file, { helper: tools.idmap ?? '', file: tools.file, rootUid: tools.uid }),
+    ...command,
+  ]);
   return [tools.unshare, ['--mount', '--', shell, ...shellArgs]];
+}
+
+/** {@link STAGE}'s arguments for `sources` staged in `dir`: the table, the held pairs, and the idmap of host binds (none: helper ''). */
+export function stageArguments(dir: string, sources: readonly string[], namespaceFile: string, idmap: { helper: string; file: string; rootUid: number } = { helper: '', file: '', rootUid: 0 }): string[] {
+  const held = sources.flatMap((source, i) => (HELD.test(source) ? [source, `${dir}/${i}`] : []));
+  return [
+    dir, stagingTable(dir, sources), namespaceFile, idmap.helper, idmap.file, String(idmap.rootUid),
+    String(sources.length), ...sources, String(held.length / 2), ...held,
+  ];
 }
 
 /** bwrap's arguments with the capability set replaced by none. */
