@@ -80,7 +80,9 @@ describe('a launcher binds bwrap\'s host paths in a private staging tmpfs, so th
     expect(script).not.toMatch(/(?<!\.)\bmkdir\b/);
     expect(script).toContain('mount -a -T');
     const after = args.slice(args.indexOf('sh', args.indexOf('-c')) + 1);
-    expect(after.slice(0, 8)).toEqual([STAGE_DIR, `/r ${STAGE_DIR}/0 none rbind,X-mount.mkdir 0 0\n`, '', '2', '/r', '/proc/42/fd/7', '1', '/proc/42/fd/7']);
+    // The directory, the table, the namespace file (none for root), the idmap helper, the file it
+    // idmaps through and container root's host uid, then the sources and the held pairs.
+    expect(after.slice(0, 11)).toEqual([STAGE_DIR, `/r ${STAGE_DIR}/0 none rbind,X-mount.mkdir 0 0\n`, '', '', TOOLS.file, String(TOOLS.uid), '2', '/r', '/proc/42/fd/7', '1', '/proc/42/fd/7']);
   });
   test('an option the launcher does not know is an error, never skipped', () => {
     expect(() => stageSources(['--new-option', 'x'])).toThrow(/--new-option is not known/);
