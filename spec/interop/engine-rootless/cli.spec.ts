@@ -130,7 +130,27 @@ describeWithPeers(`the sandbox runtime runs rootless: the demo as ${USER}, drive
       expect(r.code).toBe(0);
       const [id, map] = r.stdout.split('\n');
       expect(id).toBe('uid=0(root) gid=0(root) groups=0(root)');
-      expect(map!.trim().split(/\s+/)).toEqual(['0', String(ids!.uid), '1']);
+      // One id, container root: seen from inside, onto root of the engine's user namespace (network-userns.ts), itself the server's uid.
+      expect(map!.trim().split(/\s+/)).toEqual(['0', '0', '1']);
+      const detached = (await docker(['run', '-d', 'busybox', 'sleep', '30'])).stdout.trim();
+      try {
+        const isSleep = (p: number): boolean => {
+          try {
+            return /(^|\/)sleep\u000030\u0000$/.test(readFileSync(`/proc/${p}/cmdline`, 'utf8'));
+          } catch {
+            return false;
+          }
+        };
+        let pid: number | undefined;
+        for (let i = 0; i < 50 && pid === undefined; i++) {
+          pid = descendants(server.child.pid!).find(isSleep);
+          if (pid === undefined) await new Promise((r) => setTimeout(r, 100));
+        }
+        // Seen from the host: container root is the server's uid alone.
+        expect(readFileSync(`/proc/${pid!}/uid_map`, 'utf8').trim().split(/\s+/)).toEqual(['0', String(ids!.uid), '1']);
+      } finally {
+        await docker(['rm', '-f', detached]);
+      }
     });
     test('docker logs shows a detached container\'s output; docker exec runs in it as root', async () => {
       const id = (await docker(['run', '-d', 'busybox', 'sh', '-c', 'echo one; echo two; sleep 30'])).stdout.trim();

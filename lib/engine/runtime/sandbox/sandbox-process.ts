@@ -8,6 +8,7 @@ import { ptyProcess } from '../local/pty-process.js';
 import { OPEN_SECCOMP } from './seccomp/seccomp-fd.js';
 import { discardEnvArgs, ENV_ARGS_FD, OPEN_ENV_ARGS, removeOnceOpened, writeEnvArgs } from './env-args.js';
 import { LAUNCHER_ENV } from '../../linux/launcher-env.js';
+import type { NetworkUserns } from './network/network-userns.js';
 
 /** One bwrap invocation: its arguments, the command, and how its output leaves. */
 export interface SandboxLaunch {
@@ -40,6 +41,8 @@ export interface SandboxLaunch {
   netns?: string;
   /** util-linux's nsenter, for {@link netns}. */
   nsenter?: string;
+  /** A rootless server's own user namespace (network/network-userns.ts), entered first (with {@link netns}, if any); none: the server's. */
+  userns?: NetworkUserns;
 }
 
 /**
@@ -89,7 +92,10 @@ function command(launch: SandboxLaunch, envFile: string): [string, string[]] {
   const args = withEnvArgs(launch.args);
   const [inner, innerArgs] = launch.enter ? launch.enter(launch.bwrap, args, launch.argv) : [launch.bwrap, [...args, '--', ...launch.argv]];
   // `--network container:ID`: only the network namespace is entered, as host root, before the user namespace (if any) is made.
-  const [program, programArgs] = launch.netns ? [launch.nsenter ?? 'nsenter', [`--net=${launch.netns}`, '--', inner, ...innerArgs]] : [inner, innerArgs];
+  const joinNet = launch.netns ? [`--net=${launch.netns}`] : [];
+  const [program, programArgs] = launch.userns
+    ? launch.userns.wrap(inner, innerArgs, joinNet)
+    : launch.netns ? [launch.nsenter ?? 'nsenter', [...joinNet, '--', inner, ...innerArgs]] : [inner, innerArgs];
   const seccomp = launch.seccompFile === undefined ? [] : [launch.seccompFile];
   // The network's launch gate (its FIFOs as fds 3 and 4, network/launch-gate.ts) opens first.
   const gate = launch.descriptors;

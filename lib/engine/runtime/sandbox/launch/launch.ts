@@ -16,6 +16,8 @@ export const launch: Stage<StartContext> = {
   async run(ctx) {
     const { spec, argv, openStdin, tty, output } = ctx.run;
     const { group, seccompFile, enter, net, joined } = ctx;
+    // Rootless with user networks: under the server's own user namespace (network/network-userns.ts).
+    const userns = await ctx.host.network.userns;
     ctx.proc = await launchSandbox({
       bwrap: ctx.host.bwrap,
       args: ctx.args,
@@ -31,6 +33,7 @@ export const launch: Stage<StartContext> = {
       ...(enter ? { enter } : {}),
       ...(net ? { descriptors: net.gate.shell() } : {}),
       ...(joined ? { netns: `/proc/${joined.pid}/ns/net`, nsenter: ctx.host.hostTool('nsenter') } : {}),
+      ...(userns ? { userns } : {}),
     });
   },
   async undo(ctx) {
