@@ -84,6 +84,21 @@ describeWithPeers(`user-defined networks run rootless: the demo as ${ROOTLESS_US
     });
   });
 
+  describe('--network container:NAME shares that container\'s network, with the capabilities its root has there', () => {
+    test('the joiner sees the member\'s address, resolves the network\'s names and pings (a raw socket in the joined namespace)', async () => {
+      const { docker } = server;
+      await docker(['network', 'create', '--subnet', '10.89.21.0/24', 'rl-join']);
+      try {
+        await docker(['run', '-d', '--network', 'rl-join', '--ip', '10.89.21.50', '--network-alias', 'rl-alias', '--name', 'rl-joined', 'busybox', 'sleep', '60']);
+        const r = await docker(['run', '--rm', '--network', 'container:rl-joined', 'busybox', 'sh', '-c', 'ip -4 addr | grep -c "inet 10.89.21.50/"; ping -c1 -W3 rl-alias >/dev/null && echo pinged']);
+        expect(r).toMatchObject({ code: 0, stdout: '1\npinged\n' });
+      } finally {
+        await docker(['rm', '-f', 'rl-joined']);
+        await docker(['network', 'rm', 'rl-join']);
+      }
+    });
+  });
+
   describe('-p on a user-defined network publishes the port on the host', () => {
     test('a server on the network answers on the published port from the host, and by name from the network', async () => {
       const { docker } = server;

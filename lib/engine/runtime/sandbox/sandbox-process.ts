@@ -43,6 +43,8 @@ export interface SandboxLaunch {
   nsenter?: string;
   /** A rootless server's own user namespace (network/network-userns.ts), entered first (with {@link netns}, if any); none: the server's. */
   userns?: NetworkUserns;
+  /** With {@link userns} and {@link netns}: the joined container's user namespace, entered instead (bwrap makes none of its own, bwrap-args.ts). */
+  joinedUserns?: string;
 }
 
 /**
@@ -94,7 +96,7 @@ function command(launch: SandboxLaunch, envFile: string): [string, string[]] {
   // `--network container:ID`: only the network namespace is entered, as host root, before the user namespace (if any) is made.
   const joinNet = launch.netns ? [`--net=${launch.netns}`] : [];
   const [program, programArgs] = launch.userns
-    ? launch.userns.wrap(inner, innerArgs, joinNet)
+    ? launch.userns.wrap(inner, innerArgs, joinNet, launch.joinedUserns)
     : launch.netns ? [launch.nsenter ?? 'nsenter', [...joinNet, '--', inner, ...innerArgs]] : [inner, innerArgs];
   const seccomp = launch.seccompFile === undefined ? [] : [launch.seccompFile];
   // The network's launch gate (its FIFOs as fds 3 and 4, network/launch-gate.ts) opens first.

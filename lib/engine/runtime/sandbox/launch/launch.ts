@@ -34,6 +34,9 @@ export const launch: Stage<StartContext> = {
       ...(net ? { descriptors: net.gate.shell() } : {}),
       ...(joined ? { netns: `/proc/${joined.pid}/ns/net`, nsenter: ctx.host.hostTool('nsenter') } : {}),
       ...(userns ? { userns } : {}),
+      // Rootless, `container:ID` also joins that container's user namespace, which owns its network
+      // namespace: root of a sibling one would have no capability over it (no ping, no raw socket).
+      ...(userns && joined ? { joinedUserns: `/proc/${joined.pid}/ns/user` } : {}),
     });
   },
   async undo(ctx) {

@@ -74,9 +74,13 @@ export class NetworkUserns {
     return ['--preserve-credentials', `--user=${this.file}`];
   }
 
-  /** `program args` run in the namespace: nsenter's argv, `extra` options (another namespace to join) first. */
-  wrap(program: string, args: readonly string[], extra: readonly string[] = []): [string, string[]] {
-    return [this.nsenter, [...this.enterArgs(), ...extra, '--', program, ...args]];
+  /**
+   * `program args` run in the namespace: nsenter's argv, `extra` options (another namespace to
+   * join) first; `below`: a user namespace made below it (a container's) entered instead.
+   */
+  wrap(program: string, args: readonly string[], extra: readonly string[] = [], below?: string): [string, string[]] {
+    const user = below === undefined ? this.enterArgs() : ['--preserve-credentials', `--user=${below}`];
+    return [this.nsenter, [...user, ...extra, '--', program, ...args]];
   }
 
   /** Ends the holder (the namespace lives on while a container in it does). */
