@@ -16,8 +16,9 @@ export const launch: Stage<StartContext> = {
   async run(ctx) {
     const { spec, argv, openStdin, tty, output } = ctx.run;
     const { group, seccompFile, enter, net, joined } = ctx;
-    // Rootless with user networks: under the server's own user namespace (network/network-userns.ts).
-    const userns = await ctx.host.network.userns;
+    // Rootless with user networks: under the server's own user namespace (network/network-userns.ts),
+    // unless the launcher enters a user namespace of the runtime itself (`enter`), below which the networks then live.
+    const userns = enter ? undefined : await ctx.host.network.userns;
     ctx.proc = await launchSandbox({
       bwrap: ctx.host.bwrap,
       args: ctx.args,

@@ -23,7 +23,15 @@ const HOLD = 'echo ready; exec cat >/dev/null';
  * server's user, the namespace's one id (uid and gid 0 here).
  */
 export class NetworkUserns {
-  private constructor(private readonly child: ChildProcess, private readonly nsenter: string) {}
+  private constructor(private readonly child: ChildProcess | undefined, private readonly nsenter: string, private readonly adopted?: string) {}
+
+  /**
+   * A namespace the runtime already holds (`file`: its namespace file, e.g. the one a mapped
+   * subordinate range lives in), whose containers run below it: the networks live there too.
+   */
+  static adopt(file: string, nsenter: string): NetworkUserns {
+    return new NetworkUserns(undefined, nsenter, file);
+  }
 
   /** Makes and holds the namespace (util-linux `unshare`); rejects with unshare's words when the kernel refuses it. */
   static async start(tools: { unshare: string; nsenter: string }): Promise<NetworkUserns> {
@@ -62,7 +70,7 @@ export class NetworkUserns {
 
   /** The namespace's file. */
   get file(): string {
-    return `/proc/${this.child.pid ?? 0}/ns/user`;
+    return this.adopted ?? `/proc/${this.child?.pid ?? 0}/ns/user`;
   }
 
   /**
@@ -85,6 +93,6 @@ export class NetworkUserns {
 
   /** Ends the holder (the namespace lives on while a container in it does). */
   stop(): void {
-    this.child.stdin?.end();
+    this.child?.stdin?.end();
   }
 }
