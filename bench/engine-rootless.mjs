@@ -2,7 +2,8 @@
 // which embeds sandboxRuntime) is started twice, as root and as an ordinary user
 // (BENCH_ROOTLESS_USER, default dgrootless; started with setpriv), each with a state directory
 // of its own, and the Docker CLI drives both:
-//  - `docker run --rm busybox true`, BENCH_RUNS times (15) after 2 warm-ups, the median;
+//  - `docker run --rm busybox true`, BENCH_RUNS times (15) after 2 warm-ups, the median; the same
+//    with `-u 1000` (rootless with the user's subordinate range mapped: a nested single-id namespace);
 //  - `docker logs` of a finished container that wrote BENCH_LOG_MIB MiB (256), piped to `wc -c`.
 // The two servers alternate (root, rootless, root…) so that both see the same machine load.
 // Prints each figure and the ratio rootless / root. Needs root (to start the other user), bwrap,
@@ -80,9 +81,10 @@ const rootless = await start(true);
 try {
   const servers = [['root', root], ['rootless', rootless]];
   for (const [, s] of servers) for (let i = 0; i < 2; i++) await s.docker(['run', '--rm', 'busybox', 'true']);
-  const runs = { root: [], rootless: [] };
+  const runs = { root: [], rootless: [], 'root -u 1000': [], 'rootless -u 1000': [] };
   for (let i = 0; i < RUNS; i++) {
     for (const [name, s] of servers) runs[name].push(await timed(() => s.docker(['run', '--rm', 'busybox', 'true'])));
+    for (const [name, s] of servers) runs[`${name} -u 1000`].push(await timed(() => s.docker(['run', '--rm', '-u', '1000', 'busybox', 'true'])));
   }
   const logs = {};
   const opts = ['--log-opt', `max-size=${LOG_MIB + 16}m`, '--log-opt', 'max-file=1'];
@@ -95,6 +97,9 @@ try {
   const r = median(runs.root);
   const rl = median(runs.rootless);
   console.log(`docker run --rm busybox true (median of ${RUNS}): root ${r.toFixed(0)} ms, rootless ${rl.toFixed(0)} ms: rootless/root ${(rl / r).toFixed(2)}x`);
+  const ru = median(runs['root -u 1000']);
+  const rlu = median(runs['rootless -u 1000']);
+  console.log(`docker run --rm -u 1000 busybox true (median of ${RUNS}): root ${ru.toFixed(0)} ms, rootless ${rlu.toFixed(0)} ms: rootless/root ${(rlu / ru).toFixed(2)}x`);
   const mbps = (ms) => (LOG_MIB / (ms / 1000)).toFixed(0);
   console.log(`docker logs of ${LOG_MIB} MiB: root ${mbps(logs.root)} MiB/s, rootless ${mbps(logs.rootless)} MiB/s: rootless/root throughput ${(logs.root / logs.rootless).toFixed(2)}x`);
 } finally {

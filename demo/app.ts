@@ -123,7 +123,7 @@ export function createDemoApp(options: DemoOptions, key: KeyFiles, publicUrl: st
   const runtime = options.runtime === 'docker'
     ? dockerRuntime({ socketPath: options.dockerSocket })
     : options.runtime === 'sandbox'
-    ? sandboxRuntime({ stateDir: join(options.stateDir, 'engine'), insecureRegistries: options.insecureRegistries })
+    ? sandboxRuntime({ stateDir: join(options.stateDir, 'engine'), insecureRegistries: options.insecureRegistries, ...(options.usernsSize !== undefined ? { userns: { size: options.usernsSize } } : {}) })
     : processRuntime({
       // Commands of these images run on this host, through busybox (busybox-static) when there is one.
       images: {

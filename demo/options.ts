@@ -28,6 +28,8 @@ export interface DemoOptions {
   engineAdmins: string[];
   /** Registries the sandbox runtime pulls from over plain HTTP besides 127.0.0.0/8, from --insecure-registry. */
   insecureRegistries: string[];
+  /** Rootless sandbox runtime: container ids per owner's range of the user's subordinate range, from --userns-size. */
+  usernsSize?: number;
   /** --ldap and its companions: log in directory users too. */
   ldap?: DemoLdapOptions;
   /** --oidc-issuer and its companions: log in CI jobs with ID tokens. */
@@ -91,6 +93,9 @@ Options:
   --insecure-registry HOST[:PORT]
                          pull from this registry over plain HTTP (sandbox runtime; repeatable; registries
                          on 127.0.0.0/8 and localhost always are)
+  --userns-size N        run as an ordinary user: cut its /etc/subuid range into owners' ranges of N
+                         container ids (2-65536), one per tenant (default: the whole range, containers
+                         without an owner only)
   --ldap URL             also log in users of an LDAP directory (ldap://HOST[:PORT] or ldaps://…),
                          tried after --oidc-issuer and before --users
   --ldap-base-dn DN      where users are searched (required with --ldap)
@@ -148,6 +153,7 @@ export function parseDemoOptions(argv: string[], demoDir: string): DemoOptions |
       'state-dir': { type: 'string', default: join(demoDir, '.dockgate') },
       'log-level': { type: 'string', default: 'info' },
       'insecure-registry': { type: 'string', multiple: true, default: [] },
+      'userns-size': { type: 'string' },
       ldap: { type: 'string' },
       'ldap-base-dn': { type: 'string' },
       'ldap-bind-dn': { type: 'string' },
@@ -180,6 +186,8 @@ export function parseDemoOptions(argv: string[], demoDir: string): DemoOptions |
   if (engineAdmins.some((name) => !/^[^\s,:]{1,255}$/.test(name))) throw new DemoUsageError('--engine-admins must be NAME[,NAME…] (account names)');
   const insecureRegistries = values['insecure-registry'];
   if (insecureRegistries.some((h) => !/^[A-Za-z0-9.-]+(:\d{1,5})?$/.test(h))) throw new DemoUsageError('--insecure-registry must be HOST[:PORT]');
+  const usernsSize = values['userns-size'] === undefined ? undefined : Number(values['userns-size']);
+  if (usernsSize !== undefined && (!Number.isSafeInteger(usernsSize) || usernsSize < 2 || usernsSize > 65536)) throw new DemoUsageError('--userns-size must be an integer from 2 to 65536');
   let ldap: DemoLdapOptions | undefined;
   if (values.ldap !== undefined) {
     if (!values['ldap-base-dn']) throw new DemoUsageError('--ldap needs --ldap-base-dn');
@@ -231,5 +239,6 @@ export function parseDemoOptions(argv: string[], demoDir: string): DemoOptions |
     stateDir: values['state-dir'],
     engineAdmins,
     insecureRegistries,
+    ...(usernsSize !== undefined ? { usernsSize } : {}),
   };
 }

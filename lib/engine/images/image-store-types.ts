@@ -165,6 +165,13 @@ export interface ImageStoreOptions {
    */
   onlyRootOwners?: boolean;
   /**
+   * A rootless server with a subordinate range mapped (its user namespace): layers are unpacked
+   * as the server's user, each entry's owner recorded, and the finished root handed to
+   * {@link NamespaceOwners.apply}, which gives the entries their owners inside the namespace;
+   * copies and removals of such roots run there too. Defaults to none.
+   */
+  namespaceOwners?: NamespaceOwners;
+  /**
    * The user namespace ranges each new image's root is prepared for as soon as it is unpacked
    * (in the background, after the pull, load or import answers), so that the first container of
    * the image on such a range does not wait for it. Defaults to none.
@@ -180,6 +187,19 @@ export interface IdShift {
   uid: number;
   gid: number;
   size: number;
+}
+
+/** Owners recorded while a layer is unpacked (apply-layer.ts): path relative to the root ('' for the root) -> [uid, gid] as the image says. */
+export type OwnerTable = Map<string, readonly [number, number]>;
+
+/** How a rootless store with a mapped user namespace gives its roots their owners (store option `namespaceOwners`). */
+export interface NamespaceOwners {
+  /** How many ids the namespace maps (0 to size - 1): an owner beyond is refused, naming the file. */
+  readonly size: number;
+  /** Gives the entries of the finished, unpacked `root` the owners of `owners`, inside the namespace (entries not in it stay root's). */
+  apply(root: string, owners: OwnerTable): Promise<void>;
+  /** Runs `argv` as the namespace's root (a copy or a removal of a root holding its ids' files); rejects when it fails. */
+  run(argv: readonly string[]): Promise<void>;
 }
 
 /** The surface a runtime builds on (implemented by `ImageStore`). */

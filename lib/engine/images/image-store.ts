@@ -66,7 +66,7 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
     this.dir = dir;
     this.#index = index;
     this.options = options;
-    this.files = new LayerFiles(join(dir, 'layers'), join(dir, 'rootfs'), options.maxLayerBytes, options.onlyRootOwners ? ONLY_ROOT : undefined);
+    this.files = new LayerFiles(join(dir, 'layers'), join(dir, 'rootfs'), options.maxLayerBytes, options.onlyRootOwners ? ONLY_ROOT : undefined, options.namespaceOwners);
   }
 
   /** Opens (creating when needed) the store in `dir`, reading back its index. */
@@ -81,7 +81,12 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
     // Leftovers of an interrupted write (temporary names, spooled archives) are never part of the store.
     await rm(join(dir, 'tmp'), { recursive: true, force: true });
     for (const sub of ['layers', 'rootfs', join('blobs', 'sha256')]) {
-      for (const name of await readdir(join(dir, sub))) if (name.startsWith('.tmp-')) await rm(join(dir, sub, name), { recursive: true, force: true });
+      for (const name of await readdir(join(dir, sub))) {
+        if (!name.startsWith('.tmp-')) continue;
+        // A rootless store's half-made root may hold files of its namespace's ids: removed there first.
+        await resolved.namespaceOwners?.run(['rm', '-rf', '--', join(dir, sub, name)]);
+        await rm(join(dir, sub, name), { recursive: true, force: true });
+      }
     }
     return new ImageStore(dir, await ImageIndex.load(join(dir, 'images.json')), resolved);
   }
@@ -175,6 +180,9 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
     const source = await this.imageRootfs(imageId, shift);
     if (await stat(destDir).catch(() => undefined)) throw EngineError.conflict(`${destDir} already exists`);
     // Off the event loop: a start makes one of these (or its spare does), and a spawn holds the calling thread.
+    // A rootless store's roots hold files of its namespace's ids: copied there, by its root.
+    const ns = this.options.namespaceOwners;
+    if (ns) return ns.run(['cp', '-a', '--reflink=auto', '--', source, destDir]);
     const copied = await runOffLoop('cp', ['-a', '--reflink=auto', '--', source, destDir]);
     if (copied.code !== 0) throw EngineError.system(`copying the image's root filesystem failed: ${copied.stderr.trim()}`);
   }
@@ -365,6 +373,8 @@ export class ImageStore implements ImageStoreApi, ImageStoreCore {
     // Its unpacked trees, with its copies prepared for user namespace ranges (shifted-rootfs.ts);
     // kept while a container still runs on them (a forced rmi: their overlays' lower layer).
     if (this.options.usage(record.id).length === 0) {
+      // A rootless store's root holds files of its namespace's ids, which only its root may remove.
+      if (this.options.namespaceOwners) await this.options.namespaceOwners.run(['rm', '-rf', '--', this.files.rootfs(record.id)]);
       await rm(this.files.rootfs(record.id), { recursive: true, force: true });
       for (const name of await readdir(this.dir).catch(() => [] as string[])) {
         if (name.startsWith('rootfs-')) await rm(join(this.dir, name, digestHex(record.id)), { recursive: true, force: true });

@@ -1,5 +1,5 @@
 import { isDomain } from '../../reference/repository-name.js';
-import type { IdShift, ImageStoreOptions, ImageUsage } from './image-store-types.js';
+import type { IdShift, ImageStoreOptions, ImageUsage, NamespaceOwners } from './image-store-types.js';
 import { serverPlatform } from './store/platform.js';
 import { optionalFunction } from '../../options/option-checks.js';
 
@@ -12,6 +12,7 @@ export interface ResolvedStoreOptions {
   maxLoadBytes: number;
   maxLayerBytes: number;
   onlyRootOwners: boolean;
+  namespaceOwners: NamespaceOwners | undefined;
   prepareShifts: () => readonly IdShift[];
 }
 
@@ -42,6 +43,7 @@ export function resolveStoreOptions(options: ImageStoreOptions): ResolvedStoreOp
     maxLoadBytes: byteCap(options.maxLoadBytes, 'maxLoadBytes'),
     maxLayerBytes: byteCap(options.maxLayerBytes, 'maxLayerBytes'),
     onlyRootOwners: options.onlyRootOwners === true,
+    namespaceOwners: options.namespaceOwners,
     prepareShifts: options.prepareShifts ?? (() => []),
   };
 }

@@ -2,13 +2,15 @@
  * The sandbox runtime run rootless: the demo (demo/dist/main.js, which embeds sandboxRuntime)
  * started as an ordinary user (`DOCKGATE_ROOTLESS_USER`, default dgrootless, which .ci/run
  * creates with a subordinate range) through setpriv, which execs it with that user's ids and no
- * root parent, and driven by Docker CLI 28 over its socket. Skipped, naming why, where the user,
+ * root parent, and driven by Docker CLI 28 over its socket. That user's subordinate range is mapped
+ * (newuidmap); a second server run as `nobody`, which has none, shows the single-id mode's refusals.
+ * Skipped, naming why, where the user,
  * the build or /dev/net/tun for an ordinary user is missing, or this run is not root (it must
  * start a process as another user).
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { accessSync, chownSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, chownSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeWithPeers, program, type PeerCheck } from '../../support/peers.js';
@@ -26,12 +28,30 @@ function idsOf(name: string): { uid: number; gid: number; home: string } | undef
 }
 
 const ids = idsOf(USER);
+
+/** The user's first subordinate id and count in `file` (/etc/subuid, /etc/subgid). */
+function rangeOf(file: string, name: string): { start: number; count: number } | undefined {
+  let text = '';
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const line = text.split('\n').map((l) => l.split(':')).find(([n]) => n === name);
+  return line ? { start: Number(line[1]), count: Number(line[2]) } : undefined;
+}
+const subuid = rangeOf('/etc/subuid', USER);
+const subgid = rangeOf('/etc/subgid', USER);
+const nobody = idsOf('nobody');
 const peers: PeerCheck[] = [
   program(CLI), program('setpriv', ['--version']), program('slirp4netns'),
   { name: 'demo/dist/main.js (npm run build:demo)', available: () => existsSync(MAIN) },
   { name: 'this run as root (to start the engine as another user)', available: () => process.geteuid?.() === 0 },
   { name: `an ordinary user ${USER} (DOCKGATE_ROOTLESS_USER; .ci/run creates dgrootless)`, available: () => ids !== undefined && ids.uid !== 0 },
   { name: `demo/dist/main.js readable by ${USER} (a checkout it can traverse)`, available: () => ids !== undefined && spawnSync('setpriv', [`--reuid=${ids.uid}`, `--regid=${ids.gid}`, '--clear-groups', '--', 'test', '-r', MAIN]).status === 0 },
+  { name: `a subordinate range for ${USER} in /etc/subuid and /etc/subgid`, available: () => subuid !== undefined && subgid !== undefined },
+  ...['newuidmap', 'newgidmap'].map((tool) => ({ name: `/usr/bin/${tool} (Debian's uidmap)`, available: () => existsSync(`/usr/bin/${tool}`) })),
+  { name: 'a user nobody without a subordinate range', available: () => nobody !== undefined && rangeOf('/etc/subuid', 'nobody') === undefined },
   { name: '/dev/net/tun usable by an ordinary user (mode 0666, slirp4netns opens it)', available: () => (statSync('/dev/net/tun', { throwIfNoEntry: false })?.mode ?? 0) % 0o1000 === 0o666 },
 ];
 
@@ -41,12 +61,12 @@ interface Rootless {
   output: () => string;
 }
 
-/** The demo as `USER`: its state and socket in a directory of its own, owned by it. */
-async function startRootless(dir: string): Promise<Rootless> {
+/** The demo as `USER` (or `as`): its state and socket in a directory of its own, owned by it. */
+async function startRootless(dir: string, as = ids!, extra: string[] = []): Promise<Rootless> {
   const socket = join(dir, 'engine.sock');
-  const child = spawn('setpriv', [`--reuid=${ids!.uid}`, `--regid=${ids!.gid}`, '--init-groups', '--', process.execPath, MAIN,
-    '--port', '0', '--engine-socket', socket, '--state-dir', join(dir, 'state'), '--log-level', 'warn'], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: ids!.home, XDG_DATA_HOME: join(dir, 'data') },
+  const child = spawn('setpriv', [`--reuid=${as.uid}`, `--regid=${as.gid}`, '--init-groups', '--', process.execPath, MAIN,
+    '--port', '0', '--engine-socket', socket, '--state-dir', join(dir, 'state'), '--log-level', 'warn', ...extra], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: as.home, XDG_DATA_HOME: join(dir, 'data') },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let text = '';
@@ -93,8 +113,8 @@ describeWithPeers(`the sandbox runtime runs rootless: the demo as ${USER}, drive
   let dir: string;
   let server: Rootless;
   const configDir = mkdtempSync(join(tmpdir(), 'dockgate-rootless-cli-'));
-  const docker = (args: string[], timeout = 20_000): Promise<{ code: number; stdout: string; stderr: string }> => new Promise((resolve) => {
-    execFile(CLI, args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: configDir, DOCKER_HOST: `unix://${server.socket}`, DOCKER_CONFIG: configDir }, timeout }, (error, stdout, stderr) => {
+  const docker = (args: string[], timeout = 20_000, socket = server.socket): Promise<{ code: number; stdout: string; stderr: string }> => new Promise((resolve) => {
+    execFile(CLI, args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: configDir, DOCKER_HOST: `unix://${socket}`, DOCKER_CONFIG: configDir }, timeout }, (error, stdout, stderr) => {
       resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
   });
@@ -123,34 +143,21 @@ describeWithPeers(`the sandbox runtime runs rootless: the demo as ${USER}, drive
     });
   });
 
-  describe('containers run, with container root mapped onto the server\'s user', () => {
-    test('docker run --rm busybox id prints root, and its uid_map maps 0 onto the server\'s uid alone', async () => {
-      const r = await docker(['run', '--rm', 'busybox', 'sh', '-c', 'id; cat /proc/self/uid_map']);
+  describe('with a subordinate range, container ids are mapped through newuidmap: root onto the server\'s user, 1 to N onto the range', () => {
+    test('docker run --rm busybox id prints root, and its uid_map and gid_map are the user\'s id then its subordinate range', async () => {
+      const r = await docker(['run', '--rm', 'busybox', 'sh', '-c', 'id; cat /proc/self/uid_map /proc/self/gid_map']);
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
-      const [id, map] = r.stdout.split('\n');
+      const [id, ...maps] = r.stdout.trim().split('\n').map((l) => l.trim().split(/\s+/).join(' '));
       expect(id).toBe('uid=0(root) gid=0(root) groups=0(root)');
-      // One id, container root: seen from inside, onto root of the engine's user namespace (network-userns.ts), itself the server's uid.
-      expect(map!.trim().split(/\s+/)).toEqual(['0', '0', '1']);
-      const detached = (await docker(['run', '-d', 'busybox', 'sleep', '30'])).stdout.trim();
-      try {
-        const isSleep = (p: number): boolean => {
-          try {
-            return /(^|\/)sleep\u000030\u0000$/.test(readFileSync(`/proc/${p}/cmdline`, 'utf8'));
-          } catch {
-            return false;
-          }
-        };
-        let pid: number | undefined;
-        for (let i = 0; i < 50 && pid === undefined; i++) {
-          pid = descendants(server.child.pid!).find(isSleep);
-          if (pid === undefined) await new Promise((r) => setTimeout(r, 100));
-        }
-        // Seen from the host: container root is the server's uid alone.
-        expect(readFileSync(`/proc/${pid!}/uid_map`, 'utf8').trim().split(/\s+/)).toEqual(['0', String(ids!.uid), '1']);
-      } finally {
-        await docker(['rm', '-f', detached]);
-      }
+      expect(maps).toEqual([`0 ${ids!.uid} 1`, `1 ${subuid!.start} ${subuid!.count}`, `0 ${ids!.gid} 1`, `1 ${subgid!.start} ${subgid!.count}`]);
+    });
+    test('-u 1000 runs as uid 1000, and what it writes on a volume belongs to host uid start + 999', async () => {
+      const r = await docker(['run', '--rm', '-u', '1000:1000', '-v', 'rootless-u:/tmp', 'busybox', 'sh', '-c', 'id -u; id -g; echo x > /tmp/mine; stat -c %u:%g /tmp/mine']);
+      expect(r).toMatchObject({ code: 0, stdout: '1000\n1000\n1000:1000\n' });
+      const data = join(dir, 'state', 'engine', 'volumes', 'rootless-u', '_data', 'mine');
+      expect(`${statSync(data).uid}:${statSync(data).gid}`).toBe(`${subuid!.start + 999}:${subgid!.start + 999}`);
+      await docker(['volume', 'rm', 'rootless-u']);
     });
     test('docker logs shows a detached container\'s output; docker exec runs in it as root', async () => {
       const id = (await docker(['run', '-d', 'busybox', 'sh', '-c', 'echo one; echo two; sleep 30'])).stdout.trim();
@@ -186,26 +193,115 @@ describeWithPeers(`the sandbox runtime runs rootless: the demo as ${USER}, drive
     });
   });
 
-  describe('images: built with RUN, and only root\'s files where one id is mapped', () => {
-    test('docker build with a RUN step makes an image whose files are root\'s, as the container saw them', async () => {
+  describe('images keep their files\' owners, unpacked into the mapped namespace; builds and volumes work with the mapping', () => {
+    test('an image whose files belong to several users keeps them: as the container sees them, and on the host as the range\'s ids', async () => {
+      const busybox = readFileSync('/bin/busybox');
+      const archive = await oneLayerArchive('rootless-owners:1', [
+        { header: { name: 'bin/', type: 'directory', mode: 0o755 } },
+        { header: { name: 'bin/busybox', type: 'file', mode: 0o755, size: busybox.length }, body: busybox },
+        ...['sh', 'cat', 'stat', 'id'].map((name) => ({ header: { name: `bin/${name}`, type: 'symlink' as const, linkname: 'busybox' } })),
+        ...['proc/', 'dev/', 'sys/', 'etc/', 'home/'].map((name) => ({ header: { name, type: 'directory' as const, mode: 0o755 } })),
+        { header: { name: 'tmp/', type: 'directory', mode: 0o1777 } },
+        { header: { name: 'home/u/', type: 'directory', mode: 0o700, uid: 1000, gid: 1000 } },
+        { header: { name: 'home/u/secret', type: 'file', mode: 0o600, uid: 1000, gid: 1000, size: 7 }, body: Buffer.from('hidden\n') },
+        { header: { name: 'srv/', type: 'directory', mode: 0o755, uid: 33, gid: 33 } },
+        { header: { name: 'srv/www', type: 'file', mode: 0o644, uid: 33, gid: 44, size: 4 }, body: Buffer.from('www\n') },
+      ]);
+      const file = join(dir, 'owners.tar');
+      writeFileSync(file, archive);
+      expect((await docker(['load', '-i', file])).code).toBe(0);
+      const seen = await docker(['run', '--rm', 'rootless-owners:1', 'stat', '-c', '%n %u:%g', '/', '/home/u', '/home/u/secret', '/srv', '/srv/www']);
+      expect(seen).toMatchObject({ code: 0, stdout: '/ 0:0\n/home/u 1000:1000\n/home/u/secret 1000:1000\n/srv 33:33\n/srv/www 33:44\n' });
+      // The owner reads its 0600 file; root's files show as nobody in its single-id view.
+      expect(await docker(['run', '--rm', '-u', '1000', 'rootless-owners:1', 'sh', '-c', 'cat /home/u/secret; stat -c %u /'])).toMatchObject({ code: 0, stdout: 'hidden\n65534\n' });
+      // docker export reads the copy as the container's root in the namespace: the owners come out as the image has them.
+      const created = (await docker(['create', 'rootless-owners:1'])).stdout.trim();
+      const exported = spawnSync(CLI, ['export', created], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: configDir, DOCKER_HOST: `unix://${server.socket}`, DOCKER_CONFIG: configDir }, maxBuffer: 64 << 20 });
+      const listed = spawnSync('tar', ['-tv', '--numeric-owner'], { input: exported.stdout, encoding: 'utf8', maxBuffer: 64 << 20 }).stdout;
+      expect(listed).toMatch(/-rw------- 1000\/1000 +7 .* home\/u\/secret/);
+      expect(listed).toMatch(/-rw-r--r-- 33\/44 +4 .* srv\/www/);
+      await docker(['rm', created]);
+      const trees = join(dir, 'state', 'engine', 'images', 'rootfs');
+      const owned = readdirSync(trees).map((t) => join(trees, t, 'srv')).find((p) => existsSync(p))!;
+      expect(statSync(owned).uid).toBe(subuid!.start + 32);
+      expect((await docker(['rmi', 'rootless-owners:1'])).code).toBe(0);
+    });
+    test('docker build with a RUN step that gives files to other users makes an image with those owners', async () => {
       const ctx = mkdtempSync(join(tmpdir(), 'dockgate-rootless-build-'));
-      writeFileSync(join(ctx, 'Dockerfile'), 'FROM busybox\nRUN echo built > /f\n');
+      writeFileSync(join(ctx, 'Dockerfile'), 'FROM busybox\nRUN echo built > /f && mkdir /data && echo d > /data/g && chown -R 1000:1000 /data\n');
       try {
         expect((await docker(['build', '-q', '-t', 'rootless-built', ctx], 60_000)).code).toBe(0);
-        expect(await docker(['run', '--rm', 'rootless-built', 'sh', '-c', 'cat /f; stat -c %u:%g /f'])).toMatchObject({ code: 0, stdout: 'built\n0:0\n' });
+        expect(await docker(['run', '--rm', 'rootless-built', 'sh', '-c', 'cat /f; stat -c %u:%g /f /data /data/g'])).toMatchObject({ code: 0, stdout: 'built\n0:0\n1000:1000\n1000:1000\n' });
+        expect(await docker(['run', '--rm', '-u', '1000', 'rootless-built', 'sh', '-c', 'echo more >> /data/g && cat /data/g'])).toMatchObject({ code: 0, stdout: 'd\nmore\n' });
       } finally {
         rmSync(ctx, { recursive: true, force: true });
       }
     });
-    test('an image with a file owned by 1000:1000 is refused at load, naming the file (its owner is never dropped)', async () => {
-      const archive = await oneLayerArchive('rootless-owned:1', [
-        { header: { name: 'owned', type: 'file', mode: 0o644, uid: 1000, gid: 1000 }, body: Buffer.from('x') },
-      ]);
-      const file = join(dir, 'owned.tar');
-      writeFileSync(file, archive);
-      const r = await docker(['load', '-i', file]);
-      expect(r.code).not.toBe(0);
-      expect(r.stderr).toContain('the image\'s /owned is owned by 1000:1000: a rootless server maps one id');
+    test('a named volume is shared by two containers: one writes while the other runs, the other reads it', async () => {
+      const writer = (await docker(['run', '-d', '-v', 'rootless-shared:/shared', 'busybox', 'sh', '-c', 'echo from-a > /shared/a; chown 1000 /shared/a; sleep 30'])).stdout.trim();
+      try {
+        let read = { code: 1, stdout: '', stderr: '' };
+        for (let i = 0; i < 50 && read.stdout !== 'from-a\n1000\n'; i++) {
+          read = await docker(['run', '--rm', '-v', 'rootless-shared:/shared', 'busybox', 'sh', '-c', 'cat /shared/a && stat -c %u /shared/a']);
+        }
+        expect(read).toMatchObject({ code: 0, stdout: 'from-a\n1000\n' });
+      } finally {
+        await docker(['rm', '-f', writer]);
+        await docker(['volume', 'rm', 'rootless-shared']);
+      }
+    });
+    test('docker exec into a container running as a non-root user is refused (400), never run as someone else', async () => {
+      const id = (await docker(['run', '-d', '-u', '1000', 'busybox', 'sleep', '30'])).stdout.trim();
+      try {
+        const r = await docker(['exec', id, 'id']);
+        expect(r.code).not.toBe(0);
+        expect(r.stdout).toBe('');
+      } finally {
+        await docker(['rm', '-f', id]);
+      }
+    });
+    test('a removed container\'s copy is gone from the state directory, files of the range\'s ids too', async () => {
+      const id = (await docker(['create', '-u', '1000', 'busybox', 'sh', '-c', 'echo x > /tmp/by-1000'])).stdout.trim();
+      expect((await docker(['start', '-a', id])).code).toBe(0);
+      expect((await docker(['rm', id])).code).toBe(0);
+      const left = join(dir, 'state', 'engine', 'containers', id);
+      for (let i = 0; i < 50 && existsSync(left); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(existsSync(left)).toBe(false);
+    });
+  });
+
+  describe('each owner runs on a range of its own, cut from the subordinate range (the tenant-isolation rule)', () => {
+    test('with the whole range for containers without an owner, an owner\'s container is refused (409) naming what widens it', async () => {
+      const r = await docker(['run', '--rm', '--label', 'dockgate.owner=alice', 'busybox', 'true']);
+      expect(r.code).toBe(125);
+      expect(r.stderr).toContain('no subordinate id range left for owner alice');
+      expect(r.stderr).toMatch(/\/etc\/subuid.*userns\.size/);
+    });
+    test('--userns-size 4096: no owner, alice and bob get disjoint host ids for uid 1000, and each sees the image\'s owners as it says', async () => {
+      const blocksDir = mkdtempSync(join(tmpdir(), 'dockgate-rootless-blocks-'));
+      mkdirSync(join(blocksDir, 'data'));
+      chownSync(blocksDir, ids!.uid, ids!.gid);
+      chownSync(join(blocksDir, 'data'), ids!.uid, ids!.gid);
+      const blocks = await startRootless(blocksDir, ids!, ['--userns-size', '4096']);
+      try {
+        expect(blocks.output()).toContain('container ids 0-4095 mapped');
+        const hostUids: number[] = [];
+        for (const [i, owner] of ['', 'alice', 'bob'].entries()) {
+          const labels = owner === '' ? [] : ['--label', `dockgate.owner=${owner}`];
+          const r = await docker(['run', '--rm', ...labels, '-u', '1000', '-v', `blocks${i}:/tmp`, 'busybox', 'sh', '-c', 'touch /tmp/f; stat -c %u:%g /tmp/f /home/user 2>/dev/null || stat -c %u:%g /tmp/f'], 20_000, blocks.socket);
+          expect(r.code).toBe(0);
+          expect(r.stdout.split('\n')[0]).toBe('1000:1000');
+          hostUids.push(statSync(join(blocksDir, 'state', 'engine', 'volumes', `blocks${i}`, '_data', 'f')).uid);
+        }
+        expect(hostUids).toEqual([0, 1, 2].map((k) => subuid!.start + k * 4095 + 999));
+        const beyond = await docker(['run', '--rm', '-u', '5000', 'busybox', 'true'], 20_000, blocks.socket);
+        expect(beyond.code).toBe(125);
+        expect(beyond.stderr).toContain('User "5000": ids above 4095 are outside the container user namespace');
+      } finally {
+        blocks.child.kill('SIGTERM');
+        await new Promise((r) => blocks.child.once('exit', r));
+        rmSync(blocksDir, { recursive: true, force: true });
+      }
     });
   });
 
@@ -223,11 +319,44 @@ describeWithPeers(`the sandbox runtime runs rootless: the demo as ${USER}, drive
       expect(r.code).toBe(125);
       expect(r.stderr).toContain('HostConfig.PortBindings "80/tcp": host port 80 is below 1024');
     });
-    test('-u 1000 needs more than one id: refused naming /etc/subuid', async () => {
-      const r = await docker(['run', '--rm', '-u', '1000', 'busybox', 'id']);
+  });
+
+  describe('without a subordinate range (the server run as nobody): one id, and what needs more is refused naming the /etc/subuid entry', () => {
+    let single: Rootless;
+    let singleDir: string;
+    const dockerAt = (args: string[]) => docker(args, 20_000, single.socket);
+    beforeAll(async () => {
+      singleDir = mkdtempSync(join(tmpdir(), 'dockgate-rootless-single-'));
+      mkdirSync(join(singleDir, 'data'));
+      chownSync(singleDir, nobody!.uid, nobody!.gid);
+      chownSync(join(singleDir, 'data'), nobody!.uid, nobody!.gid);
+      single = await startRootless(singleDir, { ...nobody!, home: singleDir });
+    });
+    afterAll(async () => {
+      if (single?.child.exitCode === null) {
+        single.child.kill('SIGTERM');
+        await new Promise((r) => single.child.once('exit', r));
+      }
+      rmSync(singleDir, { recursive: true, force: true });
+    });
+    test('the start notice says one id is mapped', () => {
+      expect(single.output()).toContain('one container id mapped (root is nobody');
+    });
+    test('-u 1000 is refused naming the /etc/subuid entry to add', async () => {
+      const r = await dockerAt(['run', '--rm', '-u', '1000', 'busybox', 'id']);
       expect(r.code).toBe(125);
-      expect(r.stderr).toContain('User "1000": the server runs rootless');
-      expect(r.stderr).toContain('/etc/subuid');
+      expect(r.stderr).toContain('User "1000": the server runs rootless (as nobody) with a single mapped id');
+      expect(r.stderr).toContain('add "nobody:100000:65536" (an unused range) to /etc/subuid and /etc/subgid');
+    });
+    test('an image with a file owned by 1000:1000 is refused at load, naming the file (its owner is never dropped)', async () => {
+      const archive = await oneLayerArchive('rootless-owned:1', [
+        { header: { name: 'owned', type: 'file', mode: 0o644, uid: 1000, gid: 1000 }, body: Buffer.from('x') },
+      ]);
+      const file = join(singleDir, 'owned.tar');
+      writeFileSync(file, archive);
+      const r = await dockerAt(['load', '-i', file]);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain('the image\'s /owned is owned by 1000:1000: a rootless server maps one id');
     });
   });
 
@@ -238,19 +367,31 @@ describeWithPeers(`the sandbox runtime runs rootless: the demo as ${USER}, drive
     });
   });
 
-  describe('no process of the engine runs as root', () => {
-    test('while a container and its network run, every process below the server has no root uid (real, effective, saved, fs)', async () => {
-      const id = (await docker(['run', '-d', 'busybox', 'sleep', '30'])).stdout.trim();
+  describe('no process of the engine runs as root (the setuid newuidmap and newgidmap aside)', () => {
+    test('while a root and a -u 1000 container and their networks run, every process below the server has the user\'s uids or the range\'s (real, effective, saved, fs)', async () => {
+      const root = (await docker(['run', '-d', 'busybox', 'sleep', '30'])).stdout.trim();
+      const user = (await docker(['run', '-d', '-u', '1000', 'busybox', 'sleep', '30'])).stdout.trim();
       try {
         await new Promise((r) => setTimeout(r, 300));
         const tree = [server.child.pid!, ...descendants(server.child.pid!)];
-        expect(tree.length).toBeGreaterThanOrEqual(3);
+        expect(tree.length).toBeGreaterThanOrEqual(5);
+        const seen = new Set<number>();
         for (const pid of tree) {
           const uids = uidsOf(pid);
-          if (uids) expect({ pid, uids }).toEqual({ pid, uids: [ids!.uid, ids!.uid, ids!.uid, ids!.uid] });
+          let exe = '';
+          try {
+            exe = readlinkSync(`/proc/${pid}/exe`);
+          } catch {
+            // gone, or not ours to read
+          }
+          if (!uids || /\/new[ug]idmap$/.test(exe)) continue;
+          expect({ pid, root: uids.includes(0) }).toEqual({ pid, root: false });
+          expect(new Set(uids).size).toBe(1);
+          seen.add(uids[0]!);
         }
+        expect([...seen].sort()).toEqual([ids!.uid, subuid!.start + 999].sort());
       } finally {
-        await docker(['rm', '-f', id]);
+        await docker(['rm', '-f', root, user]);
       }
     });
   });

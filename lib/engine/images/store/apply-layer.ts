@@ -5,7 +5,7 @@ import { posix } from 'node:path';
 import type { Readable } from 'node:stream';
 import { extract, type Header as Headers } from 'tar-stream';
 import { EngineError } from '../../../engine-api/engine-error.js';
-import type { IdShift } from '../image-store-types.js';
+import type { IdShift, OwnerTable } from '../image-store-types.js';
 import { Beneath } from '../../linux/beneath.js';
 
 /** OCI image-spec layer.md: `.wh.<name>` hides `<name>` of lower layers. */
@@ -90,10 +90,25 @@ function ownerOf(header: Headers, shift?: IdShift): { uid: number; gid: number }
   const uid = header.uid ?? 0;
   const gid = header.gid ?? 0;
   if (shift && shift.size === 1 && (uid !== 0 || gid !== 0)) {
-    throw EngineError.system(`the image's /${header.name} is owned by ${uid}:${gid}: a rootless server maps one id (container root), and files of other owners need the /etc/subuid and /etc/subgid range mapped, which it does not do yet`);
+    throw EngineError.system(`the image's /${header.name} is owned by ${uid}:${gid}: a rootless server maps one id (container root), and files of other owners need the /etc/subuid and /etc/subgid range mapped (with newuidmap and newgidmap, from Debian's uidmap package)`);
   }
   if (shift && (uid >= shift.size || gid >= shift.size)) throw EngineError.system(`the image's /${header.name} is owned by ${uid}:${gid}, outside the user namespace's ids (0-${shift.size - 1})`);
   return { uid: uid + (shift?.uid ?? 0), gid: gid + (shift?.gid ?? 0) };
+}
+
+/**
+ * Records the owner the image gives `path` (a rootless store with a mapped namespace: the file is
+ * the server's user's for now, NamespaceOwners.apply gives it this owner once the root is
+ * complete); an owner beyond the namespace's ids is refused, naming the file.
+ */
+function recordOwner(owners: { table: OwnerTable; size: number }, path: string, header: Headers): void {
+  const uid = header.uid ?? 0;
+  const gid = header.gid ?? 0;
+  if (uid >= owners.size || gid >= owners.size) {
+    throw EngineError.system(`the image's /${header.name} is owned by ${uid}:${gid}, outside the ids the rootless server maps (0-${owners.size - 1}: its user and the subordinate range of /etc/subuid and /etc/subgid)`);
+  }
+  if (uid === 0 && gid === 0) owners.table.delete(path);
+  else owners.table.set(path, [uid, gid]);
 }
 
 /** Owner, mode (never setuid or setgid: the store is on a host filesystem without nosuid, see applyLayer) and times, set through a descriptor. */
@@ -140,7 +155,7 @@ async function entryMetadata(dir: Beneath, name: string, header: Headers, shift?
  * through bwrap's `--dev`, which also hides an image's /dev). Inside a sandbox nothing is lost:
  * bwrap sets no_new_privs, under which setuid bits never took effect.
  */
-export async function applyLayer(rootPath: string, tar: Readable, shift?: IdShift): Promise<void> {
+export async function applyLayer(rootPath: string, tar: Readable, shift?: IdShift, owners?: { table: OwnerTable; size: number }): Promise<void> {
   const written = new Set<string>();
   const opaque: string[] = [];
   const root = await Beneath.open(rootPath);
@@ -165,6 +180,7 @@ export async function applyLayer(rootPath: string, tar: Readable, shift?: IdShif
     const rel = layerPath(header.name);
     if (rel === undefined) {
       if (header.type === 'directory') await dirMetadata(root, header, shift);
+      if (header.type === 'directory' && owners) recordOwner(owners, '', header);
       body.resume();
       return;
     }
@@ -183,6 +199,10 @@ export async function applyLayer(rootPath: string, tar: Readable, shift?: IdShif
       return;
     }
     const dir = (await dirOf(parentRel, true)) as Beneath;
+    // The entry's path in the tree (its parents' links resolved, as dirOf walked them), for its recorded owner.
+    if (owners && header.type !== 'character-device' && header.type !== 'block-device') {
+      recordOwner(owners, parentRel === '' ? base : `${await root.resolve(parentRel)}/${base}`, header);
+    }
     try {
       // Parents count as written too: an opaque marker must not remove what this layer put below them.
       for (let at = rel; at !== '.'; at = posix.dirname(at)) written.add(`/${at}`);

@@ -30,7 +30,7 @@ const CHUNK = 1 << 16;
  * @example
  * await writeLayer(files, blobFile, changesLayer(rootfs, await diffTrees(imageRoot, rootfs)));
  */
-export async function* changesLayer(rootfs: string, changes: readonly ContainerChange[], shift?: IdShift): AsyncGenerator<LayerEntry> {
+export async function* changesLayer(rootfs: string, changes: readonly ContainerChange[], shift?: IdShift | HostIdMapping): AsyncGenerator<LayerEntry> {
   const inodes = new Map<string, string>();
   // A container never started has no root filesystem copy yet, and no changes.
   const root = await Beneath.open(rootfs).catch((error: NodeJS.ErrnoException) => {
@@ -52,8 +52,8 @@ export async function* changesLayer(rootfs: string, changes: readonly ContainerC
         const header: Partial<Headers> & { name: string } = {
           name: info.isDirectory() ? `${rel}/` : rel,
           mode: info.mode & 0o7777,
-          uid: unshift(info.uid, shift?.uid, rel),
-          gid: unshift(info.gid, shift?.gid, rel),
+          uid: toContainer(info.uid, shift, 'uid', rel),
+          gid: toContainer(info.gid, shift, 'gid', rel),
           mtime: info.mtime,
         };
         if (info.isDirectory()) yield { header: { ...header, type: 'directory' } };
@@ -122,6 +122,19 @@ async function* exactly(file: FileHandle, size: number): AsyncGenerator<Buffer> 
     offset += bytesRead === 0 ? chunk.length : bytesRead;
     yield bytesRead === 0 ? chunk : chunk.subarray(0, bytesRead);
   }
+}
+
+/** Host ids as a container sees them when they are not one offset away (a rootless server's map: its own ids are root, its subordinate range the others). */
+export interface HostIdMapping {
+  containerUid(host: number): number | undefined;
+  containerGid(host: number): number | undefined;
+}
+
+function toContainer(id: number, shift: IdShift | HostIdMapping | undefined, kind: 'uid' | 'gid', rel: string): number {
+  if (shift === undefined || !('containerUid' in shift)) return unshift(id, shift?.[kind], rel);
+  const mapped = kind === 'uid' ? shift.containerUid(id) : shift.containerGid(id);
+  if (mapped === undefined) throw EngineError.system(`/${rel} is owned by host ${kind} ${id}, outside the container's user namespace`);
+  return mapped;
 }
 
 function unshift(id: number, base: number | undefined, rel: string): number {

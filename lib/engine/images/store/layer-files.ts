@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { EngineError } from '../../../engine-api/engine-error.js';
-import type { IdShift, StoredLayer } from '../image-store-types.js';
+import type { IdShift, NamespaceOwners, OwnerTable, StoredLayer } from '../image-store-types.js';
 import { applyLayer } from './apply-layer.js';
 import { LayerBlobs } from './layer-blobs.js';
 import { layerContentSize } from './layer-content-size.js';
@@ -22,7 +22,8 @@ export class LayerFiles {
 
   /** `maxLayerBytes`: what one layer may hold, uncompressed (more fails its import, naming the cap). */
   /** `ownerRange`: the ids an unshifted root may hold ({ uid: 0, gid: 0, size: 1 } for a rootless store); none: any. */
-  constructor(readonly layersDir: string, readonly rootfsDir: string, readonly maxLayerBytes = Number.MAX_SAFE_INTEGER, readonly ownerRange?: IdShift) {
+  /** `namespaceOwners`: a rootless store's mapped namespace, which gives each plain root its recorded owners (image-store-types.ts). */
+  constructor(readonly layersDir: string, readonly rootfsDir: string, readonly maxLayerBytes = Number.MAX_SAFE_INTEGER, readonly ownerRange?: IdShift, readonly namespaceOwners?: NamespaceOwners) {
     this.blobs = new LayerBlobs(layersDir);
   }
 
@@ -117,15 +118,19 @@ export class LayerFiles {
       // A built image's parent is unpacked already: its root (the first `base.layers` layers) is
       // linked file by file (both roots are read-only; applyLayer replaces a file, never writes
       // into it), and only the layers after it applied, instead of every layer again.
-      if (base) await copyTree(base.rootfs, temp, true);
+      // Under a rootless store's namespace every layer is applied, owners recorded (a parent's
+      // files of other owners cannot be linked by the server's user, nor their owners read back).
+      const owners = this.namespaceOwners && !shifted ? { table: new Map() as OwnerTable, size: this.namespaceOwners.size } : undefined;
+      if (base && !owners) await copyTree(base.rootfs, temp, true);
       for (const [index, diffId] of diffIds.entries()) {
-        if (base && index < base.layers) continue;
+        if (base && !owners && index < base.layers) continue;
         const file = this.layerFile(diffId);
         if (!(await stat(file).catch(() => undefined))) throw EngineError.system(`layer ${diffId} is missing from the image store`);
         const tar = createReadStream(file);
         onLayer?.(index, () => tar.bytesRead);
-        await applyLayer(temp, tar, shifted?.shift ?? this.ownerRange);
+        await applyLayer(temp, tar, shifted?.shift ?? (owners ? undefined : this.ownerRange), owners);
       }
+      if (owners) await this.namespaceOwners!.apply(temp, owners.table);
       await rename(temp, target).catch(async (err: NodeJS.ErrnoException) => {
         // Another pull of the same image finished first: its root is the same content.
         if (!(await stat(target).catch(() => undefined))) throw err;

@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import { applyLayer } from './apply-layer.js';
 import type { GrowingFile } from './growing-file.js';
 import type { LayerFiles } from './layer-files.js';
+import type { OwnerTable } from '../image-store-types.js';
 
 /**
  * Unpacks a pulled image's layers, in order, into a temporary root while they download (as
@@ -24,6 +25,8 @@ export class StreamingUnpack {
   readonly #stored = new Set<number>();
   readonly #finished: Promise<void>;
   #settle!: { resolve: () => void; reject: (err: Error) => void };
+  /** Under a rootless store's namespace: the owners the layers give, applied once the last one is (layer-files.ts). */
+  readonly #owners: { table: OwnerTable; size: number } | undefined;
 
   private constructor(
     private readonly files: LayerFiles,
@@ -33,6 +36,8 @@ export class StreamingUnpack {
     private readonly onStart: (index: number) => void,
     private readonly onApplied: (index: number) => void,
   ) {
+    const ns = files.namespaceOwners;
+    this.#owners = ns ? { table: new Map(), size: ns.size } : undefined;
     this.#finished = new Promise<void>((resolve, reject) => (this.#settle = { resolve, reject }));
     this.#finished.catch(() => undefined);
     if (diffIds.length === 0) this.#settle.resolve();
@@ -66,6 +71,8 @@ export class StreamingUnpack {
   async discard(): Promise<void> {
     this.#fail(new Error('the pull failed'));
     await this.#current.catch(() => undefined);
+    // Its owners may have been given in a rootless store's namespace already: removed there first.
+    await this.files.namespaceOwners?.run(['rm', '-rf', '--', this.root]).catch(() => undefined);
     await rm(this.root, { recursive: true, force: true });
   }
 
@@ -80,7 +87,9 @@ export class StreamingUnpack {
     this.#busy = true;
     this.#reading = tar;
     this.onStart(index);
-    this.#current = applyLayer(this.root, tar, this.files.ownerRange).then(() => {
+    const owners = this.#owners;
+    this.#current = applyLayer(this.root, tar, owners ? undefined : this.files.ownerRange, owners)
+      .then(() => (owners && index === this.diffIds.length - 1 ? this.files.namespaceOwners!.apply(this.root, owners.table) : undefined)).then(() => {
       if (this.#failure) return;
       this.#busy = false;
       this.#reading = undefined;

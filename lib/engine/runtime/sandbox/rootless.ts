@@ -65,13 +65,17 @@ export function undelegatedReason(cgroups: Cgroups | undefined, controller: Cgro
 }
 
 /** The line a rootless server prints at start: the limits it enforces, and how to get the others. */
-export function rootlessNotice(cgroups: Cgroups | undefined, user: Rootless): string {
+export function rootlessNotice(cgroups: Cgroups | undefined, user: Rootless, range?: { uid: number; count: number; size: number; blocks: number }): string {
   const have = new Set(cgroups?.controllers ?? []);
   const enforced = (Object.keys(LIMITS_OF) as CgroupController[]).filter((c) => have.has(c)).map((c) => LIMITS_OF[c]);
   const refused = (Object.keys(LIMITS_OF) as CgroupController[]).filter((c) => !have.has(c)).map((c) => LIMITS_OF[c]);
   const command = delegationCommand(cgroups, user);
+  const ids = range
+    ? `container ids 0-${range.size - 1} mapped (root is ${user.name}, the others its subordinate range from host uid ${range.uid}, ${range.count} ids${range.blocks > 1 ? `, cut into ${range.blocks} owners' ranges` : ': containers without an owner only'})`
+    : `one container id mapped (root is ${user.name}; users other than root need a /etc/subuid and /etc/subgid range for ${user.name} and newuidmap)`;
   return `[dockgate] sandbox runtime rootless as ${user.name} (uid ${user.uid}): limits enforced: ${enforced.length > 0 ? enforced.join(', ') : 'none'}`
-    + (refused.length > 0 ? `; refused by name: ${refused.join(', ')}${command ? ` (delegate the cgroups with: ${command})` : ' (no cgroup v1 controller mounted for them)'}` : '');
+    + (refused.length > 0 ? `; refused by name: ${refused.join(', ')}${command ? ` (delegate the cgroups with: ${command})` : ' (no cgroup v1 controller mounted for them)'}` : '')
+    + `; ${ids}`;
 }
 
 /** The lowest port an unprivileged process may bind (`net.ipv4.ip_unprivileged_port_start`, 1024 unless lowered). */
@@ -112,17 +116,17 @@ export function subordinateEntry(user: Rootless, file: string): string | undefin
 }
 
 /**
- * A rootless server maps one id: container root is the server's user. A container user other
- * than root:root would need more ids: refused (400) naming User and the /etc/subuid and
- * /etc/subgid entries it needs (mapping the range through newuidmap is not done yet, so a user
- * that has them is told that too).
+ * A rootless server without a mapped range maps one id: container root is the server's user. A
+ * container user other than root:root needs more ids: refused (400) naming User and the
+ * /etc/subuid and /etc/subgid entries it needs (or, when they are there, the uidmap package's
+ * newuidmap and newgidmap, or option userns turned off).
  */
 export function refuseOtherUsers(resolved: { uid: number; gid: number }, spec: string, user: Rootless, subuid = '/etc/subuid', subgid = '/etc/subgid'): void {
   if (resolved.uid === 0 && resolved.gid === 0) return;
   const has = subordinateEntry(user, subuid) !== undefined && subordinateEntry(user, subgid) !== undefined;
   throw EngineError.invalidParameter(`User "${spec}": the server runs rootless (as ${user.name}) with a single mapped id (container root is ${user.name}); `
     + (has
-      ? `a user other than root needs the subordinate range of /etc/subuid and /etc/subgid mapped, which this version of the sandbox runtime does not do yet`
+      ? `a user other than root needs the subordinate range of /etc/subuid and /etc/subgid mapped, with newuidmap and newgidmap (Debian's uidmap package) and sandboxRuntime option userns not false`
       : `a user other than root needs a subordinate id range: add "${user.name}:100000:65536" (an unused range) to /etc/subuid and /etc/subgid`));
 }
 

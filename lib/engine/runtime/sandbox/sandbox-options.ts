@@ -85,9 +85,13 @@ export interface SandboxRuntimeOptions {
    * range once per image (a copy with shifted owners). Defaults to on when the server runs as
    * root, with the range of /etc/subuid's `root` entry, else 100000-6653599 (100 ranges);
    * `{ uid, gid, size }` sets the range (`size` host ids); `false` turns it off (container root
-   * is then the server's user, as before). Not root: off, and asking for it is an error.
+   * is then the server's user, as before). Not root: on when the user has a subordinate range
+   * in /etc/subuid and /etc/subgid (and newuidmap), mapped as rootless podman maps it (root is
+   * the user, 1 to N the range); `{ size }` cuts that range into owners' ranges of `size`
+   * container ids each (default: the whole range, for containers without an owner only);
+   * `false` keeps one id (container root only).
    */
-  userns?: boolean | IdMap;
+  userns?: boolean | IdMap | { size: number };
   /**
    * Path of the slirp4netns binary, the user-mode network stack of each container's own network
    * namespace (NetworkMode unset, `default` or `bridge`). Defaults to `slirp4netns` found on PATH;
@@ -176,6 +180,8 @@ export interface SandboxSettings {
   publishHostIp: string;
   /** The host id range of the user namespaces; undefined: off. */
   userns: IdMap | undefined;
+  /** Rootless: container ids per owner's range (option `userns.size`); undefined: the whole subordinate range. */
+  rootlessRangeSize: number | undefined;
   /** Where a rootless server's start notice goes. */
   notice: (message: string) => void;
 }
@@ -218,7 +224,7 @@ export function sandboxOptions(options: SandboxRuntimeOptions): SandboxSettings 
   if (typeof publishHostIp !== 'string' || !isIPv4(publishHostIp)) throw new TypeError('sandboxRuntime option "publishHostIp" must be an IPv4 address');
   return {
     limits, bwrap, stateDir, busybox: options.busybox ?? '/bin/busybox', seedTags, seedRepositories, insecureRegistries,
-    cgroups, defaults, tmpfsDir, seccomp, slirp4netns, publishHostIp, userns: usernsRange(options.userns),
+    cgroups, defaults, tmpfsDir, seccomp, slirp4netns, publishHostIp, userns: usernsRange(options.userns), rootlessRangeSize: rootlessRangeSize(options.userns),
     notice: options.notice === undefined ? (message) => console.error(message) : check.functionOption(options.notice, 'notice'),
   };
 }
@@ -245,6 +251,16 @@ function sandboxDefaults(options: Partial<Record<keyof SandboxDefaults, unknown>
   return out;
 }
 
+/** Rootless `userns: { size }` (only that key): container ids per owner's range, 2 to 65536; undefined otherwise. */
+function rootlessRangeSize(option: unknown): number | undefined {
+  if (process.getuid?.() === 0 || typeof option !== 'object' || option === null || Object.keys(option).join() !== 'size') return undefined;
+  const { size } = option as { size: unknown };
+  if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 2 || size > 65536) {
+    throw new TypeError('sandboxRuntime option "userns.size" must be an integer from 2 to 65536 (container ids per owner: root and size - 1 ids of the subordinate range)');
+  }
+  return size;
+}
+
 /**
  * The `userns` option: on by default for a root server (the range of /etc/subuid's `root` entry,
  * else 100000-6653599: 100 container ranges), `false` off, `{ uid, gid, size }` a range of one's
@@ -253,10 +269,10 @@ function sandboxDefaults(options: Partial<Record<keyof SandboxDefaults, unknown>
  */
 function usernsRange(option: unknown): IdMap | undefined {
   const root = process.getuid?.() === 0;
-  if (option === false || (option === undefined && !root)) return undefined;
+  if (option === false || ((option === undefined || option === true || rootlessRangeSize(option) !== undefined) && !root)) return undefined;
   if (option !== undefined && option !== true && (typeof option !== 'object' || option === null)) {
     throw new TypeError('sandboxRuntime option "userns" must be a boolean or { uid, gid, size }');
   }
-  if (!root) throw new TypeError('sandboxRuntime option "userns": mapping container ids onto a host range needs a server running as root');
+  if (!root) throw new TypeError('sandboxRuntime option "userns": a server that is not root maps its user\'s own subordinate range (/etc/subuid): it takes only { size }, container ids per owner');
   return option === undefined || option === true ? subordinateIdRange() : checkIdRange(option, 'userns');
 }

@@ -1,4 +1,5 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { Beneath } from '../../linux/beneath.js';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,6 +43,8 @@ import { runStages } from './launch/stages.js';
 import { START_STAGES } from './launch/start-stages.js';
 import { StartContext, type RunningContainer, type SandboxHost, type StartRun } from './launch/start-context.js';
 import { started } from './launch/started.js';
+import { RootlessUserns } from './userns/rootless-userns.js';
+import { mappedOwners } from './userns/mapped-owners.js';
 import { numericUser, refuseOtherUsers, refusePrivilegedPorts, rootlessIdentity, rootlessNotice, rootlessStateDir, unprivilegedPortStart } from './rootless.js';
 
 /**
@@ -78,7 +81,12 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   const rootlessMap = rootless ? { uid: rootless.uid, gid: rootless.gid, size: 1 } : undefined;
   const stateDir = settings.stateDir ?? (rootless ? rootlessStateDir() : mkdtempSync(join(tmpdir(), 'dockgate-sandbox-')));
   const containersDir = join(stateDir, 'containers');
-  if (rootless) settings.notice(rootlessNotice(cgroups, rootless));
+  const hostTool = (name: string): string => (existsSync(`/usr/bin/${name}`) ? `/usr/bin/${name}` : name);
+  // Rootless with a subordinate range (and newuidmap/newgidmap): container ids mapped onto it (userns/rootless-userns.ts), unless option userns is false.
+  const mapped = rootless && options.userns !== false && existsSync(hostTool('newuidmap')) && existsSync(hostTool('newgidmap'))
+    ? RootlessUserns.open(rootless, { unshare: hostTool('unshare'), nsenter: hostTool('nsenter'), setpriv: hostTool('setpriv'), newuidmap: hostTool('newuidmap'), newgidmap: hostTool('newgidmap') }, join(stateDir, 'owner-ranges.json'), settings.rootlessRangeSize)
+    : undefined;
+  if (rootless) settings.notice(rootlessNotice(cgroups, rootless, mapped ? { ...mapped.range, size: mapped.size, blocks: mapped.blocks } : undefined));
   mkdirSync(containersDir, { recursive: true });
   // Only root may traverse the state directory (made so even when it already exists): it holds
   // the image store and every container's root filesystem copy, with whatever files a container
@@ -98,10 +106,12 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   // (network-userns.ts). Without iproute2 their routes answer 501 and NetworkMode stays bridge, host or none.
   const ipTool = ['/usr/sbin/ip', '/sbin/ip', '/usr/bin/ip'].find((p) => existsSync(p));
   const nsTools = { ip: ipTool ?? 'ip', nsenter: existsSync('/usr/bin/nsenter') ? '/usr/bin/nsenter' : 'nsenter', unshare: existsSync('/usr/bin/unshare') ? '/usr/bin/unshare' : 'unshare' };
-  const netUserns = rootless && ipTool ? NetworkUserns.start(nsTools) : undefined;
+  // With a mapped range, the networks live in its namespace, below which every container runs.
+  const netUserns = rootless && ipTool ? (mapped ? mapped.file().then((file) => NetworkUserns.adopt(file, nsTools.nsenter)) : NetworkUserns.start(nsTools)) : undefined;
   // A refusal surfaces at the first start or network use, with the kernel's words.
   netUserns?.catch(() => undefined);
-  const network: NetworkHost = { slirp4netns: settings.slirp4netns, runDir, defaultHostIp: settings.publishHostIp, ...(rootless ? { rootless: true } : {}), ...(netUserns ? { userns: netUserns } : {}) };
+  const network: NetworkHost = { slirp4netns: settings.slirp4netns, runDir, defaultHostIp: settings.publishHostIp, ...(rootless ? { rootless: true } : {}), ...(netUserns ? { userns: netUserns } : {}),
+    ...(mapped ? { usernsPath: () => mapped.file() } : {}) };
   const userNets = ipTool
     ? new SandboxNetworks(join(stateDir, 'networks.json'), { ...nsTools, ...(netUserns ? { userns: netUserns } : {}) }, (id) => join(containersDir, id, 'resolv.conf'))
     : undefined;
@@ -113,7 +123,6 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   const groups = new Map<string, ContainerCgroup>();
   /** Containers the disk cap killed, with why (their exit's State.Error; owner-disk-guard.ts). */
   const stopReasons = new Map<string, string>();
-  const hostTool = (name: string): string => (existsSync(`/usr/bin/${name}`) ? `/usr/bin/${name}` : name);
   const owners = OwnerUserns.open(settings.userns, { unshare: hostTool('unshare'), nsenter: hostTool('nsenter'), setpriv: hostTool('setpriv') }, join(stateDir, 'owner-ranges.json'));
   /** The user namespace of a container (its owner's range, owner-userns.ts), from its create body's labels; none without `userns`. */
   const usernsOf = (spec: ContainerSpec): SandboxUserns | undefined => owners?.of(spec.labels);
@@ -162,6 +171,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       if (made) {
         mkdirSync(join(containersDir, c.id), { recursive: true });
         await (await openStore()).materialize(c.image.id, copyOf(c.id), map);
+        // Rootless with owners' ranges: the copy's owners moved into its owner's block (userns/rootless-userns.ts).
+        if (mapped) await mapped.shiftCopy(copyOf(c.id), mapped.indexOf(c.spec.labels));
       }
       SandboxUserns.checkRootfs(marker, map, made);
       return copyOf(c.id);
@@ -173,7 +184,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     return overlays.mount(c.id, await lowerOf(opened, c, map));
   };
   const host: SandboxHost = {
-    bwrap, containersDir, network, userNets, sharedTmpfs, seccomp, tmpfsSize: defaults.tmpfsSize, cgroups, limitsOf, usernsOf, ensureRootfs, hostTool,
+    bwrap, containersDir, network, userNets, sharedTmpfs, seccomp, tmpfsSize: defaults.tmpfsSize, cgroups, limitsOf, usernsOf, ensureRootfs, hostTool, mapped,
     running, groups, stopReasons,
   };
   /** Starts a container whose bind sources are held (`held`): its stages (launch/start-stages.ts) run in order, and a failure undoes what the earlier ones made. */
@@ -207,7 +218,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         // Each new image's tree for the range of containers without an owner (the first), unpacked
         // while the client goes on: their first container mounts it instead of waiting for the copy.
         prepareShifts: () => (owners ? [owners.of(undefined).map] : []),
-        ...(rootless ? { onlyRootOwners: true } : {}),
+        // Rootless: files of other owners given them in the mapped namespace, or (a single id) refused by name.
+        ...(rootless ? (mapped ? { namespaceOwners: mappedOwners(mapped) } : { onlyRootOwners: true }) : {}),
       }).then(async (opened) => {
         opened$ = opened;
         // The offline busybox: only names that mean no image yet (a pulled busybox is kept).
@@ -220,6 +232,10 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     exec: async (run) => {
       const container = running.get(run.container.id);
       if (!container) throw EngineError.conflict(`Container ${run.container.id} is not running`);
+      // Rootless with a mapped range, a non-root container user runs in bwrap's nested single-id namespace, which an exec cannot join yet.
+      if (mapped && container.plan.user.uid !== 0) {
+        throw EngineError.invalidParameter(`the container runs as uid ${container.plan.user.uid} in a user namespace of its own nested in the rootless server's: the sandbox runtime cannot exec into it yet (run the container as root to exec into it)`);
+      }
       return sandboxExec(run, {
         bwrap,
         nsenter: hostTool('nsenter'),
@@ -232,13 +248,19 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     createFields: SANDBOX_CREATE_FIELDS,
     validate: async (spec, image) => {
       if (rootless) refusePrivilegedPorts(spec, firstPort, rootless);
+      // Rootless with a mapped range, the owner's block is assigned here, at its first create: an owner beyond the range is refused before anything is made.
+      mapped?.indexOf(spec.labels);
       await refuseUnsupported(spec, image, cgroups, cpus, { size: defaults.tmpfsSize, total: defaults.maxTmpfsBytes }, userNets !== undefined);
       userNets?.validate(spec);
       // The owner's range is assigned here, at its first create: an owner beyond the server's range is refused before anything is made.
       const userns = usernsOf(spec);
       const { user } = spec;
       if (userns && user !== '' && image?.rootfs) userns.checkUser(await resolveUserIn(image.rootfs, user), user);
-      if (rootless && user !== '') refuseOtherUsers(image?.rootfs ? await resolveUserIn(image.rootfs, user) : numericUser(user), user, rootless);
+      if (rootless && user !== '') {
+        const resolved = image?.rootfs ? await resolveUserIn(image.rootfs, user) : numericUser(user);
+        if (mapped) mapped.checkUser(resolved, user);
+        else refuseOtherUsers(resolved, user, rootless);
+      }
     },
     // Each container's own root filesystem copy: diff, commit, export, `docker cp` (tar and stat run
     // inside the running container, local-archive.ts) and a volume's first content.
@@ -249,7 +271,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       // user namespace's range so the image holds the ids the container saw (changes-layer.ts).
       commitLayer: async (c, changes, opened) => {
         if (!opened.storeLayer) throw EngineError.unsupported('making layers', 'sandbox');
-        return opened.storeLayer(changesLayer(await ensureRootfs(c), changes, usernsOf(c.spec)?.map ?? rootlessMap));
+        return opened.storeLayer(changesLayer(await ensureRootfs(c), changes, usernsOf(c.spec)?.map ?? mapped?.mappingOf(mapped.indexOf(c.spec.labels)) ?? rootlessMap));
       },
       // `docker diff`: an overlay's upper layer against the image's tree (overlay-changes.ts), a copy against the whole tree (diff-trees.ts).
       changes: async (c) => {
@@ -282,7 +304,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
             bwrap, rootfs, argv, stdin, output,
             binds: userns ? binds.map((b) => ({ ...b, source: held.path(b.source) })) : binds,
             // As the container's root in its owner's namespace: copied files get the mapped owners.
-            ...(userns ? { enter: await userns.enter({ uid: 0, gid: 0 }) } : {}),
+            ...(userns ? { enter: await userns.enter({ uid: 0, gid: 0 }) } : mapped ? { enter: await mapped.enter({ uid: 0, gid: 0 }, mapped.indexOf(c.spec.labels)) } : {}),
             // The copy's own filter: Docker's profile with its capabilities (no CapAdd of the container applies).
             ...(seccomp ? { seccompFile: prepareSeccomp(containerSpecOf({ Image: c.image.id }), join(containersDir, c.id, 'seccomp-copy.bpf')) } : {}),
           });
@@ -296,7 +318,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       exportRootfs: async (c, signal) => exportRootfs({
         bwrap, rootfs: await ensureRootfs(c), signal,
         // Read as the container's root in its owner's namespace: the owners come out unshifted.
-        ...(await withEnter(c.spec, (userns) => userns.enter({ uid: 0, gid: 0 }))),
+        ...(mapped ? { enter: await mapped.enter({ uid: 0, gid: 0 }, mapped.indexOf(c.spec.labels)) } : await withEnter(c.spec, (userns) => userns.enter({ uid: 0, gid: 0 }))),
       }),
     },
     build: {
@@ -357,7 +379,10 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       sharedTmpfs.remove(id);
       userNets?.forget(id);
       void overlays?.remove(id).catch(() => undefined);
-      void Beneath.removeIn(join(containersDir, id), 'rootfs').catch(() => undefined);
+      // Rootless with a mapped range, the copy holds files of the range's ids: removed by the namespace's root.
+      const copy = join(containersDir, id, 'rootfs');
+      if (mapped && existsSync(copy)) void mapped.run(['rm', '-rf', '--', copy]).then(() => rm(join(containersDir, id), { recursive: true, force: true })).catch(() => undefined);
+      else void Beneath.removeIn(join(containersDir, id), 'rootfs').catch(() => undefined);
     },
     // Each host bind source walked from / without following and held open while the container
     // runs (held-binds.ts): a link planted on its path since create is a 400, before anything is prepared.

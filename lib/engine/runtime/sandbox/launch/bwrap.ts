@@ -15,7 +15,8 @@ export const bwrap: Stage<StartContext> = {
     const joinsUserns = joined !== undefined && ctx.host.network.userns !== undefined;
     ctx.plan = {
       rootfs, user, tty: ctx.run.tty === true, tmpfs, ...(seccompFile ? { seccompFile } : {}), ...(group ? { cgroupDirs: group.dirs } : {}),
-      ...(userns ? { userns: true, bindSource: (source: string) => held.path(source) } : {}), ...(Object.keys(files).length > 0 ? { files } : {}),
+      // Rootless with a mapped range: the launcher enters the namespace too (binds by name, as a rootless server always did: its held descriptors cannot be reached from inside).
+      ...(userns ? { userns: true, bindSource: (source: string) => held.path(source) } : ctx.host.mapped ? { userns: true } : {}), ...(Object.keys(files).length > 0 ? { files } : {}),
       ...(hostname ? { hostname } : {}), ...(joinsUserns ? { userns: true } : {}),
     };
     ctx.args = [...bwrapArgs(spec, ctx.plan), ...(net ? ['--unshare-net', ...net.gate.bwrapArgs()] : [])];

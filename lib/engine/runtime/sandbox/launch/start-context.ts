@@ -9,6 +9,7 @@ import type { SharedTmpfs } from '../shared-tmpfs.js';
 import type { ContainerNetwork, NetworkHost } from '../network/container-network.js';
 import type { SandboxNetworks } from '../network/sandbox-networks.js';
 import type { Enter, SandboxUserns } from '../userns/sandbox-userns.js';
+import type { RootlessUserns } from '../userns/rootless-userns.js';
 
 /** What the executor's `start` is given: the command, the container's id, name and create body, and where its output goes. */
 export type StartRun = Parameters<LocalExecutor['start']>[0];
@@ -44,6 +45,8 @@ export interface SandboxHost {
   usernsOf(spec: ContainerSpec): SandboxUserns | undefined;
   /** The container's root filesystem copy, made at its first start. */
   ensureRootfs(c: { id: string; image: { id: string }; spec: ContainerSpec }): Promise<string>;
+  /** Rootless with a subordinate range: the namespace mapping it (userns/rootless-userns.ts); none otherwise. */
+  mapped: RootlessUserns | undefined;
   /** A host tool's path (`/usr/bin/NAME` when there, else NAME on PATH). */
   hostTool(name: string): string;
   /** Each running container, for its execs. */

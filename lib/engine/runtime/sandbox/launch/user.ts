@@ -15,10 +15,20 @@ export const user: Stage<StartContext> = {
   },
 };
 
-/** Under the runtime's user namespace: the tmpfs directories belong to container root, and the launcher enters the namespace as the user. */
+/**
+ * Under the runtime's user namespace: the tmpfs directories belong to container root, and the
+ * launcher enters the namespace as the user. Rootless with a mapped range, the launcher enters
+ * that namespace (container root there is the server's user, who owns the tmpfs directories).
+ */
 export const userns: Stage<StartContext> = {
   name: 'userns',
   async run(ctx) {
+    const { mapped } = ctx.host;
+    if (mapped) {
+      mapped.checkUser(ctx.user, ctx.run.spec.user);
+      ctx.enter = await mapped.enter(ctx.user, mapped.indexOf(ctx.run.spec.labels));
+      return;
+    }
     if (!ctx.userns) return;
     ctx.userns.ownByContainerRoot(Object.values(ctx.tmpfs));
     ctx.enter = await ctx.userns.enter(ctx.user);

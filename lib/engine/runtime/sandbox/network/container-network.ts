@@ -30,6 +30,12 @@ export interface NetworkHost {
    * where their namespaces live and under which every container is launched.
    */
   userns?: Promise<NetworkUserns>;
+  /**
+   * Rootless with a mapped range: the user namespace slirp4netns joins instead of bwrap's (the
+   * server's mapped one, userns/rootless-userns.ts, where the server's user has every capability
+   * over the namespaces of all containers, a non-root user's nested ones too).
+   */
+  usernsPath?: () => Promise<string>;
 }
 
 /**
@@ -115,7 +121,8 @@ export class ContainerNetwork {
       this.gate.remove();
       return undefined;
     }
-    if (this.user?.internalOnly !== true) this.stack = await SlirpStack.start(this.host.slirp4netns, pid, this.requests.length > 0 ? this.apiSocket : undefined, this.host.rootless === true);
+    if (this.user?.internalOnly !== true) this.stack = await SlirpStack.start(this.host.slirp4netns, pid, this.requests.length > 0 ? this.apiSocket : undefined,
+      this.host.usernsPath ? await this.host.usernsPath() : this.host.rootless === true);
     await this.user?.attach(pid);
     const ports: PortMap = Object.fromEntries(exposedPortKeys(this.spec).map((key) => [key, null]));
     for (const r of this.requests) {

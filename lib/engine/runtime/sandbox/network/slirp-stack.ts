@@ -31,7 +31,7 @@ export class SlirpStack {
   private constructor(private readonly child: OffLoopChild, private readonly apiSocket: string | undefined) {}
 
   /** Starts slirp4netns on the network namespace of `pid`; resolves once it has configured eth0. */
-  static async start(binary: string, pid: number, apiSocket: string | undefined, joinUserns = false): Promise<SlirpStack> {
+  static async start(binary: string, pid: number, apiSocket: string | undefined, joinUserns: boolean | string = false): Promise<SlirpStack> {
     // Rootless, slirp4netns 1.2's sandbox fails (its parent's setegid(0) is refused to a non-root
     // user): it runs without it, as the server's own unprivileged user, still under its seccomp filter.
     const args = ['--configure', '--mtu=65520', '--disable-host-loopback', ...(joinUserns ? [] : ['--enable-sandbox']), '--enable-seccomp',
@@ -41,7 +41,8 @@ export class SlirpStack {
     // has no capability left to enter it (a non-root User runs in bwrap's own user namespace).
     // Rootless, the server's user owns bwrap's user namespace and has no capability over its
     // network namespace from outside: slirp4netns joins that user namespace first.
-    if (joinUserns) args.push(`--userns-path=/proc/${pid}/ns/user`);
+    // A path: the namespace to join (a rootless server's mapped one, above the container's own).
+    if (joinUserns) args.push(`--userns-path=${typeof joinUserns === 'string' ? joinUserns : `/proc/${pid}/ns/user`}`);
     args.push('--netns-type=path', `/proc/${pid}/ns/net`, 'eth0');
     const child = OffLoopChild.start(binary, args, { extraFds: 2, readyFd: 3 });
     const stack = new SlirpStack(child, apiSocket);

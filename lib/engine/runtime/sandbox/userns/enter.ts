@@ -66,12 +66,12 @@ function options(args: readonly string[]): string[][] {
  * bwrap's arguments with every bind source but {@link UNSTAGED} replaced by its staged path, and the sources in order.
  * Exported for the specs.
  */
-export function stageSources(args: readonly string[]): { args: string[]; sources: string[] } {
+export function stageSources(args: readonly string[], stageDir = STAGE_DIR): { args: string[]; sources: string[] } {
   const sources: string[] = [];
   const staged = options(args).map(([option, ...values]) => {
     if (!BINDS.has(option!) || UNSTAGED.has(values[0]!)) return [option!, ...values];
     sources.push(values[0]!);
-    return [option!, `${STAGE_DIR}/${sources.length - 1}`, values[1]!];
+    return [option!, `${stageDir}/${sources.length - 1}`, values[1]!];
   });
   return { args: staged.flat(), sources };
 }
@@ -94,7 +94,7 @@ const VERIFY_HELD = 'case "$1" in /proc/[0-9]*/fd/[0-9]*) s=$(stat -L -c %d:%i "
  * state directories and a bind of a 0700 host directory need not be opened to the mapped ids.
  * The mount namespace is private (unshare's default) and goes with the container.
  */
-const STAGE = [
+export const STAGE = [
   'd=$1; n=$2; ns=$3; shift 3',
   'mount -t tmpfs -o mode=0711 dockgate-stage "$d" || exit 125',
   `i=0; while [ "$i" -lt "$n" ]; do if [ -d "$1" ]; then mkdir "$d/$i"; else : > "$d/$i"; fi; mount --rbind "$1" "$d/$i" || exit 125; ${VERIFY_HELD}; shift; i=$((i+1)); done`,
@@ -126,6 +126,6 @@ export function inUserNamespace(tools: UsernsTools, bwrap: string, args: readonl
 }
 
 /** bwrap's arguments with the capability set replaced by none. */
-function withoutCapabilities(args: readonly string[]): string[] {
+export function withoutCapabilities(args: readonly string[]): string[] {
   return [...options(args).filter(([option]) => option !== '--cap-add' && option !== '--cap-drop').flat(), '--cap-drop', 'ALL'];
 }
