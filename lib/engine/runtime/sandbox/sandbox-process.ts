@@ -45,6 +45,12 @@ export interface SandboxLaunch {
   userns?: NetworkUserns;
   /** With {@link userns} and {@link netns}: the joined container's user namespace, entered instead (bwrap makes none of its own, bwrap-args.ts). */
   joinedUserns?: string;
+  /**
+   * With {@link enter} and {@link netns}, rootless: the network namespace is joined by {@link enter}'s
+   * own nsenter, after its user namespace (which owns it): a process of the server's user outside
+   * that namespace has no capability to join it.
+   */
+  netnsAfterUserns?: boolean;
 }
 
 /**
@@ -92,12 +98,18 @@ export function withEnvArgs(args: readonly string[]): string[] {
 function command(launch: SandboxLaunch, envFile: string): [string, string[]] {
   const procs = launch.cgroupProcs ?? [];
   const args = withEnvArgs(launch.args);
-  const [inner, innerArgs] = launch.enter ? launch.enter(launch.bwrap, args, launch.argv) : [launch.bwrap, [...args, '--', ...launch.argv]];
+  let [inner, innerArgs] = launch.enter ? launch.enter(launch.bwrap, args, launch.argv) : [launch.bwrap, [...args, '--', ...launch.argv]];
   // `--network container:ID`: only the network namespace is entered, as host root, before the user namespace (if any) is made.
-  const joinNet = launch.netns ? [`--net=${launch.netns}`] : [];
+  let joinNet = launch.netns ? [`--net=${launch.netns}`] : [];
+  if (launch.netnsAfterUserns && joinNet.length > 0) {
+    // The launcher starts with `nsenter --user=…` (userns/): the network namespace joins that call.
+    if (!innerArgs[0]?.startsWith('--user=')) throw new Error('the user namespace launcher does not start with nsenter --user (sandbox-process.ts)');
+    innerArgs = [innerArgs[0], ...joinNet, ...innerArgs.slice(1)];
+    joinNet = [];
+  }
   const [program, programArgs] = launch.userns
     ? launch.userns.wrap(inner, innerArgs, joinNet, launch.joinedUserns)
-    : launch.netns ? [launch.nsenter ?? 'nsenter', [...joinNet, '--', inner, ...innerArgs]] : [inner, innerArgs];
+    : joinNet.length > 0 ? [launch.nsenter ?? 'nsenter', [...joinNet, '--', inner, ...innerArgs]] : [inner, innerArgs];
   const seccomp = launch.seccompFile === undefined ? [] : [launch.seccompFile];
   // The network's launch gate (its FIFOs as fds 3 and 4, network/launch-gate.ts) opens first.
   const gate = launch.descriptors;

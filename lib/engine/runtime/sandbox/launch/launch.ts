@@ -38,6 +38,8 @@ export const launch: Stage<StartContext> = {
       // Rootless, `container:ID` also joins that container's user namespace, which owns its network
       // namespace: root of a sibling one would have no capability over it (no ping, no raw socket).
       ...(userns && joined ? { joinedUserns: `/proc/${joined.pid}/ns/user` } : {}),
+      // Rootless with the runtime's own user namespace (`enter`): the joined network namespace is entered inside it.
+      ...(enter && joined && ctx.host.network.rootless ? { netnsAfterUserns: true } : {}),
     });
   },
   async undo(ctx) {
