@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describeWithPeers, dockerd, dockerImage, program, type PeerCheck } from '../../support/peers.js';
-import { rootOnly, sandboxServer } from '../support/engine-user.js';
+import { needsRange, sandboxServer } from '../support/engine-user.js';
 import { socketRequest } from '../../engine/helpers.js';
 
 jest.setTimeout(120_000);
@@ -84,7 +84,7 @@ function postRaw(socket: string, path: string, body: Buffer): Promise<{ status: 
 const steps = (out: string) => out.split('\n').filter((l) => l.startsWith('Step '));
 
 /** In the rootless pass (engine-user.ts): the multi-stage Dockerfile's COPY --chown and USER need ids other than root, mapped only with the subordinate range. */
-const otherUsers = rootOnly('COPY --chown and USER need a container user other than root, which needs the subordinate range mapped through newuidmap');
+const otherUsers = needsRange('COPY --chown and USER need a container user other than root, which needs the subordinate range mapped through newuidmap');
 
 describeWithPeers('docker build (classic builder) and docker commit against the sandbox runtime, with dockerd as the reference', [program(CLI), bwrap, dockerd(), dockerImage(BASE.dockerd)], () => {
   const listening = hasBwrap ? sandboxServer({}, RANGE) : undefined;

@@ -4,7 +4,7 @@ import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeWithPeers, program, type PeerCheck } from '../../support/peers.js';
-import { rootOnly, sandboxServer } from '../support/engine-user.js';
+import { needsRange, rootOnly, sandboxServer } from '../support/engine-user.js';
 
 const CLI = '/usr/local/bin/docker';
 const hasBwrap = spawnSync('bwrap', ['--version']).status === 0 && existsSync('/bin/busybox');
@@ -21,7 +21,7 @@ function docker(socket: string, args: string[]): Promise<{ code: number; stdout:
 }
 
 /** In the rootless pass (engine-user.ts), what a rootless server cannot do yet. */
-const otherUsers = rootOnly('a container user other than root needs the subordinate range mapped through newuidmap');
+const otherUsers = needsRange('a container user other than root needs the subordinate range mapped through newuidmap');
 const sharedTmpfs = rootOnly('the shared tmpfs is mounted on the host, which a rootless server cannot do (its start fails naming the mount)');
 
 describeWithPeers('Docker CLI 28 against the sandbox runtime: each container is isolated (bubblewrap)', [program(CLI), bwrap], () => {

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describeWithPeers, program, type PeerCheck } from '../../support/peers.js';
 import { freePort } from '../support/free-port.js';
-import { rootOnly, sandboxServer } from '../support/engine-user.js';
+import { needsRange, sandboxServer } from '../support/engine-user.js';
 import { socketRequest } from '../../engine/helpers.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -70,7 +70,7 @@ function hostAddress(): string | undefined {
 const HTTPD = 'mkdir -p /w && echo served from the container > /w/index.html && exec httpd -f -p 80 -h /w';
 
 /** In the rootless pass (engine-user.ts): a container user other than root is refused there until the subordinate range is mapped. */
-const otherUsers = rootOnly('a container user other than root needs the subordinate range mapped through newuidmap');
+const otherUsers = needsRange('a container user other than root needs the subordinate range mapped through newuidmap');
 
 describeWithPeers('the sandbox runtime gives each container its own network namespace (as dockerd\'s bridge mode)', [program(CLI), bwrap, slirp], () => {
   const listening = hasBwrap ? sandboxServer({}) : undefined;

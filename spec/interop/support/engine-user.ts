@@ -7,7 +7,7 @@
  */
 import { describe, test } from '@jest/globals';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sandboxRuntime, type SandboxRuntimeOptions } from '../../../lib/engine/runtime/sandbox/index.js';
@@ -34,6 +34,22 @@ export function rootOnly(reason: string): (name: string, fn: () => Promise<unkno
   return ENGINE_USER
     ? (name) => test.skip(`${name} [root only: ${reason}]`, () => undefined)
     : (name, fn, timeout) => test(name, fn as () => Promise<unknown>, timeout);
+}
+
+/**
+ * `test`, or in the rootless pass, when {@link ENGINE_USER} has no subordinate range (both
+ * /etc/subuid and /etc/subgid), a skipped test whose title says why: with one, container users
+ * other than root are mapped (userns/rootless-userns.ts) and the test runs.
+ */
+export function needsRange(reason: string): (name: string, fn: () => Promise<unknown> | void, timeout?: number) => void {
+  const hasRange = (file: string): boolean => {
+    try {
+      return readFileSync(file, 'utf8').split('\n').some((l) => l.startsWith(`${ENGINE_USER}:`));
+    } catch {
+      return false;
+    }
+  };
+  return ENGINE_USER && !(hasRange('/etc/subuid') && hasRange('/etc/subgid')) ? rootOnly(reason) : (name, fn, timeout) => test(name, fn as () => Promise<unknown>, timeout);
 }
 
 function idsOf(name: string): { uid: number; gid: number; home: string } {
