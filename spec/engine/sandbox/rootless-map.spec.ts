@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mappedOwners } from '../../../lib/engine/runtime/sandbox/userns/mapped-owners.js';
+import { mountPointArgs } from '../../../lib/engine/runtime/sandbox/userns/enter-mapped.js';
 import { RootlessUserns, subordinateRange } from '../../../lib/engine/runtime/sandbox/userns/rootless-userns.js';
 import type { CommandResult } from '../../../lib/engine/linux/off-loop-command.js';
 
@@ -71,5 +72,14 @@ describe('owners\' ranges: blocks of size - 1 ids of the range, one per owner, r
     const { ns } = recording(65536, 4096);
     expect(() => ns.checkUser({ uid: 5000, gid: 0 }, '5000')).toThrow('User "5000": ids above 4095 are outside the container user namespace');
     expect(() => ns.checkUser({ uid: 4095, gid: 4095 }, '4095:4095')).not.toThrow();
+  });
+});
+
+describe('a non-root user\'s mount points are made first by the namespace\'s root, with bwrap, and nothing else of the launch', () => {
+  test('binds stay binds, every other mount is a --dir, and what is not a mount (filters, env, capabilities, fds) is left out', () => {
+    expect(mountPointArgs([
+      '--args', '5', '--unshare-pid', '--bind', '/s/0', '/', '--proc', '/proc', '--ro-bind', '/dev/null', '/proc/kcore', '--dev', '/dev',
+      '--perms', '0700', '--tmpfs', '/run', '--ro-bind', '/s/1', '/data', '--seccomp', '6', '--cap-drop', 'ALL', '--chdir', '/',
+    ])).toEqual(['--bind', '/s/0', '/', '--dir', '/proc', '--ro-bind', '/dev/null', '/proc/kcore', '--dir', '/dev', '--dir', '/run', '--ro-bind', '/s/1', '/data']);
   });
 });

@@ -250,6 +250,8 @@ export interface LocalExecutor {
    * naming a field it cannot honor. Without it the exec routes answer 501.
    */
   exec?(run: LocalExecRun): Promise<LocalExecProcess>;
+  /** Refuses an exec at create (its error as the answer), for a running container no exec can enter; none: any running container takes one. */
+  checkExec?(c: LocalContainer): void;
   /** Each container's own root filesystem. */
   filesystem?: ExecutorFilesystem;
   /** Resource limits (`docker update`, `/info`). */

@@ -41,6 +41,7 @@ export class LocalExecs {
     if (!this.executor.exec) throw EngineError.unsupported('exec', this.runtimeName);
     if (c.status !== 'running') throw EngineError.conflict(`Container ${c.id} is not running`);
     if (c.paused === true) throw EngineError.conflict(`Container ${c.id} is paused, unpause the container before exec`);
+    this.executor.checkExec?.(c);
     // Checked now (dockerd's words); the exec start's attach watches a TTY's input for them.
     if (body.DetachKeys) detachKeyBytes(body.DetachKeys);
     const id = randomBytes(32).toString('hex');

@@ -1,5 +1,38 @@
 import { viaShell } from '../sandbox-process.js';
-import { STAGE, stageSources, withoutCapabilities } from './enter.js';
+import { options, STAGE, stageSources, withoutCapabilities } from './enter.js';
+
+/** Options that mount something at a path, and the value that is it. */
+const MOUNTS: Readonly<Record<string, 'bind' | 'dir'>> = {
+  '--bind': 'bind', '--bind-try': 'bind', '--ro-bind': 'bind', '--ro-bind-try': 'bind', '--dev-bind': 'bind', '--dev-bind-try': 'bind',
+  '--proc': 'dir', '--dev': 'dir', '--tmpfs': 'dir', '--mqueue': 'dir', '--dir': 'dir',
+};
+
+/**
+ * bwrap's arguments that make, in the container's root, every path the container's mounts need
+ * (the binds as they are, a directory for /proc, /dev, a tmpfs…), and nothing else: run as the
+ * namespace's root before a non-root user's bwrap, which has no right to make them in root's
+ * tree (an image without /proc, a volume's new mount point). bwrap makes them inside the new
+ * root, so a link in the container's tree resolves there, never on the host.
+ */
+export function mountPointArgs(args: readonly string[]): string[] {
+  return options(args).flatMap(([option, ...values]) => {
+    const kind = MOUNTS[option!];
+    if (kind === 'bind') return [option!, ...values];
+    if (kind === 'dir') return ['--dir', values[0]!];
+    return [];
+  });
+}
+
+/**
+ * The launcher's step that runs bwrap with {@link mountPointArgs} (the first `$2` arguments),
+ * then execs the rest. bwrap's work is done once the mounts are made: its command is the host's
+ * /dev/null bound into a fresh tmpfs at /dev, which nothing of the container's tree can be and
+ * which cannot be executed, so no code of the container runs here (a mount point it could not
+ * make fails the real bwrap, which says why). A NUL-separated list through xargs: the shell has
+ * no arrays to slice.
+ */
+const MOUNT_POINTS = 'b=$1; p=$2; shift 2; i=0; { for a do [ "$i" -lt "$p" ] && printf \'%s\\0\' "$a"; i=$((i+1)); done; '
+  + 'printf \'%s\\0\' --tmpfs /dev --ro-bind /dev/null /dev/null -- /dev/null; } | xargs -0 "$b" >/dev/null 2>&1; shift "$p"';
 
 /** What a rootless launcher enters its mapped user namespace with (rootless-userns.ts). */
 export interface MappedTools {
@@ -35,6 +68,8 @@ export function inMappedNamespace(tools: MappedTools, bwrap: string, args: reado
   const staged = stageSources(args, tools.stageDir);
   const command = [tools.setpriv, `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--',
     bwrap, '--unshare-user', '--uid', String(user.uid), '--gid', String(user.gid), ...withoutCapabilities(staged.args), '--', ...argv];
-  const [shell, shellArgs] = viaShell(STAGE, [tools.stageDir, String(staged.sources.length), '', ...staged.sources, ...command]);
+  const points = mountPointArgs(staged.args);
+  const [pointsShell, pointsArgs] = viaShell(MOUNT_POINTS, [bwrap, String(points.length), ...points, ...command]);
+  const [shell, shellArgs] = viaShell(STAGE, [tools.stageDir, String(staged.sources.length), '', ...staged.sources, pointsShell, ...pointsArgs]);
   return [tools.nsenter, [`--user=${tools.file}`, '--setuid=0', '--setgid=0', '--', tools.unshare, '--mount', '--', shell, ...shellArgs]];
 }

@@ -51,7 +51,7 @@ const BINDS = new Set(['--bind', '--bind-try', '--dev-bind', '--dev-bind-try', '
 const UNSTAGED: ReadonlySet<string> = new Set(['/dev/null', ...READONLY_PATHS]);
 
 /** bwrap's arguments cut into options, each with its values. */
-function options(args: readonly string[]): string[][] {
+export function options(args: readonly string[]): string[][] {
   const out: string[][] = [];
   for (let i = 0; i < args.length;) {
     const arity = ARITY[args[i]!];
