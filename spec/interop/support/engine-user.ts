@@ -123,7 +123,7 @@ export async function sandboxServer(options: SandboxRuntimeOptions = {}, range?:
       if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((r) => child.once('exit', r));
         child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        const timer = setTimeout(() => child.kill('SIGKILL'), 8000);
         await exited;
         clearTimeout(timer);
       }
