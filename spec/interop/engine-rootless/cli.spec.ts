@@ -180,7 +180,8 @@ describeWithPeers(`the sandbox runtime runs rootless: the demo as ${USER}, drive
       try {
         let body = '';
         for (let i = 0; i < 50 && body !== 'rootless\n'; i++) {
-          body = await fetch(`http://127.0.0.1:${port}/`).then((res) => res.text(), () => '');
+          // Each try bounded: a connection taken before nc listened may stay open, and a fetch on it wait for ever.
+          body = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) }).then((res) => res.text(), () => '');
           if (body !== 'rootless\n') await new Promise((r) => setTimeout(r, 100));
         }
         expect(body).toBe('rootless\n');
@@ -296,6 +297,10 @@ describeWithPeers(`the sandbox runtime runs rootless: the demo as ${USER}, drive
           hostUids.push(statSync(join(blocksDir, 'state', 'engine', 'volumes', `blocks${i}`, '_data', 'f')).uid);
         }
         expect(hostUids).toEqual([0, 1, 2].map((k) => subuid!.start + k * 4095 + 999));
+        // An owner's copy has the image's owners moved into its block: docker diff shows only what the container changed.
+        const changed = (await docker(['run', '-d', '--label', 'dockgate.owner=alice', 'busybox', 'touch', '/newfile'], 20_000, blocks.socket)).stdout.trim();
+        await docker(['wait', changed], 20_000, blocks.socket);
+        expect(await docker(['diff', changed], 20_000, blocks.socket)).toMatchObject({ code: 0, stdout: 'A /newfile\n' });
         const beyond = await docker(['run', '--rm', '-u', '5000', 'busybox', 'true'], 20_000, blocks.socket);
         expect(beyond.code).toBe(125);
         expect(beyond.stderr).toContain('User "5000": ids above 4095 are outside the container user namespace');

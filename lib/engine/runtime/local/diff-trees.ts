@@ -27,7 +27,7 @@ const MAX_PATH = 4095;
  * @example
  * await diffTrees('/store/rootfs/abc', '/containers/x/rootfs'); // [{ Path: '/tmp', Kind: 0 }, { Path: '/tmp/new', Kind: 1 }]
  */
-export async function diffTrees(image: string, container: string): Promise<ContainerChange[]> {
+export async function diffTrees(image: string, container: string, owner?: (uid: number, gid: number) => { uid: number; gid: number }): Promise<ContainerChange[]> {
   const out: ContainerChange[] = [];
   let seen = 0;
   const count = (): void => {
@@ -48,7 +48,7 @@ export async function diffTrees(image: string, container: string): Promise<Conta
         if (b.isDirectory()) await within(here!, name, path, (child) => addAll(path, child));
         continue;
       }
-      if (await differs(a, b, join(image, path), here!, name)) out.push({ Path: path, Kind: 0 });
+      if (await differs(a, b, join(image, path), here!, name, owner)) out.push({ Path: path, Kind: 0 });
       if (a.isDirectory() && b.isDirectory()) await within(here!, name, path, (child) => walk(path, child));
       else if (b.isDirectory()) await within(here!, name, path, (child) => addAll(path, child));
     }
@@ -87,8 +87,10 @@ async function list(dir: string): Promise<string[]> {
   return readdir(dir).catch(() => []);
 }
 
-async function differs(a: Stats, b: Stats, pathA: string, dirB: Beneath, nameB: string): Promise<boolean> {
-  if ((a.mode & 0o170000) !== (b.mode & 0o170000) || a.mode !== b.mode || a.uid !== b.uid || a.gid !== b.gid) return true;
+/** `owner`: the owner a copy of the image's entry has (a rootless owner's copy, moved into its block); none: the same. */
+async function differs(a: Stats, b: Stats, pathA: string, dirB: Beneath, nameB: string, owner?: (uid: number, gid: number) => { uid: number; gid: number }): Promise<boolean> {
+  const want = owner ? owner(a.uid, a.gid) : a;
+  if ((a.mode & 0o170000) !== (b.mode & 0o170000) || a.mode !== b.mode || want.uid !== b.uid || want.gid !== b.gid) return true;
   if (a.isSymbolicLink()) return (await readlink(pathA).catch(() => '')) !== (await dirB.readlink(nameB).catch(() => ''));
   if (a.isDirectory()) return a.mtimeMs !== b.mtimeMs;
   return a.size !== b.size || a.mtimeMs !== b.mtimeMs;

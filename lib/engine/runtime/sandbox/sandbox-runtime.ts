@@ -174,7 +174,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         // Rootless with owners' ranges: the copy's owners moved into its owner's block (userns/rootless-userns.ts).
         if (mapped) await mapped.shiftCopy(copyOf(c.id), mapped.indexOf(c.spec.labels));
       }
-      SandboxUserns.checkRootfs(marker, map, made);
+      // Rootless with a mapped range, the marker names the owner's block (host ids of container id 1): a copy made for another is refused.
+      SandboxUserns.checkRootfs(marker, map ?? mapped?.blockOf(mapped.indexOf(c.spec.labels)), made);
       return copyOf(c.id);
     }
     const opened = await openStore();
@@ -283,7 +284,9 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         const opened = store ? await store : undefined;
         if (!opened?.imageRootfs) return [];
         const writable = writableOf(c.id);
-        if (writable.copy) return existsSync(writable.path) ? diffTrees(await opened.imageRootfs(c.image.id, usernsOf(c.spec)?.map), writable.path) : [];
+        // A rootless owner's copy has its owners moved into the owner's block: compared as moved.
+        const moved = mapped?.copyOwner(mapped.indexOf(c.spec.labels));
+        if (writable.copy) return existsSync(writable.path) ? diffTrees(await opened.imageRootfs(c.image.id, usernsOf(c.spec)?.map), writable.path, moved) : [];
         if (!overlays || !(await overlays.exists(c.id))) return [];
         const merged = await ensureRootfs(c);
         // Against the plain tree (the lowest layer) with owners moved by the range: what the range's layer holds.

@@ -114,6 +114,17 @@ export class RootlessUserns {
     return index * (this.size - 1);
   }
 
+  /** Block `index` as host ids: those of its container id 1, and its size (a container's copy records it, sandbox-userns.ts checkRootfs). */
+  blockOf(index: number): { uid: number; gid: number; size: number } {
+    return { uid: this.range.uid + this.offset(index), gid: this.range.gid + this.offset(index), size: this.size };
+  }
+
+  /** The host owner a copy for block `index` gives an entry the image's tree has with host owner `uid`:`gid` (shiftCopy's move). */
+  copyOwner(index: number): (uid: number, gid: number) => { uid: number; gid: number } {
+    const off = this.offset(index);
+    return (uid, gid) => ({ uid: uid === this.user.uid ? uid : uid + off, gid: gid === this.user.gid ? gid : gid + off });
+  }
+
   /** Host ids back as the containers of block `index` see them (the server's ids are root), for a commit's layer. */
   mappingOf(index: number): { containerUid(host: number): number | undefined; containerGid(host: number): number | undefined } {
     const back = (host: number, own: number, start: number): number | undefined => {
