@@ -4,9 +4,9 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FrameDecoder } from '../../lib/engine/index.js';
-import { sandboxRuntime } from '../../lib/engine/runtime/sandbox/index.js';
 import type { PeerCheck } from '../support/peers.js';
-import { listenOnSocket, socketRequest } from './helpers.js';
+import { sandboxServer } from '../interop/support/engine-user.js';
+import { socketRequest } from './helpers.js';
 
 /** Whether the sandbox can run here: bubblewrap, and busybox for the test image. */
 export const hasBwrap = spawnSync('bwrap', ['--version']).status === 0 && existsSync('/bin/busybox');
@@ -20,10 +20,10 @@ export const bwrap: PeerCheck = { name: 'bwrap (Debian bubblewrap) and /bin/busy
  */
 export function sandboxOnSocket(prefix: string) {
   const stateDir = mkdtempSync(join(tmpdir(), `${prefix}-`));
-  const runtime = hasBwrap ? sandboxRuntime({ stateDir }) : undefined;
-  const listening = runtime ? listenOnSocket(runtime, '1.24-1.41') : undefined;
+  // In the rootless pass (DOCKGATE_ENGINE_USER), a process of that user (interop/support/engine-user.ts).
+  const listening = hasBwrap ? sandboxServer({ stateDir }, '1.24-1.41') : undefined;
+  listening?.catch(() => undefined);
   afterAll(async () => {
-    await runtime?.close?.();
     await (await listening)?.close();
   });
   async function call(method: string, path: string, body?: object): Promise<{ status: number; json: any }> {

@@ -118,6 +118,7 @@ const ON_THE_LOOP: Record<string, string> = {
   'network/network-hub.ts': "a network's relay in its own namespace, started once per network (not per start), its pipes the server's",
   'userns/user-namespace.ts': "the holder of an owner's user namespace, made once per owner range (not per start)",
   'userns/rootless-userns.ts': "the holder of a rootless server's mapped user namespace (and of each owner's), made once (not per start)",
+  'network/network-userns.ts': "the holder of a rootless server's own user namespace, made once per server (not per start), its stdin the server's",
 };
 
 describe('a container start spawns on the event loop only the children whose pipes the server keeps: run-to-completion commands and slirp4netns go through off-loop-command.ts', () => {

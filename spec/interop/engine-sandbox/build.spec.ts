@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describeWithPeers, dockerd, dockerImage, program, type PeerCheck } from '../../support/peers.js';
-import { sandboxRuntime } from '../../../lib/engine/runtime/sandbox/index.js';
-import { listenOnSocket, socketRequest } from '../../engine/helpers.js';
+import { needsRange, sandboxServer } from '../support/engine-user.js';
+import { socketRequest } from '../../engine/helpers.js';
 
 jest.setTimeout(120_000);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -83,18 +83,20 @@ function postRaw(socket: string, path: string, body: Buffer): Promise<{ status: 
 /** A build's `Step N/M : …` lines, what both engines print alike. */
 const steps = (out: string) => out.split('\n').filter((l) => l.startsWith('Step '));
 
+/** In the rootless pass (engine-user.ts): the multi-stage Dockerfile's COPY --chown and USER need ids other than root, mapped only with the subordinate range. */
+const otherUsers = needsRange('COPY --chown and USER need a container user other than root, which needs the subordinate range mapped through newuidmap');
+
 describeWithPeers('docker build (classic builder) and docker commit against the sandbox runtime, with dockerd as the reference', [program(CLI), bwrap, dockerd(), dockerImage(BASE.dockerd)], () => {
-  const runtime = hasBwrap ? sandboxRuntime() : undefined;
-  const listening = runtime ? listenOnSocket(runtime, RANGE) : undefined;
+  const listening = hasBwrap ? sandboxServer({}, RANGE) : undefined;
+  listening?.catch(() => undefined);
   const engines = async () => ({ dockgate: { DOCKER_HOST: `unix://${(await listening)!.socket}` }, dockerd: { DOCKER_HOST: `unix://${DOCKERD}` } });
   const made: string[] = [];
   afterAll(async () => {
     await run(CLI, ['rmi', '-f', ...made], { DOCKER_HOST: `unix://${DOCKERD}` });
     await (await listening)?.close();
-    await runtime?.close?.();
   });
 
-  test('a multi-stage Dockerfile with .dockerignore, ARG, COPY --from, COPY --chown, USER and WORKDIR builds and runs as on dockerd', async () => {
+  otherUsers('a multi-stage Dockerfile with .dockerignore, ARG, COPY --from, COPY --chown, USER and WORKDIR builds and runs as on dockerd', async () => {
     const dir = context(MULTI_FILES);
     const out: Record<string, { build: Result; run: Result }> = {};
     for (const [name, env] of Object.entries(await engines())) {
@@ -133,7 +135,7 @@ describeWithPeers('docker build (classic builder) and docker commit against the 
     expect(out.dockgate).toEqual(out.dockerd);
   });
 
-  test('an unchanged rebuild prints "Using cache" for every step dockerd does and gives the same image', async () => {
+  otherUsers('an unchanged rebuild prints "Using cache" for every step dockerd does and gives the same image', async () => {
     const dir = context(MULTI_FILES);
     const { dockgate: env } = await engines();
     const first = await run(CLI, ['build', '-q', '-t', tag('cached'), '.'], env, dir);
@@ -207,11 +209,10 @@ describeWithPeers('docker build (classic builder) and docker commit against the 
 const SDK_DOCKERFILE = (base: string) => `FROM ${base}\nARG WHO=nobody\nRUN echo "built for $WHO" > /greeting\nCMD ["cat", "/greeting"]\n`;
 
 describeWithPeers('docker-py 7 images.build (path= and fileobj=) against the sandbox runtime', [dockerPy, bwrap], () => {
-  const runtime = hasBwrap ? sandboxRuntime() : undefined;
-  const listening = runtime ? listenOnSocket(runtime, RANGE) : undefined;
+  const listening = hasBwrap ? sandboxServer({}, RANGE) : undefined;
+  listening?.catch(() => undefined);
   afterAll(async () => {
     await (await listening)?.close();
-    await runtime?.close?.();
   });
   test('builds from a directory with buildargs and from a file object, runs both, and raises BuildError for a failing RUN', async () => {
     const dir = context({ Dockerfile: SDK_DOCKERFILE(BASE.dockgate), '.dockerignore': '*.tmp\n', 'x.tmp': 'ignored' });
@@ -227,11 +228,10 @@ describeWithPeers('docker-py 7 images.build (path= and fileobj=) against the san
 });
 
 describeWithPeers('testcontainers-node 10 GenericContainer.fromDockerfile against the sandbox runtime', [testcontainers, bwrap], () => {
-  const runtime = hasBwrap ? sandboxRuntime() : undefined;
-  const listening = runtime ? listenOnSocket(runtime, RANGE) : undefined;
+  const listening = hasBwrap ? sandboxServer({}, RANGE) : undefined;
+  listening?.catch(() => undefined);
   afterAll(async () => {
     await (await listening)?.close();
-    await runtime?.close?.();
   });
   test('builds the directory with build args and starts the image; dockgate, not dockerd, built and ran it', async () => {
     const { socket } = (await listening)!;

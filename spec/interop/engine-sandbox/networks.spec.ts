@@ -11,6 +11,7 @@ import { createServer } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeWithPeers, dockerd, dockerImage, type PeerCheck } from '../../support/peers.js';
+import { describeReference } from '../support/engine-user.js';
 import { SANDBOX_PEERS, sandboxCli, type CliResult } from '../support/sandbox-cli.js';
 import { DOCKER_CLI } from '../support/docker-cli.js';
 
@@ -234,7 +235,7 @@ describeWithPeers('the sandbox keeps its networks across a restart of the server
   });
 });
 
-describeWithPeers('user-defined networks on dockerd 20.10 (the reference)', [dockerd(), dockerImage(DOCKERD_IMAGE)], () => {
+describeReference('user-defined networks on dockerd 20.10 (the reference)', [dockerd(), dockerImage(DOCKERD_IMAGE)], () => {
   const configDir = mkdtempSync(join(tmpdir(), 'dockgate-nets-ref-'));
   const cli = (...args: string[]): Promise<CliResult> => new Promise((resolve) => {
     execFile(DOCKER_CLI, args, { env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', DOCKER_HOST: 'unix:///var/run/docker.sock', DOCKER_CONFIG: configDir }, timeout: 30_000 },

@@ -12,14 +12,17 @@ import { join } from 'node:path';
 import { htpasswdLine } from '../../../lib/index.js';
 import { describeWithPeers, program, type PeerCheck } from '../../support/peers.js';
 import { DOCKER_CLI, dockerCli, type DockerCli, type ProgramResult } from '../support/index.js';
+import { asEngineUser, ENGINE_USER } from '../support/engine-user.js';
 
 const MAIN = join(process.cwd(), 'demo/dist/main.js');
 const bwrap: PeerCheck = { name: 'bwrap (Debian bubblewrap) and /bin/busybox (busybox-static)', available: () => existsSync('/bin/busybox') && existsSync('/usr/bin/bwrap') };
 
 interface RunningDemo { child: ChildProcess; output: () => string }
 
-function startDemo(args: string[]): Promise<RunningDemo> {
-  const child = spawn(process.execPath, [MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** The demo; in the rootless pass (engine-user.ts) as that user, `owned` handed to it. */
+function startDemo(args: string[], owned: string[]): Promise<RunningDemo> {
+  const as = asEngineUser(process.execPath, [MAIN, ...args], owned);
+  const child = spawn(as.command, as.args, { env: as.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
   child.stderr!.on('data', (d: Buffer) => { out += d.toString(); });
@@ -59,7 +62,9 @@ describeWithPeers('several users through the Docker CLI over TCP with bearer tok
 
   beforeAll(async () => {
     writeFileSync(join(dir, 'users'), `${(await Promise.all(Object.entries(users).map(([u, p]) => htpasswdLine(u, p, 4)))).join('\n')}\n`);
-    demo = await startDemo(['--port', '0', '--engine-socket', join(dir, 'engine.sock'), '--state-dir', join(dir, 'state'), '--users', join(dir, 'users'), '--engine-admins', 'root']);
+    demo = await startDemo(['--port', '0', '--engine-socket', join(dir, 'engine.sock'), '--state-dir', join(dir, 'state'), '--users', join(dir, 'users'), '--engine-admins', 'root',
+      // Rootless with a mapped range, each tenant's containers get a block of it (README: owners' ranges).
+      ...(ENGINE_USER ? ['--userns-size', '2000'] : [])], [dir, join(dir, 'users')]);
     base = /registry routes\s+(\S+)\/v2\//.exec(demo.output())![1] as string;
     tcpHost = `${base.replace(/^http:/, 'tcp:')}/engine`;
     for (const [user, password] of Object.entries(users)) {

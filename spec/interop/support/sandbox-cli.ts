@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { program, type PeerCheck } from '../../support/peers.js';
-import { sandboxRuntime, type SandboxRuntimeOptions } from '../../../lib/engine/runtime/sandbox/index.js';
-import { listenOnSocket } from '../../engine/helpers.js';
+import type { SandboxRuntimeOptions } from '../../../lib/engine/runtime/sandbox/index.js';
+import { sandboxServer } from './engine-user.js';
 import { DOCKER_CLI } from './docker-cli.js';
 
 const hasBwrap = spawnSync('bwrap', ['--version']).status === 0 && existsSync('/bin/busybox');
@@ -35,8 +35,9 @@ export interface SandboxCli {
 
 /** Starts a sandbox runtime (when the peers are there) with `options`, behind a Unix socket. */
 export function sandboxCli(options: SandboxRuntimeOptions = {}): SandboxCli {
-  const runtime = hasBwrap ? sandboxRuntime(options) : undefined;
-  const listening = runtime ? listenOnSocket(runtime) : undefined;
+  // In the rootless pass (DOCKGATE_ENGINE_USER), a process of that user (engine-user.ts).
+  const listening = hasBwrap ? sandboxServer(options) : undefined;
+  listening?.catch(() => undefined);
   const configDir = mkdtempSync(join(tmpdir(), 'dockgate-cli-'));
   const run = async (args: string[], input?: Buffer): Promise<CliResult> => {
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', DOCKER_HOST: `unix://${(await listening)!.socket}`, DOCKER_CONFIG: configDir };
@@ -53,7 +54,6 @@ export function sandboxCli(options: SandboxRuntimeOptions = {}): SandboxCli {
     socket: async () => (await listening)!.socket,
     close: async () => {
       await (await listening)?.close();
-      await runtime?.close?.();
     },
   };
 }

@@ -8,6 +8,7 @@ import { OPEN_SECCOMP } from './seccomp/seccomp-fd.js';
 import { discardEnvArgs, ENV_ARGS_FD, OPEN_ENV_ARGS, removeOnceOpened, writeEnvArgs } from './env-args.js';
 import { LAUNCHER_ENV } from '../../linux/launcher-env.js';
 import { launchOffLoop } from '../../linux/off-loop-command.js';
+import type { NetworkUserns } from './network/network-userns.js';
 
 /** One bwrap invocation: its arguments, the command, and how its output leaves. */
 export interface SandboxLaunch {
@@ -40,6 +41,16 @@ export interface SandboxLaunch {
   netns?: string;
   /** util-linux's nsenter, for {@link netns}. */
   nsenter?: string;
+  /** A rootless server's own user namespace (network/network-userns.ts), entered first (with {@link netns}, if any); none: the server's. */
+  userns?: NetworkUserns;
+  /** With {@link userns} and {@link netns}: the joined container's user namespace, entered instead (bwrap makes none of its own, bwrap-args.ts). */
+  joinedUserns?: string;
+  /**
+   * With {@link enter} and {@link netns}, rootless: the network namespace is joined by {@link enter}'s
+   * own nsenter, after its user namespace (which owns it): a process of the server's user outside
+   * that namespace has no capability to join it.
+   */
+  netnsAfterUserns?: boolean;
 }
 
 /**
@@ -87,9 +98,18 @@ export function withEnvArgs(args: readonly string[]): string[] {
 function command(launch: SandboxLaunch, envFile: string): [string, string[]] {
   const procs = launch.cgroupProcs ?? [];
   const args = withEnvArgs(launch.args);
-  const [inner, innerArgs] = launch.enter ? launch.enter(launch.bwrap, args, launch.argv) : [launch.bwrap, [...args, '--', ...launch.argv]];
+  let [inner, innerArgs] = launch.enter ? launch.enter(launch.bwrap, args, launch.argv) : [launch.bwrap, [...args, '--', ...launch.argv]];
   // `--network container:ID`: only the network namespace is entered, as host root, before the user namespace (if any) is made.
-  const [program, programArgs] = launch.netns ? [launch.nsenter ?? 'nsenter', [`--net=${launch.netns}`, '--', inner, ...innerArgs]] : [inner, innerArgs];
+  let joinNet = launch.netns ? [`--net=${launch.netns}`] : [];
+  if (launch.netnsAfterUserns && joinNet.length > 0) {
+    // The launcher starts with `nsenter --user=…` (userns/): the network namespace joins that call.
+    if (!innerArgs[0]?.startsWith('--user=')) throw new Error('the user namespace launcher does not start with nsenter --user (sandbox-process.ts)');
+    innerArgs = [innerArgs[0], ...joinNet, ...innerArgs.slice(1)];
+    joinNet = [];
+  }
+  const [program, programArgs] = launch.userns
+    ? launch.userns.wrap(inner, innerArgs, joinNet, launch.joinedUserns)
+    : joinNet.length > 0 ? [launch.nsenter ?? 'nsenter', [...joinNet, '--', inner, ...innerArgs]] : [inner, innerArgs];
   const seccomp = launch.seccompFile === undefined ? [] : [launch.seccompFile];
   // The network's launch gate (its FIFOs as fds 3 and 4, network/launch-gate.ts) opens first.
   const gate = launch.descriptors;

@@ -38,6 +38,7 @@ import type { IdMap } from './userns/id-map.js';
 import { OwnerUserns } from './userns/owner-userns.js';
 import type { NetworkHost } from './network/container-network.js';
 import { SandboxNetworks } from './network/sandbox-networks.js';
+import { NetworkUserns } from './network/network-userns.js';
 import { guardOwnerDisk } from './owner-disk-guard.js';
 import { runStages } from './launch/stages.js';
 import { START_STAGES } from './launch/start-stages.js';
@@ -101,14 +102,19 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   // short, since a socket path has 108 bytes; a temporary directory when the state dir is too deep.
   const runDir = join(stateDir, 'run').length < 80 ? join(stateDir, 'run') : mkdtempSync(join(tmpdir(), 'dockgate-net-'));
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
-  const network: NetworkHost = {
-    slirp4netns: settings.slirp4netns, runDir, defaultHostIp: settings.publishHostIp, ...(rootless ? { rootless: true } : {}), ...(mapped ? { usernsPath: () => mapped.file() } : {}),
-  };
-  // User-defined networks need root (they make network namespaces, bridges and veths) and iproute2;
-  // without either their routes answer 501 and NetworkMode stays bridge, host or none.
+  // User-defined networks make network namespaces, bridges and veths, with iproute2: as root, or
+  // rootless in a user namespace the server holds, under which its containers run
+  // (network-userns.ts). Without iproute2 their routes answer 501 and NetworkMode stays bridge, host or none.
   const ipTool = ['/usr/sbin/ip', '/sbin/ip', '/usr/bin/ip'].find((p) => existsSync(p));
-  const userNets = process.getuid?.() === 0 && ipTool
-    ? new SandboxNetworks(join(stateDir, 'networks.json'), { ip: ipTool, nsenter: existsSync('/usr/bin/nsenter') ? '/usr/bin/nsenter' : 'nsenter', unshare: existsSync('/usr/bin/unshare') ? '/usr/bin/unshare' : 'unshare' }, (id) => join(containersDir, id, 'resolv.conf'))
+  const nsTools = { ip: ipTool ?? 'ip', nsenter: existsSync('/usr/bin/nsenter') ? '/usr/bin/nsenter' : 'nsenter', unshare: existsSync('/usr/bin/unshare') ? '/usr/bin/unshare' : 'unshare' };
+  // With a mapped range, the networks live in its namespace, below which every container runs.
+  const netUserns = rootless && ipTool ? (mapped ? mapped.file().then((file) => NetworkUserns.adopt(file, nsTools.nsenter)) : NetworkUserns.start(nsTools)) : undefined;
+  // A refusal surfaces at the first start or network use, with the kernel's words.
+  netUserns?.catch(() => undefined);
+  const network: NetworkHost = { slirp4netns: settings.slirp4netns, runDir, defaultHostIp: settings.publishHostIp, ...(rootless ? { rootless: true } : {}), ...(netUserns ? { userns: netUserns } : {}),
+    ...(mapped ? { usernsPath: () => mapped.file() } : {}) };
+  const userNets = ipTool
+    ? new SandboxNetworks(join(stateDir, 'networks.json'), { ...nsTools, ...(netUserns ? { userns: netUserns } : {}) }, (id) => join(containersDir, id, 'resolv.conf'))
     : undefined;
   userNets?.keepOnly(new Set(readdirSync(containersDir)));
   const sharedTmpfs = new SharedTmpfs(settings.tmpfsDir);
@@ -373,6 +379,7 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       await opened$?.settled();
       await overlays?.close();
       await userNets?.settled();
+      (await netUserns?.catch(() => undefined))?.stop();
     },
     // The overlay is unmounted and its writes (or the copy) go with the container (asynchronously:
     // rm -f answers first); the record and output are removed by the runtime's records.

@@ -11,11 +11,13 @@ export const bwrap: Stage<StartContext> = {
     // Its UTS namespace is named as dockerd names it: its Hostname, else its short id (a joined container's, for `container:`); host network mode keeps the host's.
     const { spec } = ctx.run;
     const hostname = spec.hostname !== '' ? spec.hostname : spec.host.networkMode === 'host' ? undefined : (joined?.id ?? ctx.run.id).slice(0, 12);
+    // Rootless, `container:ID` joins that container's user namespace too (launch.ts): bwrap makes none of its own there.
+    const joinsUserns = joined !== undefined && ctx.host.network.userns !== undefined;
     ctx.plan = {
       rootfs, user, tty: ctx.run.tty === true, tmpfs, ...(seccompFile ? { seccompFile } : {}), ...(group ? { cgroupDirs: group.dirs } : {}),
       // Rootless with a mapped range: the launcher enters the namespace too (binds by name, as a rootless server always did: its held descriptors cannot be reached from inside).
       ...(userns ? { userns: true, bindSource: (source: string) => held.path(source) } : ctx.host.mapped ? { userns: true } : {}), ...(Object.keys(files).length > 0 ? { files } : {}),
-      ...(hostname ? { hostname } : {}),
+      ...(hostname ? { hostname } : {}), ...(joinsUserns ? { userns: true } : {}),
     };
     ctx.args = [...bwrapArgs(spec, ctx.plan), ...(net ? ['--unshare-net', ...net.gate.bwrapArgs()] : [])];
   },

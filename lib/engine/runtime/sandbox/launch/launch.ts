@@ -16,6 +16,9 @@ export const launch: Stage<StartContext> = {
   async run(ctx) {
     const { spec, argv, openStdin, tty, output } = ctx.run;
     const { group, seccompFile, enter, net, joined } = ctx;
+    // Rootless with user networks: under the server's own user namespace (network/network-userns.ts),
+    // unless the launcher enters a user namespace of the runtime itself (`enter`), below which the networks then live.
+    const userns = enter ? undefined : await ctx.host.network.userns;
     ctx.proc = await launchSandbox({
       bwrap: ctx.host.bwrap,
       args: ctx.args,
@@ -31,6 +34,12 @@ export const launch: Stage<StartContext> = {
       ...(enter ? { enter } : {}),
       ...(net ? { descriptors: net.gate.shell() } : {}),
       ...(joined ? { netns: `/proc/${joined.pid}/ns/net`, nsenter: ctx.host.hostTool('nsenter') } : {}),
+      ...(userns ? { userns } : {}),
+      // Rootless, `container:ID` also joins that container's user namespace, which owns its network
+      // namespace: root of a sibling one would have no capability over it (no ping, no raw socket).
+      ...(userns && joined ? { joinedUserns: `/proc/${joined.pid}/ns/user` } : {}),
+      // Rootless with the runtime's own user namespace (`enter`): the joined network namespace is entered inside it.
+      ...(enter && joined && ctx.host.network.rootless ? { netnsAfterUserns: true } : {}),
     });
   },
   async undo(ctx) {

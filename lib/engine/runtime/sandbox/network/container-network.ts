@@ -8,6 +8,7 @@ import { Beneath, BeneathError, type Ownership } from '../../../linux/beneath.js
 import type { LocalNetworkSettings } from '../../local/local-container.js';
 import { containerHostname, LOOPBACK_HOSTS } from './etc-names.js';
 import { LaunchGate } from './launch-gate.js';
+import type { NetworkUserns } from './network-userns.js';
 import { exposedPortKeys, portRequests, type PortMap, type PortProto, type PortRequest } from './port-bindings.js';
 import { SLIRP_MAC, SLIRP_NET, SlirpStack } from './slirp-stack.js';
 
@@ -24,6 +25,11 @@ export interface NetworkHost {
    * namespace, which slirp4netns must join to configure it (host root needs no such step).
    */
   rootless?: boolean;
+  /**
+   * Rootless, with user-defined networks: the server's own user namespace (network-userns.ts),
+   * where their namespaces live and under which every container is launched.
+   */
+  userns?: Promise<NetworkUserns>;
   /**
    * Rootless with a mapped range: the user namespace slirp4netns joins instead of bwrap's (the
    * server's mapped one, userns/rootless-userns.ts, where the server's user has every capability

@@ -77,7 +77,11 @@ export class NetworkHub {
 
   /** Makes the namespace, its bridge with `gateway/prefixLen`, and its DNS on port 53; `settings`: the network's driver options. */
   static async start(tools: NetnsTools & { unshare: string }, gateway: string, prefixLen: number, lookup: (name: string, from: string) => string[] | undefined, settings: BridgeSettings = { isolated: false }): Promise<NetworkHub> {
-    const child = spawn(tools.unshare, ['--net', '--', process.execPath, '-e', RELAY], { stdio: ['pipe', 'pipe', 'pipe'] });
+    // Rootless, the namespace is made in the server's own user namespace (network-userns.ts).
+    const [program, args] = tools.userns
+      ? (await tools.userns).wrap(tools.unshare, ['--net', '--', process.execPath, '-e', RELAY])
+      : [tools.unshare, ['--net', '--', process.execPath, '-e', RELAY]];
+    const child = spawn(program, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     const hub = new NetworkHub(tools, child, prefixLen, settings);
     let errors = '';
     child.stderr?.on('data', (chunk: Buffer) => {

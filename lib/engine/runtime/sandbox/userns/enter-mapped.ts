@@ -66,7 +66,7 @@ export function inMappedNamespace(tools: MappedTools, bwrap: string, args: reado
     return [tools.nsenter, [`--user=${tools.file}`, '--setuid=0', `--setgid=${user.gid}`, '--', tools.setpriv, `--groups=${user.gid}`, '--', bwrap, ...args, '--', ...argv]];
   }
   const staged = stageSources(args, tools.stageDir);
-  const command = [tools.setpriv, `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--',
+  const command = [tools.setpriv, `--reuid=${user.uid}`, `--regid=${user.gid}`, `--groups=${user.gid}`, '--',
     bwrap, '--unshare-user', '--uid', String(user.uid), '--gid', String(user.gid), ...withoutCapabilities(staged.args), '--', ...argv];
   const points = mountPointArgs(staged.args);
   const [pointsShell, pointsArgs] = viaShell(MOUNT_POINTS, [bwrap, String(points.length), ...points, ...command]);
