@@ -32,14 +32,15 @@ export async function ipIn(tools: NetnsTools, pid: number, commands: string[]): 
 
 /**
  * Runs several callers' iproute2 commands in the network namespace of `pid` with one process
- * (`ip -force -batch`: a failed line does not stop the rest): one entry per group, undefined when
+ * (`ip -force -batch`: a failed line does not stop the rest), entered as {@link ipIn} enters it: one entry per group, undefined when
  * all of the group's lines succeeded, else an error with ip's words for its first failed line.
  * Rejects only when nothing could be run.
  */
 export async function ipGroupsIn(tools: NetnsTools, pid: number, groups: readonly string[][]): Promise<(Error | undefined)[]> {
   let result;
   try {
-    result = await runOffLoop(tools.nsenter, [`--net=/proc/${pid}/ns/net`, '--', tools.ip, '-force', '-batch', '-'], { input: groups.flat().join('\n') + '\n' });
+    const userns = tools.userns ? (await tools.userns).enterArgs() : [];
+    result = await runOffLoop(tools.nsenter, [...userns, `--net=/proc/${pid}/ns/net`, '--', tools.ip, '-force', '-batch', '-'], { input: groups.flat().join('\n') + '\n' });
   } catch (error) {
     throw new Error(`cannot run ${tools.ip}: ${(error as Error).message}`);
   }
