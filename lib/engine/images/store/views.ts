@@ -18,6 +18,16 @@ export function listView(record: ImageRecord, config: ImageConfigBlob): Record<s
   };
 }
 
+/**
+ * An image config's `config` as dockerd 20.10 shows it in inspect: its container.Config, whose
+ * fields without `omitempty` are always there (`OnBuild: null`, `Image: ''`, the Attach flags…)
+ * even when the config blob leaves them out. docker-py's suite reads `Config.OnBuild`.
+ */
+const CONFIG_DEFAULTS = {
+  Hostname: '', Domainname: '', User: '', AttachStdin: false, AttachStdout: false, AttachStderr: false, Tty: false, OpenStdin: false,
+  StdinOnce: false, Env: null, Cmd: null, Image: '', Volumes: null, WorkingDir: '', Entrypoint: null, OnBuild: null, Labels: null,
+} as const;
+
 /** `GET /images/{name}/json` (dockerd's image.InspectResponse). */
 export function inspectView(record: ImageRecord, config: ImageConfigBlob): Record<string, unknown> {
   return {
@@ -30,7 +40,7 @@ export function inspectView(record: ImageRecord, config: ImageConfigBlob): Recor
     Created: config.created ?? '',
     DockerVersion: typeof config.docker_version === 'string' ? config.docker_version : '',
     Author: config.author ?? '',
-    Config: { Env: null, Cmd: null, Entrypoint: null, WorkingDir: '', Labels: null, ...(config.config ?? {}) },
+    Config: { ...CONFIG_DEFAULTS, ...(config.config ?? {}) },
     Architecture: config.architecture,
     ...(config.variant ? { Variant: config.variant } : {}),
     Os: config.os,
