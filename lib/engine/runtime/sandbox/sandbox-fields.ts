@@ -8,6 +8,7 @@ import type { Cgroups } from '../../linux/cgroups.js';
 import { ownsNetwork } from './network/container-network.js';
 import { exposedPortKeys, portRequests } from './network/port-bindings.js';
 import { extraHostLines } from './network/extra-hosts.js';
+import { predefinedEndpoints } from './network/predefined-endpoint.js';
 import { SANDBOX_DEFAULTS } from './default-limits.js';
 import { tmpfsMounts } from './tmpfs-options.js';
 import { CGROUP_HOST_FIELDS, CONTROLLER_OF, resourceLimits } from './resource-limits.js';
@@ -45,6 +46,7 @@ export async function refuseUnsupported(
   checkLimits(spec, cgroups, cpus);
   securityOptions(spec);
   extraHostLines(spec);
+  predefinedEndpoints(spec);
   bindSpecs(spec);
   for (const path of Object.keys(host.tmpfs)) {
     if (!path.startsWith('/')) throw EngineError.invalidParameter(`HostConfig.Tmpfs path "${path}" must be absolute`);
