@@ -31,7 +31,7 @@ WORK=${WORK:-/tmp/client-suites-work}
 TIMEOUT=${TEST_TIMEOUT:-120}
 DOCKERD_SOCK=$WORK/dockerd.sock
 DOCKGATE_SOCK=$WORK/dockgate.sock
-DOCKGATE_PORT=${DOCKGATE_PORT:-5091}
+DOCKGATE_PORT=${DOCKGATE_PORT:-15391}
 export PATH=/usr/local/bin:$PATH
 mkdir -p "$OUT" "$WORK"
 
