@@ -51,9 +51,9 @@ for (const [label, peers, open] of engines) {
       expect(out.bad_ip).toEqual(['APIError', 400, 'invalid IP address in add-host: "not-an-ip"']);
       expect(out.no_ip).toEqual(['APIError', 400, 'bad format for add-host: "x.test"']);
     });
-    test('a build\'s extra_hosts reach its RUN steps\' /etc/hosts (docker-py\'s test_build_with_extra_hosts)', () => {
+    test('a build\'s extra_hosts, every repeated extrahosts parameter, reach its RUN steps\' /etc/hosts (docker-py\'s test_build_with_extra_hosts)', () => {
       expect(out.build_errors).toEqual([]);
-      expect(out.build).toEqual(['127.0.0.1\thello.world.test']);
+      expect(out.build).toEqual(['127.0.0.1\textrahost.local.test', '127.0.0.1\thello.world.test']);
     });
   });
 }
