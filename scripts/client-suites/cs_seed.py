@@ -1,4 +1,5 @@
-"""pytest plugin for scripts/client-suites.sh: before each test, the offline images the suites
+"""pytest plugin for scripts/client-suites.sh. After each test, os.environ is put back if a test
+replaced it (see ENVIRON). Before each test, the offline images the suites
 pull by name (alpine:3.10, alpine:latest, busybox:latest, busybox:1.31.0-uclibc) are imported if
 missing (at the start, or after a test removed them: docker-py's test_prune_images prunes every
 unused image), from the root filesystem archive in CS_SEED_ROOTFS, the same on every engine.
@@ -7,6 +8,17 @@ import os
 
 import docker
 import pytest
+
+# docker-py's credentials/utils_test.py rebinds os.environ to a plain dict of its own and leaves
+# it so (mock.patch.dict restores the old mapping's contents, not the name): every later test
+# would lose DOCKER_HOST and talk to /var/run/docker.sock, whatever engine the run is for.
+ENVIRON = os.environ
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item):
+    if os.environ is not ENVIRON:
+        os.environ = ENVIRON
 
 NAMES = ('alpine:3.10', 'alpine:latest', 'busybox:latest', 'busybox:1.31.0-uclibc')
 CHANGES = ['CMD ["sh"]', 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin']
