@@ -1,6 +1,7 @@
 """pytest plugin for scripts/client-suites.sh. After each test, os.environ is put back if a test
 replaced it (see ENVIRON). Before each test, the offline images the suites
-pull by name (alpine:3.10, alpine:latest, busybox:latest, busybox:1.31.0-uclibc) are imported if
+pull by name (alpine:3.10, alpine:3.10.1, alpine:latest, busybox:latest, busybox:1.31.0-uclibc,
+busybox:1.27.2) are imported if
 missing (at the start, or after a test removed them: docker-py's test_prune_images prunes every
 unused image), from the root filesystem archive in CS_SEED_ROOTFS, the same on every engine.
 Without internet a test would otherwise fail on a pull."""
@@ -20,7 +21,7 @@ def pytest_runtest_teardown(item):
     if os.environ is not ENVIRON:
         os.environ = ENVIRON
 
-NAMES = ('alpine:3.10', 'alpine:latest', 'busybox:latest', 'busybox:1.31.0-uclibc')
+NAMES = ('alpine:3.10', 'alpine:3.10.1', 'alpine:latest', 'busybox:latest', 'busybox:1.31.0-uclibc', 'busybox:1.27.2')
 CHANGES = ['CMD ["sh"]', 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin']
 
 
