@@ -77,6 +77,9 @@ for (const [label, peers, open] of engines) {
       if (sandbox) expect([out.networks!.mac_shown, out.networks!.mac_inside]).toEqual(['02:42:0a:5b:00:99', '1']);
       else expect([out.networks!.mac_shown, out.networks!.mac_inside]).toEqual([expect.stringMatching(/^02:42:/), '0']);
     });
+    test('a MAC address given at connect to a created container shows in its inspect before any start', () => {
+      expect([out.networks!.connect_created_with_mac, out.networks!.mac_shown_created]).toEqual([['ok'], '02:42:ac:11:00:02']);
+    });
     test(sandbox ? 'a driver option the sandbox cannot honor (the host bridge\'s name) is refused by name' : 'dockerd takes the host bridge\'s name as a driver option', () => {
       if (sandbox) expect(out.networks!.bridge_name_option).toEqual(['APIError', 'network option com.docker.network.bridge.name is not supported by the sandbox runtime']);
       else expect(out.networks!.bridge_name_option).toEqual(['ok']);

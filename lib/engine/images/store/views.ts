@@ -1,6 +1,7 @@
 import type { ImageConfigBlob, ImageHistoryEntry, ImageRecord } from '../image-store-types.js';
 
 const seconds = (iso: string | undefined) => (iso ? Math.floor(Date.parse(iso) / 1000) || 0 : 0);
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const sizeOf = (record: ImageRecord) => record.layers.reduce((sum, l) => sum + l.size, 0);
 
 /** One entry of `GET /images/json` (dockerd's image.Summary). */
@@ -18,6 +19,16 @@ export function listView(record: ImageRecord, config: ImageConfigBlob): Record<s
   };
 }
 
+/**
+ * An image config's `config` as dockerd 20.10 shows it in inspect: its container.Config, whose
+ * fields without `omitempty` are always there (`OnBuild: null`, `Image: ''`, the Attach flags…)
+ * even when the config blob leaves them out. docker-py's suite reads `Config.OnBuild`.
+ */
+const CONFIG_DEFAULTS = {
+  Hostname: '', Domainname: '', User: '', AttachStdin: false, AttachStdout: false, AttachStderr: false, Tty: false, OpenStdin: false,
+  StdinOnce: false, Env: null, Cmd: null, Image: '', Volumes: null, WorkingDir: '', Entrypoint: null, OnBuild: null, Labels: null,
+} as const;
+
 /** `GET /images/{name}/json` (dockerd's image.InspectResponse). */
 export function inspectView(record: ImageRecord, config: ImageConfigBlob): Record<string, unknown> {
   return {
@@ -29,8 +40,12 @@ export function inspectView(record: ImageRecord, config: ImageConfigBlob): Recor
     Comment: typeof config.comment === 'string' ? config.comment : config.history?.[config.history.length - 1]?.comment ?? '',
     Created: config.created ?? '',
     DockerVersion: typeof config.docker_version === 'string' ? config.docker_version : '',
+    // dockerd 20.10 also shows the build step's container and its config (empty ones for an
+    // imported or pulled image); compose 1.29 reads ContainerConfig when it recreates a container.
+    Container: typeof config.container === 'string' ? config.container : '',
+    ContainerConfig: { ...CONFIG_DEFAULTS, ...(isObject(config.container_config) ? config.container_config : {}) },
     Author: config.author ?? '',
-    Config: { Env: null, Cmd: null, Entrypoint: null, WorkingDir: '', Labels: null, ...(config.config ?? {}) },
+    Config: { ...CONFIG_DEFAULTS, ...(config.config ?? {}) },
     Architecture: config.architecture,
     ...(config.variant ? { Variant: config.variant } : {}),
     Os: config.os,

@@ -42,6 +42,12 @@ export function buildRequestOptions(req: Request): BuildQueryOptions {
   if (!NETWORK_MODES.has(networkMode)) throw EngineError.invalidParameter(`networkmode: ${networkMode} is not supported for builds (default, bridge, none or host)`);
   const hostConfig: Record<string, unknown> = {};
   for (const [param, field, kind] of BUILD_HOST_FIELDS) {
+    if (field === 'ExtraHosts') {
+      // Every `extrahosts` value is one entry (dockerd's r.Form["extrahosts"]): the CLI and docker-py repeat the parameter.
+      const entries = (Array.isArray(q[param]) ? q[param] as unknown[] : [q[param]]).filter((v): v is string => typeof v === 'string' && v !== '' && v !== '[]' && v !== 'null');
+      if (entries.length > 0) hostConfig[field] = entries;
+      continue;
+    }
     const raw = queryString(q[param]);
     // The CLI sends every limit, 0 (numbers) and [] or null (lists) meaning unset.
     if (raw === undefined || raw === '' || raw === '[]' || raw === 'null' || (kind === 'number' && raw === '0')) continue;
@@ -49,7 +55,7 @@ export function buildRequestOptions(req: Request): BuildQueryOptions {
       if (!/^-?\d+$/.test(raw)) throw EngineError.invalidParameter(`${param}: ${raw} is not an integer`);
       hostConfig[field] = Number(raw);
     } else if (kind === 'json') hostConfig[field] = json(param, raw);
-    else hostConfig[field] = field === 'ExtraHosts' ? raw.split(',') : raw;
+    else hostConfig[field] = raw;
   }
   const buildArgs = json('buildargs', queryString(q.buildargs)) ?? {};
   if (typeof buildArgs !== 'object' || Array.isArray(buildArgs) || !Object.values(buildArgs).every((v) => v === null || typeof v === 'string')) {

@@ -43,7 +43,8 @@ interface HostFacts {
 
 /**
  * `GET /info`, on every runtime: container counts come from `list()`, the image count from
- * `listImages()` when the runtime has it, host facts from the OS, and whatever the runtime's
+ * `listImages()` when the runtime has it (every image, intermediate ones too: dockerd counts its
+ * whole image store, so it equals `docker images -a`' distinct IDs), host facts from the OS, and whatever the runtime's
  * optional `systemInfo()` reports is merged over that (a forwarding runtime returns the real
  * engine's answer). `ServerVersion` is always dockgate's, the version `/version` reports, since
  * clients compare the two. testcontainers calls this first; the Docker CLI for `docker info`.
@@ -61,7 +62,7 @@ export function registerInfoRoute(api: Router, ctx: EngineContext): void {
         typeof reported.Containers === 'number' && onlyOwner === undefined ? {} : containerCounts(runtime, onlyOwner),
         typeof reported.Images === 'number' || !runtime.listImages
           ? 0
-          : runtime.listImages({ all: false, filters: new Map(), digests: false, sharedSize: false, apiVersion: version }).then((l) => l.length),
+          : runtime.listImages({ all: true, filters: new Map(), digests: false, sharedSize: false, apiVersion: version }).then((l) => new Set(l.map((i) => i.Id)).size),
       ]);
       const info: Record<string, unknown> = {
         ...host,

@@ -1,4 +1,5 @@
 import type { ContainerCreateBody } from '../../../engine-api/runtime-types.js';
+import { healthcheckView } from './healthcheck-view.js';
 import type { ContainerSpec } from '../../../engine-api/container-spec.js';
 import type { LocalContainer } from './local-container.js';
 import { HOST_CONFIG_DEFAULTS } from './host-config-defaults.js';
@@ -87,7 +88,7 @@ export function inspectView(c: LocalContainer, stoppedNetworks?: Record<string, 
       // dockerd sends these two only when set (omitempty); docker-py reads StopTimeout back.
       ...(typeof c.body.StopSignal === 'string' && c.body.StopSignal !== '' ? { StopSignal: c.body.StopSignal } : {}),
       ...(typeof c.body.StopTimeout === 'number' ? { StopTimeout: c.body.StopTimeout } : {}),
-      ...(c.body.Healthcheck ? { Healthcheck: c.body.Healthcheck } : {}),
+      ...(c.body.Healthcheck ? { Healthcheck: healthcheckView(c.body.Healthcheck) } : {}),
       ...(c.body.ExposedPorts ? { ExposedPorts: c.body.ExposedPorts } : {}),
     },
     // testcontainers maps `NetworkSettings.Ports` right after start; dockerd sends {} when nothing is published.

@@ -7,6 +7,8 @@ import { resolveUserIn } from './passwd.js';
 import type { Cgroups } from '../../linux/cgroups.js';
 import { ownsNetwork } from './network/container-network.js';
 import { exposedPortKeys, portRequests } from './network/port-bindings.js';
+import { extraHostLines } from './network/extra-hosts.js';
+import { predefinedEndpoints } from './network/predefined-endpoint.js';
 import { SANDBOX_DEFAULTS } from './default-limits.js';
 import { tmpfsMounts } from './tmpfs-options.js';
 import { CGROUP_HOST_FIELDS, CONTROLLER_OF, resourceLimits } from './resource-limits.js';
@@ -19,9 +21,10 @@ import { rootlessIdentity, undelegatedReason } from './rootless.js';
  * (checked by security-opt.ts), the published ports of its own network (network/port-bindings.ts),
  * the namespace modes and the fields it answers by name itself ({@link namespaceModes}), and
  * VolumesFrom, whose volumes the local runtime mounts as binds (container-mounts.ts), and Links,
- * DNS aliases on user-defined networks (network/network-links.ts; refused on the default bridge).
+ * DNS aliases on user-defined networks (network/network-links.ts; refused on the default bridge),
+ * and ExtraHosts, lines of the container's /etc/hosts (network/extra-hosts.ts).
  */
-const HONORED_HERE: readonly string[] = [...CGROUP_HOST_FIELDS, 'SecurityOpt', 'PortBindings', 'PublishAllPorts', 'UTSMode', 'IpcMode', 'PidMode', 'GroupAdd', 'DeviceCgroupRules', 'VolumesFrom', 'Links'];
+const HONORED_HERE: readonly string[] = [...CGROUP_HOST_FIELDS, 'SecurityOpt', 'PortBindings', 'PublishAllPorts', 'UTSMode', 'IpcMode', 'PidMode', 'GroupAdd', 'DeviceCgroupRules', 'VolumesFrom', 'Links', 'ExtraHosts'];
 
 /** What the sandbox honors of a create body: all but the resource and isolation fields it cannot carry (refused by the router whenever set). */
 export const SANDBOX_CREATE_FIELDS = createFieldsExcept(UNHONORED_HOST_FIELDS.filter((f) => !HONORED_HERE.includes(f)).map((f) => `HostConfig.${f}`));
@@ -42,6 +45,8 @@ export async function refuseUnsupported(
   }
   checkLimits(spec, cgroups, cpus);
   securityOptions(spec);
+  extraHostLines(spec);
+  predefinedEndpoints(spec);
   bindSpecs(spec);
   for (const path of Object.keys(host.tmpfs)) {
     if (!path.startsWith('/')) throw EngineError.invalidParameter(`HostConfig.Tmpfs path "${path}" must be absolute`);

@@ -7,6 +7,7 @@ import type { ContainerSpec } from '../../../../engine-api/container-spec.js';
 import { Beneath, BeneathError, type Ownership } from '../../../linux/beneath.js';
 import type { LocalNetworkSettings } from '../../local/local-container.js';
 import { containerHostname, LOOPBACK_HOSTS } from './etc-names.js';
+import { extraHostLines } from './extra-hosts.js';
 import { LaunchGate } from './launch-gate.js';
 import type { NetworkUserns } from './network-userns.js';
 import { exposedPortKeys, portRequests, type PortMap, type PortProto, type PortRequest } from './port-bindings.js';
@@ -99,7 +100,7 @@ export class ContainerNetwork {
     const requests = portRequests(spec);
     const hostname = containerHostname(id, spec);
     const files: Record<string, string> = {};
-    for (const [path, text] of [['/etc/resolv.conf', resolvConf(user?.nameservers ?? [], user?.internalOnly !== true)], ['/etc/hosts', hostsFile(hostname, linkHosts)]] as const) {
+    for (const [path, text] of [['/etc/resolv.conf', resolvConf(user?.nameservers ?? [], user?.internalOnly !== true)], ['/etc/hosts', hostsFile(hostname, [...extraHostLines(spec), ...linkHosts])]] as const) {
       if (!(await mountPoint(rootfs, path))) continue;
       const file = join(dir, path.slice('/etc/'.length));
       writeFileSync(file, text, { mode: 0o644 });
@@ -234,9 +235,9 @@ export function resolvConf(nameservers: string[], slirp: boolean): string {
   return [...servers.map((s) => `nameserver ${s}`), ...kept].join('\n') + '\n';
 }
 
-/** dockerd's /etc/hosts for a bridge container: the loopback names, its legacy links' lines (bridge-links.ts), then its address and hostname. */
-function hostsFile(hostname: string, linkHosts: readonly string[]): string {
-  return [...LOOPBACK_HOSTS, ...linkHosts, `${SLIRP_NET.ipAddress}\t${hostname}`].join('\n') + '\n';
+/** dockerd's /etc/hosts for a bridge container: the loopback names, ExtraHosts' lines and its legacy links' (bridge-links.ts), then its address and hostname. */
+function hostsFile(hostname: string, extra: readonly string[]): string {
+  return [...LOOPBACK_HOSTS, ...extra, `${SLIRP_NET.ipAddress}\t${hostname}`].join('\n') + '\n';
 }
 
 /** A host port free now on `hostIp` for `proto`, from the kernel's ephemeral range. */

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { ContainerSpec } from '../../../../engine-api/container-spec.js';
 import { mountPoint, resolvConf } from './container-network.js';
 import { containerHostname, LOOPBACK_HOSTS } from './etc-names.js';
+import { extraHostLines } from './extra-hosts.js';
 
 /** The host ids a container's root has (its user namespace's), which its network files are given. */
 export interface EtcOwner {
@@ -34,16 +35,19 @@ export async function writeEtcFile(file: string, text: string, owner?: EtcOwner)
  * in every network mode: its own network's files start as the loopback names and the DNS
  * forwarder (the network stage writes its address and networks' DNS in the same files); `none`
  * has the loopback names and the host's search options; `host` the host's hosts and resolv.conf.
+ * ExtraHosts' lines follow the loopback names (the host's hosts file in `host` mode).
  */
 export async function writeEtcFiles(id: string, spec: ContainerSpec, dir: string, rootfs: string, owner?: EtcOwner, keepExisting = false): Promise<Record<string, string>> {
   const mode = spec.host.networkMode;
   const name = containerHostname(id, spec);
   const hostFile = async (path: string, fallback: string): Promise<string> => readFile(path, 'utf8').catch(() => fallback);
   const texts: [string, string][] = [['/etc/hostname', `${name}\n`]];
+  const extra = extraHostLines(spec).map((line) => `${line}\n`).join('');
   if (mode === 'host') {
-    texts.push(['/etc/hosts', await hostFile('/etc/hosts', `${LOOPBACK_HOSTS.join('\n')}\n`)], ['/etc/resolv.conf', await hostFile('/etc/resolv.conf', '')]);
+    const hosts = await hostFile('/etc/hosts', `${LOOPBACK_HOSTS.join('\n')}\n`);
+    texts.push(['/etc/hosts', `${hosts}${hosts === '' || hosts.endsWith('\n') ? '' : '\n'}${extra}`], ['/etc/resolv.conf', await hostFile('/etc/resolv.conf', '')]);
   } else {
-    texts.push(['/etc/hosts', `${LOOPBACK_HOSTS.join('\n')}\n`], ['/etc/resolv.conf', resolvConf([], mode !== 'none')]);
+    texts.push(['/etc/hosts', `${LOOPBACK_HOSTS.join('\n')}\n${extra}`], ['/etc/resolv.conf', resolvConf([], mode !== 'none')]);
   }
   const files: Record<string, string> = {};
   for (const [path, text] of texts) {

@@ -70,7 +70,8 @@ export function containerEndpoints(records: NetworkRecords, endpoints: LiveEndpo
  * connect, its memberships with its short id among the aliases, and the NetworkID once it ran
  * there; a removed network's entry stays, by name. A container in a predefined network mode
  * (the default bridge, `none`, `host`) shows that network, with its NetworkID once it ran; one
- * in another container's namespace shows none. Every live value is empty.
+ * in another container's namespace shows none. Every live value is empty but a MacAddress that
+ * was asked for.
  */
 export function stoppedEndpoints(records: NetworkRecords, membership: NetworkMembership, container: Pick<LocalContainer, 'id' | 'spec' | 'startedAt'>): Record<string, Record<string, unknown>> {
   const id = container.id;
@@ -84,6 +85,8 @@ export function stoppedEndpoints(records: NetworkRecords, membership: NetworkMem
       Links: linksView(member),
       Aliases: aliases.length > 0 ? aliases : null,
       NetworkID: networkId,
+      // A MacAddress given at create or connect is shown before the start, as dockerd shows its endpoint config's.
+      MacAddress: member.mac ?? '',
     };
   };
   if (!membership.seeded.has(id)) {
