@@ -16,16 +16,11 @@ import { join } from 'node:path';
 import { describeWithPeers, program, type PeerCheck } from '../../support/peers.js';
 import { freePort } from '../support/free-port.js';
 import { oneLayerArchive } from '../support/image-archive.js';
+import { descendants, idsOf, spawnDemoAs } from '../support/rootless-demo.js';
 
 const CLI = '/usr/local/bin/docker';
 const MAIN = join(process.cwd(), 'demo/dist/main.js');
 const USER = process.env.DOCKGATE_ROOTLESS_USER ?? 'dgrootless';
-
-function idsOf(name: string): { uid: number; gid: number; home: string } | undefined {
-  const r = spawnSync('getent', ['passwd', name], { encoding: 'utf8' });
-  const [, , uid, gid, , home] = r.stdout.trim().split(':');
-  return r.status === 0 && uid && gid ? { uid: Number(uid), gid: Number(gid), home: home ?? '/' } : undefined;
-}
 
 const ids = idsOf(USER);
 
@@ -62,42 +57,8 @@ interface Rootless {
 }
 
 /** The demo as `USER` (or `as`): its state and socket in a directory of its own, owned by it. */
-async function startRootless(dir: string, as = ids!, extra: string[] = []): Promise<Rootless> {
-  const socket = join(dir, 'engine.sock');
-  const child = spawn('setpriv', [`--reuid=${as.uid}`, `--regid=${as.gid}`, '--init-groups', '--', process.execPath, MAIN,
-    '--port', '0', '--engine-socket', socket, '--state-dir', join(dir, 'state'), '--log-level', 'warn', ...extra], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: as.home, XDG_DATA_HOME: join(dir, 'data') },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let text = '';
-  child.stdout!.on('data', (c: Buffer) => { text += c.toString(); });
-  child.stderr!.on('data', (c: Buffer) => { text += c.toString(); });
-  for (let i = 0; i < 300 && !existsSync(socket); i++) {
-    if (child.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  if (!existsSync(socket)) throw new Error(`the rootless demo did not start:\n${text}`);
-  return { child, socket, output: () => text };
-}
-
-/** Every process below `pid` (children, their children…), from /proc. */
-function descendants(pid: number): number[] {
-  const parent = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const out: number[] = [];
-  const walk = (p: number): void => {
-    for (const [child, ppid] of parent) if (ppid === p) { out.push(child); walk(child); }
-  };
-  walk(pid);
-  return out;
+function startRootless(dir: string, as = ids!, extra: string[] = []): Promise<Rootless> {
+  return spawnDemoAs(dir, as, extra);
 }
 
 function uidsOf(pid: number): number[] | undefined {

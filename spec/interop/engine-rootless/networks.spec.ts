@@ -4,10 +4,10 @@
  * veths and DNS live in a user namespace the engine holds, under which its containers run.
  */
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readFileSync, readlinkSync } from 'node:fs';
 import { describeWithPeers } from '../../support/peers.js';
 import { freePort } from '../support/free-port.js';
-import { idsOf, rootlessPeers, ROOTLESS_USER, startRootlessDemo, type RootlessDemo } from '../support/rootless-demo.js';
+import { descendants, idsOf, rootlessPeers, ROOTLESS_USER, startRootlessDemo, type RootlessDemo } from '../support/rootless-demo.js';
 
 const ids = idsOf(ROOTLESS_USER);
 
@@ -15,26 +15,6 @@ const ids = idsOf(ROOTLESS_USER);
 function statusField(pid: number, field: string): string[] {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(`${field}:`)) ?? '';
   return line.split(/\s+/).slice(1);
-}
-
-/** Every process below `pid` (children, their children…), from /proc. */
-function descendants(pid: number): number[] {
-  const parent = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const out: number[] = [];
-  const walk = (p: number): void => {
-    for (const [child, ppid] of parent) if (ppid === p) { out.push(child); walk(child); }
-  };
-  walk(pid);
-  return out;
 }
 
 describeWithPeers(`user-defined networks run rootless: the demo as ${ROOTLESS_USER}, driven by Docker CLI 28`, rootlessPeers(ids), () => {

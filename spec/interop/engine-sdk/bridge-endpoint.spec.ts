@@ -1,32 +1,19 @@
 import { afterAll, beforeAll, expect, jest, test } from '@jest/globals';
-import { execFile, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { describeWithPeers, dockerd, dockerImage, type PeerCheck } from '../../support/peers.js';
+import { describeWithPeers, dockerd, dockerImage } from '../../support/peers.js';
 import type { ContainerRuntime } from '../../../lib/engine/index.js';
 import { sandboxRuntime } from '../../../lib/engine/runtime/sandbox/index.js';
 import { listenOnSocket } from '../../engine/helpers.js';
+import { DOCKERD_IMAGE, bwrap, dockerPy, runDockerPyFixture, type Probe } from '../support/docker-py.js';
 
 // docker-py's test_create_with_linklocal_ips and test_create_with_driveropt give the predefined
 // bridge's endpoint link-local IPs and driver options. dockerd adds the address and keeps the
 // options (shown in inspect); the sandbox took both and dropped them. It now refuses them by
 // name, as it does on a user-defined network: a difference kept on purpose (its user-mode
 // network adds no link-local address, and has no driver to hand options to).
-const here = dirname(fileURLToPath(import.meta.url));
 jest.setTimeout(120_000);
-const DOCKERD_IMAGE = process.env.DOCKGATE_DOCKERD_IMAGE ?? 'busybox:local';
-const bwrap: PeerCheck = { name: 'bwrap (bubblewrap) and /bin/busybox (busybox-static)', available: () => spawnSync('bwrap', ['--version']).status === 0 && existsSync('/bin/busybox') };
-const dockerPy: PeerCheck = { name: 'docker-py (python3 -c "import docker")', available: () => spawnSync('python3', ['-c', 'import docker']).status === 0 };
 
-type Probe = Record<string, unknown>;
 function probe(socket: string, image: string): Promise<Probe> {
-  return new Promise((resolve, reject) => {
-    execFile('python3', [join(here, '../fixtures/docker-py-bridge-endpoint.py'), image], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', DOCKER_HOST: `unix://${socket}` }, timeout: 100_000 }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`docker-py probe failed: ${stderr || error.message}`));
-      else resolve(JSON.parse(stdout) as Probe);
-    });
-  });
+  return runDockerPyFixture('docker-py-bridge-endpoint.py', [image], socket) as Promise<Probe>;
 }
 
 describeWithPeers('docker-py 7 against dockerd (the reference): the bridge endpoint\'s link-local IPs and driver options are taken and shown in inspect', [dockerPy, dockerd(), dockerImage(DOCKERD_IMAGE)], () => {

@@ -5,7 +5,7 @@
  * driving it over its socket. For the rootless specs (spec/interop/engine-rootless/).
  */
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { program, type PeerCheck } from '../../support/peers.js';
@@ -46,17 +46,12 @@ export interface RootlessDemo {
   stop: () => Promise<void>;
 }
 
-/** Starts the demo as `ids`' user: its state and socket in a directory of its own, owned by it. */
-export async function startRootlessDemo(ids: UserIds): Promise<RootlessDemo> {
-  const dir = mkdtempSync(join(tmpdir(), 'dockgate-rootless-'));
-  const configDir = mkdtempSync(join(tmpdir(), 'dockgate-rootless-cli-'));
-  mkdirSync(join(dir, 'data'));
-  chownSync(dir, ids.uid, ids.gid);
-  chownSync(join(dir, 'data'), ids.uid, ids.gid);
+/** The demo process as `as`'s user (setpriv, no root parent), its state and socket in `dir`, once its socket answers. */
+export async function spawnDemoAs(dir: string, as: UserIds, extra: readonly string[] = []): Promise<{ child: ChildProcess; socket: string; output: () => string }> {
   const socket = join(dir, 'engine.sock');
-  const child = spawn('setpriv', [`--reuid=${ids.uid}`, `--regid=${ids.gid}`, '--init-groups', '--', process.execPath, DEMO_MAIN,
-    '--port', '0', '--engine-socket', socket, '--state-dir', join(dir, 'state'), '--log-level', 'warn'], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: ids.home, XDG_DATA_HOME: join(dir, 'data') },
+  const child = spawn('setpriv', [`--reuid=${as.uid}`, `--regid=${as.gid}`, '--init-groups', '--', process.execPath, DEMO_MAIN,
+    '--port', '0', '--engine-socket', socket, '--state-dir', join(dir, 'state'), '--log-level', 'warn', ...extra], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: as.home, XDG_DATA_HOME: join(dir, 'data') },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let text = '';
@@ -67,6 +62,37 @@ export async function startRootlessDemo(ids: UserIds): Promise<RootlessDemo> {
     await new Promise((r) => setTimeout(r, 50));
   }
   if (!existsSync(socket)) throw new Error(`the rootless demo did not start:\n${text}`);
+  return { child, socket, output: () => text };
+}
+
+/** Every process below `pid` (children, their children…), from /proc. */
+export function descendants(pid: number): number[] {
+  const parent = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out: number[] = [];
+  const walk = (p: number): void => {
+    for (const [child, ppid] of parent) if (ppid === p) { out.push(child); walk(child); }
+  };
+  walk(pid);
+  return out;
+}
+
+/** Starts the demo as `ids`' user: its state and socket in a directory of its own, owned by it. */
+export async function startRootlessDemo(ids: UserIds): Promise<RootlessDemo> {
+  const dir = mkdtempSync(join(tmpdir(), 'dockgate-rootless-'));
+  const configDir = mkdtempSync(join(tmpdir(), 'dockgate-rootless-cli-'));
+  mkdirSync(join(dir, 'data'));
+  chownSync(dir, ids.uid, ids.gid);
+  chownSync(join(dir, 'data'), ids.uid, ids.gid);
+  const { child, socket, output } = await spawnDemoAs(dir, ids);
   const docker = (args: string[], timeout = 20_000): Promise<{ code: number; stdout: string; stderr: string }> => new Promise((resolve) => {
     execFile(DOCKER_CLI, args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: configDir, DOCKER_HOST: `unix://${socket}`, DOCKER_CONFIG: configDir }, timeout }, (error, stdout, stderr) => {
       resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
@@ -80,5 +106,5 @@ export async function startRootlessDemo(ids: UserIds): Promise<RootlessDemo> {
     rmSync(dir, { recursive: true, force: true });
     rmSync(configDir, { recursive: true, force: true });
   };
-  return { child, dir, socket, output: () => text, docker, stop };
+  return { child, dir, socket, output, docker, stop };
 }
