@@ -51,6 +51,7 @@ const BLOCKING: Record<string, string> = {
   'engine/runtime/sandbox/userns/owner-userns.ts': "the user namespaces' staging directory the server makes",
   'engine/runtime/sandbox/userns/sandbox-userns.ts': 'the staging directories and marker file the server makes',
   'engine/runtime/sandbox/userns/user-namespace.ts': "the kernel's /proc/PID uid_map, gid_map and ns links",
+  'engine/runtime/sandbox/userns/held-namespace.ts': "the kernel's /proc/PID ns links of a holder process the server started",
   'engine/runtime/sandbox/userns/rootless-userns.ts': "the kernel's /proc/PID ns links, and the server's own staging directory under /tmp (made and checked once at start)",
   'keys/generate-signing-key.ts': "the operator's key file",
   'token/authn/htpasswd-authenticator.ts': "the operator's htpasswd file",

@@ -1,16 +1,12 @@
 import { spawn } from 'node:child_process';
-import { closeSync, lstatSync, mkdirSync, openSync, readlinkSync } from 'node:fs';
-import { setTimeout as delay } from 'node:timers/promises';
+import { closeSync, lstatSync, mkdirSync, readlinkSync } from 'node:fs';
 import { EngineError } from '../../../../engine-api/engine-error.js';
 import { runOffLoop, type CommandResult } from '../../../linux/off-loop-command.js';
 import { subordinateEntry, type Rootless } from '../rootless.js';
 import { ownerOf } from '../../../policy/owner-label.js';
 import { inMappedNamespace } from './enter-mapped.js';
 import { OwnerRanges } from './owner-ranges.js';
-
-/** How long a new namespace is waited for: 200 × 10 ms. */
-const ATTEMPTS = 200;
-const INTERVAL_MS = 10;
+import { holdUserNamespace } from './held-namespace.js';
 
 /** The server user's subordinate ranges (`/etc/subuid`, `/etc/subgid`): first host id of each, and how many (the smaller count). */
 export interface SubordinateRange {
@@ -204,45 +200,19 @@ export class RootlessUserns {
     const parentNs = readlinkSync(parent);
     const holder = spawn(this.tools.nsenter, [`--user=${parent}`, '--setuid=0', '--setgid=0', '--', this.tools.unshare, '--user', '--', 'cat'], { stdio: ['pipe', 'ignore', 'pipe'] });
     const map = `0 0 1\n1 ${1 + this.offset(index)} ${this.size - 1}\n`;
-    return this.held(holder, parentNs, async (pid) => {
+    return holdUserNamespace(holder, async (pid) => {
       const done = await this.run(['sh', '-c', 'printf %s "$1" > "/proc/$2/uid_map" && printf %s "$1" > "/proc/$2/gid_map"', 'sh', map, String(pid)]);
       if (done.code !== 0) throw new Error(`writing its map failed: ${done.stderr.trim()}`);
-    });
+    }, parentNs);
   }
 
   private async create(): Promise<number> {
     const holder = spawn(this.tools.unshare, ['--user', '--', 'cat'], { stdio: ['pipe', 'ignore', 'pipe'] });
     const { user, range } = this;
-    return this.held(holder, undefined, async (pid) => {
+    return holdUserNamespace(holder, async (pid) => {
       await mapWith(this.tools.newuidmap, pid, user.uid, range.uid, range.count, '/etc/subuid');
       await mapWith(this.tools.newgidmap, pid, user.gid, range.gid, range.count, '/etc/subgid');
     });
-  }
-
-  /** Waits for `holder` to be in a new namespace (neither ours nor `also`), maps it with `map`, opens its namespace file and lets it go. */
-  private async held(holder: ReturnType<typeof spawn>, also: string | undefined, map: (pid: number) => Promise<void>): Promise<number> {
-    let stderr = '';
-    holder.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
-    const failed = new Promise<never>((_resolve, reject) => {
-      holder.on('error', reject);
-      holder.on('exit', (code) => reject(new Error(`unshare --user exited with ${String(code)}: ${stderr.trim()}`)));
-    });
-    failed.catch(() => undefined);
-    try {
-      const pid = holder.pid;
-      if (pid === undefined) return await failed;
-      const own = readlinkSync('/proc/self/ns/user');
-      for (let i = 0; ; i++) {
-        const ns = nsOf(pid);
-        if (ns !== own && ns !== also && ns !== '') break;
-        if (i >= ATTEMPTS) throw new Error('unshare --user did not make a user namespace in time');
-        await Promise.race([delay(INTERVAL_MS), failed]);
-      }
-      await Promise.race([map(pid), failed]);
-      return openSync(`/proc/${pid}/ns/user`, 'r');
-    } finally {
-      holder.stdin!.end();
-    }
   }
 
   /** Lets the namespaces go (the containers in them keep them). */
@@ -260,12 +230,4 @@ export class RootlessUserns {
 async function mapWith(tool: string, pid: number, own: number, start: number, count: number, file: string): Promise<void> {
   const done = await runOffLoop(tool, [String(pid), '0', String(own), '1', '1', String(start), String(count)]);
   if (done.code !== 0) throw new Error(`${tool} refused to map ${file}'s range (${start}, ${count} ids): ${done.stderr.trim() || `status ${String(done.code ?? done.signal)}`}`);
-}
-
-function nsOf(pid: number): string {
-  try {
-    return readlinkSync(`/proc/${pid}/ns/user`);
-  } catch {
-    return '';
-  }
 }

@@ -1,11 +1,7 @@
 import { spawn } from 'node:child_process';
-import { closeSync, openSync, readlinkSync, writeFileSync } from 'node:fs';
-import { setTimeout as delay } from 'node:timers/promises';
+import { closeSync, writeFileSync } from 'node:fs';
 import type { IdMap } from './id-map.js';
-
-/** How long a new namespace is waited for: 200 × 10 ms. */
-const ATTEMPTS = 200;
-const INTERVAL_MS = 10;
+import { holdUserNamespace } from './held-namespace.js';
 
 /**
  * The user namespace every sandbox container runs in: made by this (root) server with the full
@@ -35,42 +31,17 @@ export class UserNamespace {
    */
   static async create(map: IdMap, unshare = 'unshare'): Promise<UserNamespace> {
     const holder = spawn(unshare, ['--user', '--', 'cat'], { stdio: ['pipe', 'ignore', 'pipe'] });
-    let stderr = '';
-    holder.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
-    const failed = new Promise<never>((_resolve, reject) => {
-      holder.on('error', reject);
-      holder.on('exit', (code) => reject(new Error(`unshare --user exited with ${String(code)}: ${stderr.trim()}`)));
-    });
-    failed.catch(() => undefined);
-    try {
-      const pid = holder.pid;
-      if (pid === undefined) return await failed;
-      const own = readlinkSync('/proc/self/ns/user');
-      for (let i = 0; ; i++) {
-        if (nsOf(pid) !== own && nsOf(pid) !== '') break;
-        if (i >= ATTEMPTS) throw new Error('unshare --user did not make a user namespace in time');
-        await Promise.race([delay(INTERVAL_MS), failed]);
-      }
-      // Written from outside by root: a full range, which an unprivileged writer could not map.
+    // Written from outside by root: a full range, which an unprivileged writer could not map.
+    const fd = await holdUserNamespace(holder, (pid) => {
       writeFileSync(`/proc/${pid}/uid_map`, `0 ${map.uid} ${map.size}\n`);
       writeFileSync(`/proc/${pid}/gid_map`, `0 ${map.gid} ${map.size}\n`);
-      return new UserNamespace(openSync(`/proc/${pid}/ns/user`, 'r'), map);
-    } finally {
-      holder.stdin.end();
-    }
+    });
+    return new UserNamespace(fd, map);
   }
 
   /** Lets the namespace go once no container or exec is in it. */
   close(): void {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
-  }
-}
-
-function nsOf(pid: number): string {
-  try {
-    return readlinkSync(`/proc/${pid}/ns/user`);
-  } catch {
-    return '';
   }
 }
