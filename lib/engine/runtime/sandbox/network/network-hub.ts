@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
+import { holderReady, unrefHolder } from './namespace-holder.js';
 import type { BridgeSettings } from './bridge-options.js';
 import { answerQuery } from './dns-answer.js';
 import { ipGroupsIn, ipIn, type NetnsTools } from './netns-ip.js';
@@ -8,7 +8,6 @@ import { ipGroupsIn, ipIn, type NetnsTools } from './netns-ip.js';
 const BRIDGE = 'br0';
 
 /** How long the namespace's process may take to come up. */
-const READY_TIMEOUT_MS = 10_000;
 
 /**
  * The process that holds a network's namespace and carries its DNS: it binds UDP port 53 there
@@ -83,28 +82,9 @@ export class NetworkHub {
       : [tools.unshare, ['--net', '--', process.execPath, '-e', RELAY]];
     const child = spawn(program, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     const hub = new NetworkHub(tools, child, prefixLen, settings);
-    let errors = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      if (errors.length < 2048) errors += chunk.toString('utf8');
-    });
-    child.stdin?.on('error', () => undefined);
-    const lines = createInterface({ input: child.stdout! });
+    let lines;
     try {
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`the network's namespace did not come up in ${READY_TIMEOUT_MS / 1000}s`)), READY_TIMEOUT_MS);
-        child.once('error', (error) => {
-          clearTimeout(timer);
-          reject(new Error(`cannot run ${tools.unshare}: ${error.message}`));
-        });
-        void hub.exited.then(() => {
-          clearTimeout(timer);
-          reject(new Error(`the network's namespace ended: ${errors.trim() || `status ${String(child.exitCode ?? child.signalCode)}`}`));
-        });
-        lines.once('line', () => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
+      lines = await holderReady(child, tools.unshare, { timeout: "the network's namespace", ended: "the network's namespace ended" });
       await ipIn(tools, hub.pid, [
         'link set lo up',
         `link add ${BRIDGE} type bridge`,
@@ -125,9 +105,7 @@ export class NetworkHub {
       const reply = answerQuery(Buffer.from(message.d, 'base64'), (name) => lookup(name, message.a));
       if (reply) child.stdin?.write(JSON.stringify({ a: message.a, p: message.p, d: reply.toString('base64') }) + '\n');
     });
-    // The namespace never keeps the server alive: it ends with the server (its stdin closes).
-    child.unref();
-    for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as unknown as { unref?: () => void } | null)?.unref?.();
+    unrefHolder(child);
     return hub;
   }
 

@@ -1,8 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
+import { holderReady, unrefHolder } from './namespace-holder.js';
 
 /** How long the holder may take to make its namespace. */
-const READY_TIMEOUT_MS = 10_000;
 
 /**
  * The holder: prints a line once it runs in the new user namespace (unshare has made it and
@@ -36,35 +35,15 @@ export class NetworkUserns {
   /** Makes and holds the namespace (util-linux `unshare`); rejects with unshare's words when the kernel refuses it. */
   static async start(tools: { unshare: string; nsenter: string }): Promise<NetworkUserns> {
     const child = spawn(tools.unshare, ['--user', '--map-root-user', '--', '/bin/sh', '-c', HOLD], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let errors = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      if (errors.length < 2048) errors += chunk.toString('utf8');
-    });
-    child.stdin?.on('error', () => undefined);
-    const lines = createInterface({ input: child.stdout! });
+    let lines;
     try {
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`the engine's user namespace did not come up in ${READY_TIMEOUT_MS / 1000}s`)), READY_TIMEOUT_MS);
-        child.once('error', (error) => {
-          clearTimeout(timer);
-          reject(new Error(`cannot run ${tools.unshare}: ${error.message}`));
-        });
-        child.once('exit', (code, signal) => {
-          clearTimeout(timer);
-          reject(new Error(`the engine's user namespace could not be made: ${errors.trim() || `status ${String(code ?? signal)}`}`));
-        });
-        lines.once('line', () => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
+      lines = await holderReady(child, tools.unshare, { timeout: "the engine's user namespace", ended: "the engine's user namespace could not be made" });
     } catch (error) {
       child.kill('SIGKILL');
       throw error;
     }
     lines.close();
-    child.unref();
-    for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as unknown as { unref?: () => void } | null)?.unref?.();
+    unrefHolder(child);
     return new NetworkUserns(child, tools.nsenter);
   }
 
