@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { benchNumber } from './support/bench-number.mjs';
 import { startShippedDemo } from './support/shipped-demo.mjs';
+import { runDetached } from './support/run-detached.mjs';
 
 const run = promisify(execFile);
 const DOCKERD = '/var/run/docker.sock';
@@ -122,7 +123,7 @@ try {
   for (const e of engines) {
     const t0 = performance.now();
     for (let i = 0; i < CONTAINERS; i++) {
-      created[e.name].push(await runDetached(e));
+      created[e.name].push(await runDetached(docker, e, ['--network', 'none', TAG, '/bin/sleep', '3600']));
     }
     detached[e.name] = performance.now() - t0;
   }
@@ -147,23 +148,6 @@ try {
   await docker(DOCKERD, ['rmi', TAG]).catch(() => undefined);
   await demo.stop();
   rmSync(work, { recursive: true, force: true });
-}
-
-/**
- * `docker run -d` of a sleeping container; a failed one is removed and made again, at most five
- * times (dockerd on a loaded machine now and then fails a start with a runc error), and printed.
- */
-async function runDetached(e) {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return (await docker(e.socket, ['run', '-d', '--network', 'none', TAG, '/bin/sleep', '3600'])).stdout.trim();
-    } catch (error) {
-      const id = String(error.stdout ?? '').trim();
-      if (id !== '') await docker(e.socket, ['rm', '-f', id]).catch(() => undefined);
-      if (attempt >= 5) throw error;
-      console.log(`  (${e.name}: a start failed and is made again: ${String(error.stderr ?? error.message).split('\n')[0]})`);
-    }
-  }
 }
 
 function median(xs) {

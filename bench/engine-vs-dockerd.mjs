@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { benchNumber } from './support/bench-number.mjs';
 import { startShippedDemo } from './support/shipped-demo.mjs';
+import { runDetached } from './support/run-detached.mjs';
 
 const run = promisify(execFile);
 const DOCKERD = '/var/run/docker.sock';
@@ -73,7 +74,7 @@ try {
   // --- GET /containers/json, 40 running containers each -------------------------------------
   if (!ONLY_CONCURRENT) for (const e of engines) {
     for (let i = 0; i < CONTAINERS; i++) {
-      created[e.name].push(await runDetached(e));
+      created[e.name].push(await runDetached(docker, e, ['--network', 'none', '--label', 'dockgate-bench=list', e.image, 'sleep', '3600']));
     }
   }
   const list = (socket, seconds) => new Promise((resolve, reject) => {
@@ -174,23 +175,6 @@ try {
   for (const e of engines) if (created[e.name].length > 0) await docker(e.socket, ['rm', '-f', ...created[e.name]]).catch(() => undefined);
   await demo.stop();
   rmSync(configDir, { recursive: true, force: true });
-}
-
-/**
- * `docker run -d` of a sleeping container; a failed one is removed and made again, at most
- * five times (dockerd on a loaded machine now and then fails a start with an overlay2 or runc error).
- */
-async function runDetached(e) {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return (await docker(e.socket, ['run', '-d', '--network', 'none', '--label', 'dockgate-bench=list', e.image, 'sleep', '3600'])).stdout.trim();
-    } catch (error) {
-      const id = String(error.stdout ?? '').trim();
-      if (id !== '') await docker(e.socket, ['rm', '-f', id]).catch(() => undefined);
-      if (attempt >= 5) throw error;
-      console.log(`  (${e.name}: a start failed and is made again: ${String(error.stderr ?? error.message).split('\n')[0]})`);
-    }
-  }
 }
 
 /** CPU time (ms) of a process and the children it reaped: utime, stime, cutime, cstime of /proc/PID/stat. */
