@@ -225,6 +225,9 @@ async function downloadLayer(store: ImageStoreCore, session: RegistrySession, la
   const body = Readable.fromWeb(res.body as unknown as WebReadableStream<Uint8Array>);
   body.on('error', (err) => hasher.destroy(err));
   hasher.on('error', (err) => meter.destroy(err));
+  // The store reads the error from the stream (errored, or its pipeline); this listener keeps an
+  // error that comes before the store listens (an aborted download) from being an uncaught one.
+  meter.on('error', () => undefined);
   // The tar is unpacked while it is written (stream-unpack.ts), once the layers before it are.
   const stored = await store.files.importLayer(body.pipe(hasher).pipe(meter), diffId, undefined, onFile);
   send(layerLine('Verifying Checksum', id));

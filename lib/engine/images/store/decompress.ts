@@ -20,18 +20,24 @@ async function peek(stream: Readable, n: number): Promise<Buffer> {
       continue;
     }
     if (stream.readableEnded) break;
+    // A stream that failed or closed before this looked (a download aborted meanwhile) emits nothing more.
+    if (stream.errored) throw stream.errored;
+    if (stream.destroyed) throw new Error('the layer stream was closed before its first bytes');
     const ended = await new Promise<boolean>((resolve, reject) => {
       const cleanup = () => {
         stream.off('readable', onReadable);
         stream.off('end', onEnd);
         stream.off('error', onError);
+        stream.off('close', onClose);
       };
       const onReadable = () => { cleanup(); resolve(false); };
       const onEnd = () => { cleanup(); resolve(true); };
       const onError = (err: Error) => { cleanup(); reject(err); };
+      const onClose = () => { cleanup(); reject(stream.errored ?? new Error('the layer stream was closed before its first bytes')); };
       stream.on('readable', onReadable);
       stream.on('end', onEnd);
       stream.on('error', onError);
+      stream.on('close', onClose);
     });
     if (ended) break;
   }
