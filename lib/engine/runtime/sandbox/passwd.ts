@@ -80,6 +80,17 @@ export async function resolveUserIn(rootfs: string, spec: string): Promise<Resol
 }
 
 /**
+ * A build's `--chown` (`user[:group]`) as ids: from the passwd and group files under `rootfs`
+ * ({@link resolveUserIn}), numbers only in a scratch image (no root filesystem).
+ */
+export async function resolveBuildUser(rootfs: string | undefined, spec: string): Promise<{ uid: number; gid: number }> {
+  if (rootfs) return resolveUserIn(rootfs, spec);
+  const [user = '', group] = spec.split(':');
+  if (!/^\d+$/.test(user) || (group !== undefined && !/^\d+$/.test(group))) throw EngineError.invalidParameter(`unable to find user ${user}: no /etc/passwd in a scratch image (use numeric ids)`);
+  return { uid: Number(user), gid: Number(group ?? user) };
+}
+
+/**
  * `HostConfig.GroupAdd` as gids, as runc resolves them for dockerd: a number is used as it is, a
  * name is looked up in the root filesystem's /etc/group (read as {@link resolveUserIn} reads it);
  * a name with no entry is refused with dockerd's words. Duplicates are kept once, in order.

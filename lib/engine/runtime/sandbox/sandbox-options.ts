@@ -182,6 +182,8 @@ export interface SandboxSettings {
   userns: IdMap | undefined;
   /** Rootless: container ids per owner's range (option `userns.size`); undefined: the whole subordinate range. */
   rootlessRangeSize: number | undefined;
+  /** Rootless: map container ids onto the user's subordinate range when it has one (option `userns` not false). */
+  rootlessMapped: boolean;
   /** Where a rootless server's start notice goes. */
   notice: (message: string) => void;
 }
@@ -224,7 +226,7 @@ export function sandboxOptions(options: SandboxRuntimeOptions): SandboxSettings 
   if (typeof publishHostIp !== 'string' || !isIPv4(publishHostIp)) throw new TypeError('sandboxRuntime option "publishHostIp" must be an IPv4 address');
   return {
     limits, bwrap, stateDir, busybox: options.busybox ?? '/bin/busybox', seedTags, seedRepositories, insecureRegistries,
-    cgroups, defaults, tmpfsDir, seccomp, slirp4netns, publishHostIp, userns: usernsRange(options.userns), rootlessRangeSize: rootlessRangeSize(options.userns),
+    cgroups, defaults, tmpfsDir, seccomp, slirp4netns, publishHostIp, userns: usernsRange(options.userns), rootlessRangeSize: rootlessRangeSize(options.userns), rootlessMapped: options.userns !== false,
     notice: options.notice === undefined ? (message) => console.error(message) : check.functionOption(options.notice, 'notice'),
   };
 }
