@@ -37,3 +37,15 @@ export function joinedContainerId(spec: ContainerSpec): string | undefined {
   }
   return ref;
 }
+
+/**
+ * `--network container:ID` at a start: the container of the id stored at create must still exist
+ * (404) and run (409, dockerd's words). Only that id: nothing is looked up again by name or prefix.
+ */
+export function checkJoinedRuns(spec: ContainerSpec, table: { has(id: string): boolean; resolve(ref: string): { status: string } }): void {
+  const id = joinedContainerId(spec);
+  if (id === undefined) return;
+  const target = table.has(id) ? table.resolve(id) : undefined;
+  if (!target || target.status === 'removing') throw EngineError.notFound(`No such container: ${id}`);
+  if (target.status !== 'running') throw EngineError.conflict(`cannot join network of a non running container: ${id}`);
+}

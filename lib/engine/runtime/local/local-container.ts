@@ -118,7 +118,7 @@ export interface LocalUserNetworks {
   /** `resolve`: a container reference (EndpointConfig.Links) to the id it names now. */
   connect(ref: string, container: LocalContainer, body: NetworkConnectBody, resolve: (ref: string) => string): Promise<void>;
   /** A new container's create-time references on its networks (legacy links), resolved once with `resolve`; throws to refuse the create. */
-  created?(id: string, spec: ContainerSpec, resolve: (ref: string) => string): void;
+  created(id: string, spec: ContainerSpec, resolve: (ref: string) => string): void;
   disconnect(ref: string, container: LocalContainer, force: boolean): Promise<void>;
   /** The user networks' `GET /networks` entries matching `filters` (the predefined ones are the runtime's). */
   list(filters: EngineFilters, containers: LocalContainer[]): Record<string, unknown>[];
@@ -126,8 +126,8 @@ export interface LocalUserNetworks {
   inspect(ref: string, containers: LocalContainer[]): Record<string, unknown> | undefined;
   /** A container's endpoints on user networks, as inspect's `NetworkSettings.Networks` shows them. */
   endpoints(container: Pick<LocalContainer, 'id'>): Record<string, Record<string, unknown>>;
-  /** A created or exited container's `NetworkSettings.Networks`: the networks it joins at its start, with no live values. Optional: none shown. */
-  stoppedEndpoints?(container: Pick<LocalContainer, 'id' | 'spec' | 'startedAt'>): Record<string, Record<string, unknown>>;
+  /** A created or exited container's `NetworkSettings.Networks`: the networks it joins at its start, with no live values. */
+  stoppedEndpoints(container: Pick<LocalContainer, 'id' | 'spec' | 'startedAt'>): Record<string, Record<string, unknown>>;
 }
 
 /** Images configured under exact references (the process and scripted runtimes'): what create runs and `docker images` lists. */
@@ -188,9 +188,23 @@ export interface ExecutorVolumes {
   /**
    * Host owner of a new volume's directory, from the labels of the volume (`docker volume
    * create`) or of the container it is made for (a name a create mentions, an anonymous volume):
-   * container root under that owner's user namespace range. Optional: the server's own.
+   * container root under that owner's user namespace range; undefined: the server's own.
    */
-  owner?(labels: Readonly<Record<string, string>> | null | undefined): { uid: number; gid: number };
+  owner(labels: Readonly<Record<string, string>> | null | undefined): { uid: number; gid: number } | undefined;
+}
+
+/** A content-addressed image store behind every image operation (pull, load, save, tag, rmi, prune, list, inspect, history). */
+export interface ExecutorImageStore {
+  /** Opens the store, once, with the runtime's usage callback (which containers use an image). */
+  open(usage: ImageUsage): Promise<ImageStoreApi>;
+}
+
+/** `docker exec` (and healthchecks): a command run inside a running container. Without it the exec routes answer 501. */
+export interface ExecutorExec {
+  /** Refuses an exec at its create (its error as the answer), for a running container no exec can enter; returns when any may. */
+  check(c: LocalContainer): void;
+  /** Runs the command; throws a 400 EngineError naming a field it cannot honor. */
+  run(run: LocalExecRun): Promise<LocalExecProcess>;
 }
 
 /** `docker build` and `docker commit`, for an executor with an image store and a {@link ExecutorFilesystem}. */
@@ -203,81 +217,79 @@ export interface ExecutorBuild {
   resolveUser(rootfs: string | undefined, spec: string): Promise<{ uid: number; gid: number }>;
 }
 
+/** What the executor's `start` is given. */
+export interface LocalStartRun {
+  argv: string[];
+  env: string[];
+  image: LocalImage;
+  openStdin: boolean;
+  /** Container id, for executors that isolate per container. */
+  id: string;
+  /** Its name (without the leading `/`), what its networks' DNS answers to. Optional. */
+  name?: string;
+  /** The container's spec as it runs (its volumes are binds of their directories here, run-spec.ts). */
+  spec: ContainerSpec;
+  output: (stream: 1 | 2, data: Buffer) => void;
+  /** Run under a terminal (`Tty`): one raw output stream, reported as stream 1. */
+  tty?: boolean;
+}
+
 /**
- * What runs containers for a local runtime: the sandbox, a host process or a script. Beyond
- * `start`, each capability is a small interface an executor has in full or not at all; the
- * runtime offers the routes it backs and answers 501 (or refuses) the rest.
+ * What runs containers for a local runtime: the sandbox, a host process or a script. Every
+ * executor implements the core (`images`, `validate`, `start`, `removed`, `close`) in full; each
+ * further capability is a small interface an executor has in full or not at all, and the runtime
+ * offers the routes it backs and answers 501 (or refuses) the rest.
  */
 export interface LocalExecutor {
-  /** Configured images. Either these or an {@link imageStore}; with neither, there is no image to run. */
-  images?: ExecutorImages;
-  /**
-   * A content-addressed image store behind every image operation (pull, load, save, tag, rmi,
-   * prune, list, inspect, history) instead of {@link images}. Called once with the runtime's
-   * usage callback (which containers use an image).
-   */
-  imageStore?(usage: ImageUsage): Promise<ImageStoreApi>;
+  /** Configured images ({@link ExecutorImages}), or a content-addressed store behind every image operation ({@link ExecutorImageStore}). */
+  images: ExecutorImages | ExecutorImageStore;
   /** Networks the executor's containers really have (`host`: the server's own stack; `none`: no network at all; `bridge`: their own). */
   networks: readonly LocalNetworkName[];
-  /** User-defined networks, when the executor makes them (`docker network create`, connect…). Without them those routes answer 501. */
-  userNetworks?: LocalUserNetworks;
   /**
    * The create fields the executor honors (create-fields.ts names, `User`, `HostConfig.Binds`):
    * the router refuses a body that sets any other, naming it. Undefined: every field.
    */
   createFields?: readonly string[];
   /**
-   * Refuses (throws a 400 EngineError naming the field) a create body the executor cannot honor.
-   * `image` is the image the spec will run, with the image config already applied to it, and its
-   * volumes binds of their directories. Optional.
-   */
-  validate?(spec: ContainerSpec, image: LocalImage): void | Promise<void>;
-  /**
    * Directory where container records and their logs are kept (`<dir>/<id>/container.json`,
-   * `output.log`) so they survive a restart. Without it containers live in memory only.
+   * `output.log`) so they survive a restart. Undefined: containers live in memory only.
    */
   stateDir?: string;
   /**
    * The OCI runtime's name clients know the default runtime by (dockerd's `runc`; docker-py's
    * tests create with it and read it back): create takes it beside the runtime's own name, inspect
-   * shows it when nothing else was asked, and /info lists it as the default. Without it: the runtime's name.
+   * shows it when nothing else was asked, and /info lists it as the default. Undefined: the runtime's name.
    */
   ociRuntime?: string;
+  /**
+   * Refuses (throws a 400 EngineError naming the field) a create body the executor cannot honor.
+   * `image` is the image the spec will run, with the image config already applied to it, and its
+   * volumes binds of their directories.
+   */
+  validate(spec: ContainerSpec, image: LocalImage): void | Promise<void>;
+  /** Starts the command; rejects when it cannot start. */
+  start(run: LocalStartRun): Promise<LocalProcess>;
+  /** Frees what the executor keeps for a removed container (e.g. its root filesystem copy). */
+  removed(id: string): void;
+  /** Frees what the executor keeps beyond containers (the runtime is closing, its containers have exited). */
+  close(): Promise<void>;
+  /** User-defined networks (`docker network create`, connect…). Without them those routes answer 501. */
+  userNetworks?: LocalUserNetworks;
   /** Named volumes. Without them named volumes are refused as the executor refuses them, and the volume routes list none and answer 501 for the rest. */
   volumes?: ExecutorVolumes;
-  /**
-   * Runs a command in a running container (`docker exec`, healthchecks); throws a 400 EngineError
-   * naming a field it cannot honor. Without it the exec routes answer 501.
-   */
-  exec?(run: LocalExecRun): Promise<LocalExecProcess>;
-  /** Refuses an exec at create (its error as the answer), for a running container no exec can enter; none: any running container takes one. */
-  checkExec?(c: LocalContainer): void;
+  /** `docker exec`, healthchecks. */
+  exec?: ExecutorExec;
   /** Each container's own root filesystem. */
   filesystem?: ExecutorFilesystem;
   /** Resource limits (`docker update`, `/info`). */
   limits?: ExecutorLimits;
-  /** Builds and commits (with {@link imageStore} and {@link filesystem} only). */
+  /** Builds and commits (with an image store and {@link filesystem} only). */
   build?: ExecutorBuild;
-  /** Frees what the executor keeps for a removed container (e.g. its root filesystem copy). Optional. */
-  removed?(id: string): void;
-  /** Frees what the executor keeps beyond containers (the runtime is closing, its containers have exited). Optional. */
-  close?(): Promise<void>;
-  /** Starts the command; rejects when it cannot start. */
-  start(run: {
-    argv: string[];
-    env: string[];
-    image: LocalImage;
-    openStdin: boolean;
-    /** Container id, for executors that isolate per container. */
-    id: string;
-    /** Its name (without the leading `/`), what its networks' DNS answers to. Optional. */
-    name?: string;
-    /** The container's spec as it runs (its volumes are binds of their directories here, run-spec.ts). */
-    spec: ContainerSpec;
-    output: (stream: 1 | 2, data: Buffer) => void;
-    /** Run under a terminal (`Tty`): one raw output stream, reported as stream 1. */
-    tty?: boolean;
-  }): Promise<LocalProcess>;
+}
+
+/** Whether the executor's images are a content-addressed store (else configured images). */
+export function hasImageStore(images: LocalExecutor['images']): images is ExecutorImageStore {
+  return 'open' in images;
 }
 
 export type LocalStatus = 'created' | 'running' | 'exited' | 'removing';

@@ -6,7 +6,7 @@ import { detachKeyBytes } from '../../../engine-api/detach-keys.js';
 import type { AttachSession } from '../../../engine-api/runtime-types.js';
 import type { ExecStartOptions } from '../../../engine-api/exec-operations.js';
 import type { ExecSpec } from '../../../engine-api/exec-spec.js';
-import type { LocalContainer, LocalExecProcess, LocalExecutor } from './local-container.js';
+import type { LocalContainer, LocalExecProcess, ExecutorExec } from './local-container.js';
 
 /** Exec instances kept at once; the oldest finished ones go first (dockerd drops them with their container). */
 const MAX_EXECS = 1000;
@@ -25,24 +25,22 @@ interface LocalExec {
 /**
  * The exec instances of a local runtime: created against a running container, started once,
  * inspected until their container is removed. Running the command is the executor's
- * {@link LocalExecutor.exec}; output is framed (stdcopy) unless exec start asked for a TTY, and read
+ * {@link ExecutorExec}; output is framed (stdcopy) unless exec start asked for a TTY, and read
  * with back-pressure (the command blocks when the client reads slowly).
  */
 export class LocalExecs {
   private readonly execs = new Map<string, LocalExec>();
 
   constructor(
-    private readonly runtimeName: string,
-    private readonly executor: LocalExecutor,
+    private readonly exec: ExecutorExec,
     /** dockerd's exec events (`exec_create: <cmd>`, `exec_start: <cmd>`, `exec_die`) on the container. */
     private readonly publish: (action: string, c: LocalContainer, extra?: Record<string, string>) => void = () => undefined,
   ) {}
 
   create(c: LocalContainer, spec: ExecSpec): { id: string } {
-    if (!this.executor.exec) throw EngineError.unsupported('exec', this.runtimeName);
     if (c.status !== 'running') throw EngineError.conflict(`Container ${c.id} is not running`);
     if (c.paused === true) throw EngineError.conflict(`Container ${c.id} is paused, unpause the container before exec`);
-    this.executor.checkExec?.(c);
+    this.exec.check(c);
     // Checked now (dockerd's words); the exec start's attach watches a TTY's input for them.
     if (spec.detachKeys) detachKeyBytes(spec.detachKeys);
     const id = randomBytes(32).toString('hex');
@@ -71,7 +69,7 @@ export class LocalExecs {
     e.running = true;
     let proc: LocalExecProcess;
     try {
-      proc = await this.executor.exec!({
+      proc = await this.exec.run({
         container: c,
         argv: [...e.spec.cmd],
         env: execEnv(c.env, e.spec.env, tty),

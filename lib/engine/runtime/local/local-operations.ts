@@ -1,58 +1,45 @@
 import type { ExecOperations } from '../../../engine-api/exec-operations.js';
 import type { ContainerOperations } from '../../../engine-api/container-operations.js';
-import type { LocalContainer, LocalExecutor } from './local-container.js';
-import { LocalExecs } from './local-exec.js';
-import { LocalContainerOps, type LocalOpsHost } from './local-container-ops.js';
+import type { ExecutorExec, ExecutorFilesystem, LocalContainer } from './local-container.js';
+import type { LocalExecs } from './local-exec.js';
 import { LocalArchive } from './local-archive.js';
 import { withoutMountedPaths } from './mounted-paths.js';
 
-/** What a local runtime offers beyond the lifecycle: exec and archive only where the executor can. */
-export type LocalOperations = Partial<ExecOperations> &
-  Pick<ContainerOperations, 'restart' | 'rename' | 'pause' | 'unpause' | 'top' | 'stats' | 'pruneContainers' | 'update'> &
-  Partial<Pick<ContainerOperations, 'statPath' | 'getArchive' | 'putArchive' | 'changes' | 'exportContainer'>>;
-
 /**
- * The exec and container operations of a local runtime, as methods to mix into it. Exec exists
- * only when the executor can run a command inside a container, `docker cp` only when it also
- * has a filesystem of each container's own, `changes` and `export` only with that filesystem; otherwise those routes answer 501.
+ * The container operations a local runtime has only where its executor can, as the runtime
+ * takes them field by field: `docker diff` and `export` with a filesystem of each container's own,
+ * exec with the executor's exec, `docker cp` with both; otherwise those routes answer 501.
  */
-export function localOperations(host: LocalOpsHost, executor: LocalExecutor): LocalOperations {
-  const fs = executor.filesystem;
-  // What a removed container had written (dockerd's SizeRw), for prune's SpaceReclaimed.
-  const sizeRw = fs
-    ? async (c: LocalContainer): Promise<number> => fs.sizeOfChanges(c, withoutMountedPaths(await fs.changes(c)))
-    : undefined;
-  const ops = new LocalContainerOps(host, sizeRw);
-  const out: LocalOperations = {
-    restart: (ref, o) => ops.restart(ref, o),
-    rename: (ref, n) => ops.rename(ref, n),
-    pause: (ref) => ops.pause(ref),
-    unpause: (ref) => ops.unpause(ref),
-    top: (ref, a) => ops.top(ref, a),
-    stats: (ref, o) => ops.stats(ref, o),
-    pruneContainers: (filters) => ops.prune(filters),
-    update: (ref, b) => ops.update(ref, b, executor.limits?.update.bind(executor.limits)),
+
+/** What a removed container had written (dockerd's SizeRw), for prune's SpaceReclaimed; undefined without a filesystem. */
+export function sizeRwOf(fs: ExecutorFilesystem | undefined): ((c: LocalContainer) => Promise<number>) | undefined {
+  return fs ? async (c) => fs.sizeOfChanges(c, withoutMountedPaths(await fs.changes(c))) : undefined;
+}
+
+/** `docker diff` and `docker export` over the container's own filesystem. Mount points and init-layer files are not changes, as dockerd lists them (mounted-paths.ts). */
+export function filesystemOperations(fs: ExecutorFilesystem, resolve: (ref: string) => LocalContainer): Required<Pick<ContainerOperations, 'changes' | 'exportContainer'>> {
+  return {
+    changes: async (ref) => withoutMountedPaths(await fs.changes(resolve(ref))),
+    exportContainer: async (ref, signal) => fs.exportRootfs(resolve(ref), signal),
   };
-  if (fs) {
-    // Mount points and init-layer files are not changes, as dockerd lists them (mounted-paths.ts).
-    out.changes = async (ref) => withoutMountedPaths(await fs.changes(host.resolve(ref)));
-    out.exportContainer = async (ref, signal) => fs.exportRootfs(host.resolve(ref), signal);
-  }
-  if (!executor.exec) return out;
-  const execs = new LocalExecs(host.name, executor, (action, c, extra) => host.publish(action, c, extra));
-  Object.assign(out, {
-    createExec: async (ref, spec) => execs.create(host.resolve(ref), spec),
+}
+
+/** The exec routes over the runtime's exec instances (local-exec.ts). */
+export function execOperations(execs: LocalExecs, resolve: (ref: string) => LocalContainer): ExecOperations {
+  return {
+    createExec: async (ref, spec) => execs.create(resolve(ref), spec),
     startExec: (id, o) => execs.start(id, o),
     inspectExec: async (id) => execs.inspect(id),
     resizeExec: async (id, { height, width }) => execs.resize(id, height, width),
-  } satisfies ExecOperations);
-  // `docker cp` runs tar and stat inside the container's own root filesystem.
-  if (!fs) return out;
-  const archive = new LocalArchive(executor.exec.bind(executor), fs);
-  Object.assign(out, {
-    statPath: (ref, path) => archive.stat(host.resolve(ref), path, ref),
-    getArchive: (ref, path, signal) => archive.get(host.resolve(ref), path, ref, signal),
-    putArchive: (ref, path, tar, o) => archive.put(host.resolve(ref), path, ref, tar, o),
-  } satisfies Pick<ContainerOperations, 'statPath' | 'getArchive' | 'putArchive'>);
-  return out;
+  };
+}
+
+/** `docker cp`: tar and stat run inside the container's own root filesystem (local-archive.ts). */
+export function archiveOperations(exec: ExecutorExec, fs: ExecutorFilesystem, resolve: (ref: string) => LocalContainer): Required<Pick<ContainerOperations, 'statPath' | 'getArchive' | 'putArchive'>> {
+  const archive = new LocalArchive((run) => exec.run(run), fs);
+  return {
+    statPath: (ref, path) => archive.stat(resolve(ref), path, ref),
+    getArchive: (ref, path, signal) => archive.get(resolve(ref), path, ref, signal),
+    putArchive: (ref, path, tar, o) => archive.put(resolve(ref), path, ref, tar, o),
+  };
 }

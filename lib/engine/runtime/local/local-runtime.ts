@@ -9,7 +9,7 @@ import { upToDateProgress } from './pull-progress.js';
 import { inspectView, keptBody } from './container-views.js';
 import { EventBus } from './event-bus.js';
 import { familiarImageRef } from '../../../engine-api/image-ref.js';
-import type { LocalContainer, LocalExecutor } from './local-container.js';
+import { hasImageStore, type LocalContainer, type LocalExecutor } from './local-container.js';
 import { OutputLog } from './output-log.js';
 import { logSettings, type LogSettings } from './log-config.js';
 import { ContainerTable } from './container-table.js';
@@ -18,7 +18,11 @@ import { ContainerStopping } from './container-stopping.js';
 import type { LocalLimits } from './local-limits.js';
 import { LocalImageStore } from './local-image-store.js';
 import { LocalCatalog } from './local-catalog.js';
-import { localOperations, type LocalOperations } from './local-operations.js';
+import { archiveOperations, execOperations, filesystemOperations, sizeRwOf } from './local-operations.js';
+import { LocalContainerOps } from './local-container-ops.js';
+import { LocalExecs } from './local-exec.js';
+import type { ExecOperations } from '../../../engine-api/exec-operations.js';
+import type { ContainerOperations } from '../../../engine-api/container-operations.js';
 import { applyImageConfig } from './image-config.js';
 import { StoreImageOperations } from './store-image-operations.js';
 import { ContainerRecords } from './container-records.js';
@@ -35,11 +39,10 @@ import { resolveMountSources } from './mount-sources.js';
 import type { VolumeOperations } from '../../../engine-api/volume-operations.js';
 import type { BuildOperations } from '../../../engine-api/build-operations.js';
 import { localBuildOperations } from './local-build.js';
-import { joinedContainerId, withJoinedContainerId } from './joined-container.js';
+import { scheduleAutoRemove } from './auto-remove.js';
+import { startFailed } from './start-failure.js';
+import { checkJoinedRuns, withJoinedContainerId } from './joined-container.js';
 import type { NetworkManagementOperations } from '../../../engine-api/network-operations.js';
-
-/** How long after its exit an AutoRemove container is removed (dockerd takes about this long). */
-const AUTO_REMOVE_AFTER_MS = 200;
 
 /**
  * The container lifecycle shared by the sandbox, process and scripted runtimes: a table of
@@ -48,9 +51,6 @@ const AUTO_REMOVE_AFTER_MS = 200;
  * (and pull, login) through it; one with a `stateDir` gets its containers and their output kept
  * across restarts ({@link ContainerRecords}).
  */
-// The exec and container operations are mixed in by the constructor (local-operations.ts).
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unsafe-declaration-merging
-export interface LocalRuntime extends LocalOperations {}
 export class LocalRuntime implements ContainerRuntime {
   private readonly table = new ContainerTable();
   private readonly bus = new EventBus();
@@ -67,6 +67,8 @@ export class LocalRuntime implements ContainerRuntime {
   private readonly volumes: LocalVolumes | undefined;
   /** `docker kill` and `docker stop` (container-stopping.ts). */
   private readonly stopping: ContainerStopping;
+  /** Restart, rename, pause, top, stats, prune and update (local-container-ops.ts). */
+  private readonly ops: LocalContainerOps;
 
   /** What the executor honors of a create body; the router refuses the rest (create-fields.ts). */
   readonly createFields: readonly string[] | undefined;
@@ -77,55 +79,62 @@ export class LocalRuntime implements ContainerRuntime {
     private readonly limits: LocalLimits,
   ) {
     this.createFields = executor.createFields;
-    this.images = new LocalImageStore(executor.images?.list() ?? [], (ref) => executor.images?.image(ref));
-    this.lifecycle = new ContainerLifecycle(name, executor.exec?.bind(executor), (action, c) => this.bus.publish(action, eventActor(c)), {
+    const resolve = (ref: string): LocalContainer => this.table.resolve(ref);
+    const publish = (action: string, c: LocalContainer, extra?: Record<string, string>): void => this.bus.publish(action, eventActor(c), extra);
+    const configured = hasImageStore(executor.images) ? undefined : executor.images;
+    this.images = new LocalImageStore(configured?.list() ?? [], (ref) => configured?.image(ref));
+    const exec = executor.exec;
+    this.lifecycle = new ContainerLifecycle(name, exec ? (run) => exec.run(run) : undefined, (action, c) => publish(action, c), {
       start: (c) => this.start(c.id),
       saved: (c) => void this.records?.save(c),
     });
-    this.stopping = new ContainerStopping({
-      resolve: (ref) => this.table.resolve(ref), supervisor: this.lifecycle.supervisor,
-      save: (c) => void this.records?.save(c), publish: (action, c, extra) => this.bus.publish(action, eventActor(c), extra),
-    });
+    this.stopping = new ContainerStopping({ resolve, supervisor: this.lifecycle.supervisor, save: (c) => void this.records?.save(c), publish });
     this.catalog = new LocalCatalog(name, this.images, executor.networks, this.bus, () => this.table.all(), executor.userNetworks, executor.ociRuntime);
-    // Exec, restart, rename, pause, top, stats, prune, update, archive (local-operations.ts).
-    Object.assign(this, localOperations({
-      name,
-      resolve: (ref) => this.table.resolve(ref),
+    this.ops = new LocalContainerOps({
+      name, resolve, publish, saved: (c) => void this.records?.save(c), all: () => this.table.all(),
       rename: (c, newName) => {
         this.table.rename(c, newName);
         // A kept container keeps its new name across a restart.
         void this.records?.save(c);
       },
-      saved: (c) => void this.records?.save(c),
-      all: () => this.table.all(),
-      publish: (action, c, extra) => this.bus.publish(action, eventActor(c), extra),
       start: (ref) => this.start(ref),
       stop: (ref, o) => this.stop(ref, o),
       remove: (ref, o) => this.remove(ref, o),
-    }, executor));
-    if (executor.imageStore) {
-      const store = executor.imageStore((imageId) =>
+    }, sizeRwOf(executor.filesystem));
+    // The operations the executor backs, taken field by field; without them the routes answer 501 (local-operations.ts).
+    const fs = executor.filesystem;
+    if (fs) ({ changes: this.changes, exportContainer: this.exportContainer } = filesystemOperations(fs, resolve));
+    if (exec) {
+      ({ createExec: this.createExec, startExec: this.startExec, inspectExec: this.inspectExec, resizeExec: this.resizeExec } = execOperations(new LocalExecs(exec, publish), resolve));
+      if (fs) ({ statPath: this.statPath, getArchive: this.getArchive, putArchive: this.putArchive } = archiveOperations(exec, fs, resolve));
+    }
+    let images: Omit<ImageOperations, 'saveImages' | 'loadImages' | 'pushImage' | 'importImage'> = this.catalog;
+    if (hasImageStore(executor.images)) {
+      const store = executor.images.open((imageId) =>
         this.table.all().filter((c) => c.image.id === imageId).map((c) => ({ id: c.id, running: c.status === 'running' })));
       // Awaited by every image operation; a store that cannot open fails those, not the process.
       store.catch(() => undefined);
       const ops = new StoreImageOperations(store, this.bus);
       this.storeImages = ops;
-      Object.assign(this, storeImageOperations(ops));
+      images = storeImageOperations(ops);
+      ({ saveImages: this.saveImages, loadImages: this.loadImages, pushImage: this.pushImage, importImage: this.importImage, login: this.login } = storeImageOperations(ops));
       // `docker commit` and `docker build`, where the executor can make layers (local-build.ts).
-      if (executor.build && executor.filesystem) {
-        Object.assign(this, localBuildOperations({
-          runtime: this, store, resolve: (ref) => this.table.resolve(ref), publish: (action, c) => this.bus.publish(action, eventActor(c)),
-        }, executor.build, executor.filesystem));
-      }
+      if (executor.build && fs) ({ commit: this.commit, build: this.build } = localBuildOperations({ runtime: this, store, resolve, publish: (action, c) => publish(action, c) }, executor.build, fs));
     }
+    this.imageOps = images;
+    let volumes: Pick<VolumeOperations, 'listVolumes' | 'inspectVolume'> = this.catalog;
     if (executor.volumes) {
-      const { dir, owner } = executor.volumes;
-      const volumes = new LocalVolumes(dir, name, () => this.table.all().map((c) => ({ id: c.id, names: volumeNamesOf(c.mounts ?? []) })), owner?.bind(executor.volumes));
-      this.volumes = volumes;
-      Object.assign(this, volumeOperations(volumes));
+      const { dir } = executor.volumes;
+      const owner = executor.volumes.owner.bind(executor.volumes);
+      this.volumes = new LocalVolumes(dir, name, () => this.table.all().map((c) => ({ id: c.id, names: volumeNamesOf(c.mounts ?? []) })), (labels) => owner(labels));
+      volumes = volumeOperations(this.volumes);
+      ({ createVolume: this.createVolume, removeVolume: this.removeVolume, pruneVolumes: this.pruneVolumes } = volumeOperations(this.volumes));
     }
+    this.volumeViews = volumes;
     // User-defined networks (the sandbox's, sandbox-networks.ts); the runtime resolves the containers.
-    if (executor.userNetworks) Object.assign(this, userNetworkOperations(executor.userNetworks, (ref) => this.table.resolve(ref)));
+    if (executor.userNetworks) {
+      ({ createNetwork: this.createNetwork, removeNetwork: this.removeNetwork, pruneNetworks: this.pruneNetworks, connectNetwork: this.connectNetwork, disconnectNetwork: this.disconnectNetwork } = userNetworkOperations(executor.userNetworks, resolve));
+    }
     if (executor.stateDir !== undefined) {
       this.records = new ContainerRecords(executor.stateDir);
       for (const restored of this.records.loadAll()) {
@@ -133,7 +142,7 @@ export class LocalRuntime implements ContainerRuntime {
           runtime: name, maxLogBytes: limits.maxLogBytes, newLog: (id, logging) => this.newLog(id, logging), mountsFor: (body) => this.mountsFor(body),
           add: (c) => this.table.add(c), save: (c) => void this.records?.save(c),
           drop: (id) => {
-            executor.removed?.(id);
+            executor.removed(id);
             void this.records?.remove(id);
           },
         });
@@ -150,12 +159,14 @@ export class LocalRuntime implements ContainerRuntime {
     // With a store, images are pulled and loaded, not configured: say so in `docker info`.
     return this.storeImages ? { ...info, Driver: 'dockgate', DriverStatus: [['Images', 'content-addressed store (pull, load, save)']] } : info;
   };
-  listImages: ImageOperations['listImages'] = (o) => this.catalog.listImages(o);
-  inspectImage: ImageOperations['inspectImage'] = (ref) => this.catalog.inspectImage(ref);
-  imageHistory: ImageOperations['imageHistory'] = (ref) => this.catalog.imageHistory(ref);
-  tagImage: ImageOperations['tagImage'] = (ref, target) => this.catalog.tagImage(ref, target);
-  removeImage: ImageOperations['removeImage'] = (ref, o) => this.catalog.removeImage(ref, o);
-  pruneImages: ImageOperations['pruneImages'] = (filters) => this.catalog.pruneImages(filters);
+  /** The image list and views: the store's, else the configured images' (local-catalog.ts). */
+  private readonly imageOps: Omit<ImageOperations, 'saveImages' | 'loadImages' | 'pushImage' | 'importImage'>;
+  listImages: ImageOperations['listImages'] = (o) => this.imageOps.listImages(o);
+  inspectImage: ImageOperations['inspectImage'] = (ref, v) => this.imageOps.inspectImage(ref, v);
+  imageHistory: ImageOperations['imageHistory'] = (ref, v) => this.imageOps.imageHistory(ref, v);
+  tagImage: ImageOperations['tagImage'] = (ref, target) => this.imageOps.tagImage(ref, target);
+  removeImage: ImageOperations['removeImage'] = (ref, o) => this.imageOps.removeImage(ref, o);
+  pruneImages: ImageOperations['pruneImages'] = (filters, v) => this.imageOps.pruneImages(filters, v);
   /** Only with an image store (see the constructor); a configured-images runtime answers 501. */
   saveImages?: ImageOperations['saveImages'];
   /** `POST /auth`, only with an image store. */
@@ -170,18 +181,40 @@ export class LocalRuntime implements ContainerRuntime {
   build?: BuildOperations['build'];
   readonly listNetworks: LocalCatalog['listNetworks'] = (filters) => this.catalog.listNetworks(filters);
   readonly inspectNetwork: LocalCatalog['inspectNetwork'] = (ref, o) => this.catalog.inspectNetwork(ref, o);
-  readonly listVolumes: VolumeOperations['listVolumes'] = () => this.catalog.listVolumes();
-  readonly inspectVolume: VolumeOperations['inspectVolume'] = (name) => this.catalog.inspectVolume(name);
+  /** The volume list and inspect: the runtime's volumes, else none (local-catalog.ts). */
+  private readonly volumeViews: Pick<VolumeOperations, 'listVolumes' | 'inspectVolume'>;
+  readonly listVolumes: VolumeOperations['listVolumes'] = (filters, v) => this.volumeViews.listVolumes(filters, v);
+  readonly inspectVolume: VolumeOperations['inspectVolume'] = (name, v) => this.volumeViews.inspectVolume(name, v);
   /** Only with the executor's `volumes`; otherwise the routes answer 501. */
   createVolume?: VolumeOperations['createVolume'];
+  removeVolume?: VolumeOperations['removeVolume'];
+  pruneVolumes?: VolumeOperations['pruneVolumes'];
   /** Only when the executor makes user-defined networks (see the constructor). */
   createNetwork?: NetworkManagementOperations['createNetwork'];
   removeNetwork?: NetworkManagementOperations['removeNetwork'];
   pruneNetworks?: NetworkManagementOperations['pruneNetworks'];
   connectNetwork?: NetworkManagementOperations['connectNetwork'];
   disconnectNetwork?: NetworkManagementOperations['disconnectNetwork'];
-  removeVolume?: VolumeOperations['removeVolume'];
-  pruneVolumes?: VolumeOperations['pruneVolumes'];
+  /** Only with the executor's exec (see the constructor). */
+  createExec?: ExecOperations['createExec'];
+  startExec?: ExecOperations['startExec'];
+  inspectExec?: ExecOperations['inspectExec'];
+  resizeExec?: ExecOperations['resizeExec'];
+  /** `docker cp`, with exec and a filesystem of each container's own. */
+  statPath?: ContainerOperations['statPath'];
+  getArchive?: ContainerOperations['getArchive'];
+  putArchive?: ContainerOperations['putArchive'];
+  /** `docker diff` and `docker export`, with a filesystem of each container's own. */
+  changes?: ContainerOperations['changes'];
+  exportContainer?: ContainerOperations['exportContainer'];
+  readonly restart: ContainerOperations['restart'] = (ref, o) => this.ops.restart(ref, o);
+  readonly rename: ContainerOperations['rename'] = (ref, n) => this.ops.rename(ref, n);
+  readonly pause: ContainerOperations['pause'] = (ref) => this.ops.pause(ref);
+  readonly unpause: ContainerOperations['unpause'] = (ref) => this.ops.unpause(ref);
+  readonly top: ContainerOperations['top'] = (ref, a) => this.ops.top(ref, a);
+  readonly stats: ContainerOperations['stats'] = (ref, o) => this.ops.stats(ref, o);
+  readonly pruneContainers: ContainerOperations['pruneContainers'] = (filters) => this.ops.prune(filters);
+  readonly update: ContainerOperations['update'] = (ref, b) => this.ops.update(ref, b, this.executor.limits && ((c, u) => this.executor.limits!.update(c, u)));
 
   async create({ name, spec: sent }: CreateRequest): Promise<{ id: string; warnings: string[] }> {
     const ref = familiarImageRef(sent.image);
@@ -208,28 +241,18 @@ export class LocalRuntime implements ContainerRuntime {
     // run it (every one a bind of its directory). Anonymous volumes made for a refused body go.
     const mounts = this.mountsFor(spec);
     const id = randomBytes(32).toString('hex');
+    let logging: LogSettings;
+    let log: OutputLog;
     try {
       // Each host source's links resolved once, here: what the policy checked is what every start binds.
       if (mounts) await resolveMountSources(mounts);
-      await this.executor.validate?.(mounts ? executionSpec(spec, mounts) : spec, image);
-      this.executor.userNetworks?.created?.(id, spec, (ref) => this.table.resolve(ref).id); // legacy links, resolved once
-    } catch (error) {
-      this.removeAnonymous(mounts ?? []);
-      throw error;
-    }
-    let logging: LogSettings;
-    try {
+      await this.executor.validate(mounts ? executionSpec(spec, mounts) : spec, image);
+      this.executor.userNetworks?.created(id, spec, (ref) => this.table.resolve(ref).id); // legacy links, resolved once
       logging = logSettings(spec, this.name, this.limits.maxLogFilesBytes);
+      log = this.openLog(id, logging);
     } catch (error) {
       this.removeAnonymous(mounts ?? []);
       throw error;
-    }
-    let log: OutputLog;
-    try {
-      log = this.newLog(id, logging);
-    } catch (error) {
-      this.removeAnonymous(mounts ?? []);
-      throw EngineError.system(`cannot open the container's log files: ${(error as Error).message}`, error);
     }
     const container = newContainer({ id, name, image, spec, argv, env, labels, log, logging, mounts });
     this.table.add(container);
@@ -248,22 +271,19 @@ export class LocalRuntime implements ContainerRuntime {
   }
 
   /**
-   * `--network container:ID`: the container of the id stored at create must still exist (404) and
-   * run (409, dockerd's words). Only that id: nothing is looked up again by name or prefix.
-   */
-  private checkJoined(c: LocalContainer): void {
-    const id = this.executor.userNetworks ? joinedContainerId(c.spec) : undefined;
-    if (id === undefined) return;
-    const target = this.table.has(id) ? this.table.resolve(id) : undefined;
-    if (!target || target.status === 'removing') throw EngineError.notFound(`No such container: ${id}`);
-    if (target.status !== 'running') throw EngineError.conflict(`cannot join network of a non running container: ${id}`);
-  }
-
-  /**
    * A container's output, kept in its log files when the runtime keeps state (container-output.ts).
    */
   private newLog(id: string, logging: LogSettings): OutputLog {
     return newOutputLog(logging, this.limits.maxLogBytes, this.records?.logDir(id));
+  }
+
+  /** A new container's output log; its files that cannot be opened are a 500 saying so. */
+  private openLog(id: string, logging: LogSettings): OutputLog {
+    try {
+      return this.newLog(id, logging);
+    } catch (error) {
+      throw EngineError.system(`cannot open the container's log files: ${(error as Error).message}`, error);
+    }
   }
 
   async start(ref: string): Promise<void> {
@@ -280,11 +300,11 @@ export class LocalRuntime implements ContainerRuntime {
     let proc;
     let startup: Promise<unknown> | undefined;
     try {
-      this.checkJoined(c);
+      if (this.executor.userNetworks) checkJoinedRuns(c.spec, this.table);
       // A record kept by a server that did not resolve sources at create: resolved now, once.
       if (c.mounts) await resolveMountSources(c.mounts);
       // Each empty volume filled with what the image has at its path, once (dockerd's copy-up).
-      if (await copyUp(c, this.volumes, this.executor.filesystem?.copyImagePath.bind(this.executor.filesystem))) void this.records?.save(c);
+      if (await copyUp(c, this.volumes, this.executor.filesystem && ((c2, path, into) => this.executor.filesystem!.copyImagePath(c2, path, into)))) void this.records?.save(c);
       const launching = this.executor.start({
         argv: c.argv,
         env: c.env,
@@ -307,25 +327,11 @@ export class LocalRuntime implements ContainerRuntime {
       proc = await launching;
     } catch (error) {
       if (c.startup === startup) c.startup = undefined;
-      // Something the container names is gone (its network) or does not run (the container whose
-      // network it joins): nothing ran. dockerd answers that 404 or 409 as it is and leaves the
-      // container as it was, with exit code 128 and the error.
-      const missing = error instanceof EngineError && (error.kind === 'NotFound' || error.kind === 'Conflict' || error.kind === 'InvalidParameter');
-      c.status = missing ? before.status : 'exited';
-      c.exitCode = missing ? 128 : 127;
-      c.error = (error as Error).message;
-      if (missing) {
-        c.startedAt = before.startedAt;
-        c.finishedAt = before.finishedAt;
-      } else c.finishedAt = new Date();
-      c.log.endRun();
+      const failure = startFailed(c, before, error);
       void this.records?.save(c);
       // dockerd removes an AutoRemove container whose start failed: `docker run --rm` waits for that.
       if (c.autoRemove) this.destroy(c, true);
-      if (missing) throw error;
-      // A refusal of what the container itself holds (a link at its /etc) is the caller's to fix: a 400.
-      if (error instanceof EngineError && error.kind === 'InvalidParameter') throw EngineError.invalidParameter(`failed to start container ${c.id}: ${error.message}`);
-      throw EngineError.system(`failed to start container ${c.id}: ${(error as Error).message}`, error);
+      throw failure;
     }
     if (c.startup === startup) c.startup = undefined;
     c.process = proc;
@@ -358,21 +364,8 @@ export class LocalRuntime implements ContainerRuntime {
     const result: WaitResult = { StatusCode: code, Error: null };
     for (const notify of c.exitWaiters) notify(result);
     c.exitWaiters.clear();
-    // dockerd removes an AutoRemove container about 0.2 s after its exit (measured: die → destroy
-    // 160-210 ms), and clients count on that: docker-py's containers.run(auto_remove=True) asks
-    // for the logs after start, when a quick command has already exited. A client attached
-    // before the exit (`docker run --rm`, which then waits for "removed" or the destroy event)
-    // already has the output: the container goes as soon as its attach streams have delivered
-    // the last of it, which is what makes `docker run --rm` no slower than dockerd's.
-    if (c.autoRemove) {
-      const remove = (): void => {
-        clearTimeout(timer);
-        c.onDetach = undefined;
-        if (c.status !== 'running') this.destroy(c, true);
-      };
-      const timer = setTimeout(remove, AUTO_REMOVE_AFTER_MS).unref();
-      if ((c.attachedStreams ?? 0) > 0) c.onDetach = () => (c.attachedStreams ?? 0) === 0 && remove();
-    }
+    // Removed shortly after, as dockerd does, or once its attach streams delivered the last of its output (auto-remove.ts).
+    if (c.autoRemove) scheduleAutoRemove(c, () => this.destroy(c, true));
   }
 
   async wait(ref: string, condition: WaitCondition, signal?: AbortSignal): Promise<WaitHandle> {
@@ -399,12 +392,12 @@ export class LocalRuntime implements ContainerRuntime {
   async inspect(ref: string): Promise<Record<string, unknown>> {
     const c = this.table.resolve(ref);
     // dockerd shows the runtime asked for, else its default (`runc`): here the OCI name clients know, else this runtime's.
-    const view = inspectView(c, c.status === 'running' ? undefined : this.executor.userNetworks?.stoppedEndpoints?.(c), c.spec.host.runtime || (this.executor.ociRuntime ?? this.name));
+    const view = inspectView(c, c.status === 'running' ? undefined : this.executor.userNetworks?.stoppedEndpoints(c), c.spec.host.runtime || (this.executor.ociRuntime ?? this.name));
     return { ...view, Mounts: (c.mounts ?? []).map(mountView) };
   }
 
   async list(options: ListOptions): Promise<Record<string, unknown>[]> {
-    const stopped = this.executor.userNetworks?.stoppedEndpoints?.bind(this.executor.userNetworks);
+    const stopped = this.executor.userNetworks?.stoppedEndpoints.bind(this.executor.userNetworks);
     return listContainers(this.table.all(), options, stopped);
   }
 
@@ -440,7 +433,7 @@ export class LocalRuntime implements ContainerRuntime {
     this.table.delete(c);
     c.log.close();
     c.stdin?.end();
-    this.executor.removed?.(c.id);
+    this.executor.removed(c.id);
     void this.records?.remove(c.id);
     if (volumes) this.removeAnonymous(c.mounts ?? []);
     this.bus.publish('destroy', eventActor(c));
@@ -490,7 +483,7 @@ export class LocalRuntime implements ContainerRuntime {
     await Promise.all(this.table.all().map((c) => c.log.settled()));
     for (const c of this.table.all()) c.log.close();
     await this.records?.flush();
-    await this.executor.close?.();
+    await this.executor.close();
   }
 }
 

@@ -40,7 +40,7 @@ export class LocalVolumes {
     /** The volumes every container mounts (a volume they mount is in use). */
     private readonly users: () => { id: string; names: readonly string[] }[],
     /** Host owner of a new volume's `_data`, from its labels or its container's: container root's host ids under a user namespace (as dockerd's userns-remap). */
-    private readonly owner?: (labels: Readonly<Record<string, string>> | null | undefined) => { uid: number; gid: number },
+    private readonly owner?: (labels: Readonly<Record<string, string>> | null | undefined) => { uid: number; gid: number } | undefined,
   ) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     // What an earlier server had not finished removing.

@@ -7,7 +7,7 @@ import type { StoreImageOperations } from './store-image-operations.js';
 import type { LocalVolumes } from './local-volumes.js';
 
 /**
- * The operations a local runtime has only where its executor can, as methods to mix into it:
+ * The operations a local runtime has only where its executor can, as the runtime takes them field by field:
  * every image operation through an image store, the volume routes over a volumes directory, the
  * network routes over user-defined networks. Without them those routes answer 501 (or, for
  * images, the configured images answer).

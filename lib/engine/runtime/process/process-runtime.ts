@@ -118,7 +118,14 @@ export function processRuntime(options: ProcessRuntimeOptions): ContainerRuntime
         throw EngineError.invalidParameter(`HostConfig.NetworkMode "${mode}" is not supported by the process runtime (host only)`);
       }
     },
-    exec: (run) => processExec(run, lookup(run.container.image.ref)!.program, cwd, groups.get(run.container.id)?.procs),
+    exec: {
+      // Any running container takes an exec.
+      check: () => undefined,
+      run: (run) => processExec(run, lookup(run.container.image.ref)!.program, cwd, groups.get(run.container.id)?.procs),
+    },
+    // Nothing is kept per container beyond its process, nor beyond the containers.
+    removed: () => undefined,
+    close: async () => undefined,
     start: async ({ id, argv, env, image, openStdin, output }) => {
       const spec = lookup(image.ref)!;
       if (!tracker) return startUntracked(spec.program, argv, env, cwd, openStdin, output);

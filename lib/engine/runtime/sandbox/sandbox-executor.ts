@@ -17,7 +17,7 @@ import { validateSandboxCreate } from './sandbox-validate.js';
  *
  * | part        | file                  | what                                                  |
  * | ----------- | --------------------- | ----------------------------------------------------- |
- * | imageStore  | sandbox-image-store   | the content-addressed store, seeded                   |
+ * | images      | sandbox-image-store   | the content-addressed store, seeded                   |
  * | validate    | sandbox-validate      | create's refusals                                     |
  * | start       | sandbox-start         | held binds, then the launch stages (launch/)          |
  * | exec        | container-exec        | into a running container's namespaces                 |
@@ -37,16 +37,13 @@ export function sandboxExecutor(state: SandboxState): LocalExecutor {
     volumes: {
       dir: join(stateDir, 'volumes'),
       // Under the user namespace a volume belongs to container root's host ids in its owner's range, or root in it could not write it.
-      ...(owners ? {
-        owner: (labels: Readonly<Record<string, string>> | null | undefined) => {
-          const { uid, gid } = owners.of(labels).map;
-          return { uid, gid };
-        },
-      } : {}),
+      owner: (labels) => {
+        const map = owners?.of(labels).map;
+        return map ? { uid: map.uid, gid: map.gid } : undefined;
+      },
     },
-    imageStore: (usage) => openSandboxImageStore(state, usage),
-    checkExec: (c) => checkSandboxExec(state, c),
-    exec: (run) => execInSandbox(state, run),
+    images: { open: (usage) => openSandboxImageStore(state, usage) },
+    exec: { check: (c) => checkSandboxExec(state, c), run: (run) => execInSandbox(state, run) },
     createFields: SANDBOX_CREATE_FIELDS,
     validate: (spec, image) => validateSandboxCreate(state, spec, image),
     filesystem: new SandboxFilesystem(state),

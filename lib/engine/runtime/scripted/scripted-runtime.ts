@@ -84,10 +84,17 @@ export function scriptedRuntime(options: ScriptedRuntimeOptions): ContainerRunti
     networks: ['none'],
     start: async ({ argv, env, image, output }) => runScript(scripts.get(image.ref)!.script, { argv, env, output }, ++pids),
     // `docker exec` runs the container image's script again with the exec's command and environment.
-    exec: async ({ container, argv, env, stdin, output }) => {
-      const input = stdin ? new PassThrough() : undefined;
-      return { ...runScript(scripts.get(container.image.ref)!.script, { argv, env, output, ...(input ? { stdin: input } : {}) }, ++pids), ...(input ? { stdin: input } : {}) };
+    exec: {
+      check: () => undefined,
+      run: async ({ container, argv, env, stdin, output }) => {
+        const input = stdin ? new PassThrough() : undefined;
+        return { ...runScript(scripts.get(container.image.ref)!.script, { argv, env, output, ...(input ? { stdin: input } : {}) }, ++pids), ...(input ? { stdin: input } : {}) };
+      },
     },
+    // Every create body is taken (scripts ignore what they do not read), and nothing is kept per container.
+    validate: () => undefined,
+    removed: () => undefined,
+    close: async () => undefined,
   };
   return new LocalRuntime('scripted', executor, limits);
 }
