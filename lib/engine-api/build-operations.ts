@@ -1,3 +1,4 @@
+import type { ContainerSpec } from './container-spec.js';
 import type { Readable } from 'node:stream';
 import type { ConnectCheck } from '../http/checked-fetch.js';
 
@@ -63,6 +64,12 @@ export interface BuildRequest {
   networkMode?: string;
   /** Resource limits of RUN containers, as `HostConfig` fields (Memory, CpuShares, …). */
   hostConfig: Record<string, unknown>;
+  /**
+   * The RUN containers' spec as the router decoded it once from the query (its `host`: {@link hostConfig}
+   * with {@link networkMode}, typed): each RUN step takes its host from it. Absent (a caller
+   * other than the router): decoded from {@link hostConfig} at each step.
+   */
+  runSpec?: ContainerSpec;
   /** Labels every RUN container gets (the caller's owner label under an ownership policy). */
   containerLabels: Record<string, string>;
   /**
@@ -98,4 +105,14 @@ export interface BuildOperations {
    * the router sends as it comes; a failure after the first byte is an `errorDetail` line in it.
    */
   build(request: BuildRequest): Promise<Readable>;
+}
+
+/**
+ * `POST /build`'s query decoded once, before the policy checkpoint (engineRoute's build decoder):
+ * the builder's options, and the RUN containers' typed spec (no image yet) the policy judges as a
+ * create's and each RUN step runs with.
+ */
+export interface BuildSpec {
+  options: Omit<BuildRequest, 'context' | 'containerLabels' | 'registryConfig' | 'apiVersion' | 'signal' | 'runSpec'>;
+  run: ContainerSpec;
 }

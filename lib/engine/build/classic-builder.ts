@@ -312,7 +312,10 @@ class Build {
         HostConfig: hostConfig,
       };
       refuseUnsupportedFields(body, runtime.createFields, runtime.name ?? 'custom');
-      const created = await runtime.create({ apiVersion: this.request.apiVersion, spec: containerSpecOf(body), body });
+      // The query's HostConfig as the router decoded it once (runSpec), the step's own fields decoded here.
+      const { runSpec } = this.request;
+      const spec = runSpec ? { ...containerSpecOf({ ...body, HostConfig: {} }), host: runSpec.host, raw: body } : containerSpecOf(body);
+      const created = await runtime.create({ apiVersion: this.request.apiVersion, spec, body });
       const id = created.id;
       this.#containers.add(id);
       this.out.text(` ---> Running in ${short(id)}\n`);

@@ -1,13 +1,13 @@
 import type { Request, Router } from 'express';
-import { engineLocals, engineRoute, routeBody, type EngineContext } from '../http/context.js';
+import { engineLocals, engineRoute, routeBody, routeBuildSpec, type EngineContext } from '../http/context.js';
 import { abortOnClose, sendProgress } from '../http/output-response.js';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import { writeEngineJson } from '../../errors/write-engine-error.js';
 import { boolValue, queryString } from '../http/query.js';
 import { parsePullReference } from '../../../engine-api/pull-reference.js';
 import { OWNER_LABEL } from '../../policy/owner-label.js';
-import { withoutCapabilities } from '../http/without-capabilities.js';
-import { buildRequestOptions } from '../http/build-query.js';
+import { decodeBuildSpec } from './decode-build.js';
+import { settleContainerSpec } from '../container/decode-spec.js';
 
 /**
  * `POST /commit` (a container's changes as a new image) and `POST /build` (the classic builder's
@@ -47,13 +47,10 @@ export function registerBuildRoutes(api: Router, ctx: EngineContext): void {
         req.resume();
         throw EngineError.unsupported('building images (docker build)', runtime.name);
       }
-      let options;
-      try {
-        options = buildRequestOptions(req);
-      } catch (error) {
-        req.resume();
-        throw error;
-      }
+      const { options, run } = routeBuildSpec(res);
+      // The policy's default capabilities taken away (NET_RAW for a tenant) from the RUN containers too, typed and in their HostConfig alike.
+      const runSpec = settleContainerSpec(run, { withoutCapabilities: engineLocals(res).policy?.withoutCapabilities ?? [] });
+      const { NetworkMode: _mode, ...hostConfig } = runSpec.raw.HostConfig ?? {};
       const abort = abortOnClose(req, res);
       // RUN containers belong to the caller, as the containers it creates itself do.
       const subject = engineLocals(res).policy?.caller.subject;
@@ -61,8 +58,7 @@ export function registerBuildRoutes(api: Router, ctx: EngineContext): void {
       const registryConfig = req.headers['x-registry-config'];
       const stream = await runtime.build({
         ...options,
-        // The policy's default capabilities taken away (NET_RAW for a tenant) from the RUN containers too.
-        hostConfig: withoutCapabilities(options.hostConfig, engineLocals(res).policy?.withoutCapabilities) ?? {},
+        hostConfig, runSpec,
         context: req,
         containerLabels: subject !== undefined ? { [OWNER_LABEL]: subject } : {},
         ...(checkPull ? { checkPull } : {}),
@@ -75,7 +71,7 @@ export function registerBuildRoutes(api: Router, ctx: EngineContext): void {
       res.status(200).setHeader('Content-Type', 'application/json');
       res.flushHeaders();
       await sendProgress(stream, res, 'build failed');
-    }),
+    }, { build: decodeBuildSpec }),
   );
 }
 

@@ -1,12 +1,12 @@
 import type { Request } from 'express';
 import { EngineError } from '../../../engine-api/engine-error.js';
-import { BUILD_HOST_FIELDS, type BuildRequest } from '../../../engine-api/build-operations.js';
+import { BUILD_HOST_FIELDS, type BuildSpec } from '../../../engine-api/build-operations.js';
 import { parsePullReference } from '../../../engine-api/pull-reference.js';
 import { serverPlatform } from '../../images/store/platform.js';
 import { boolValue, queryString } from './query.js';
 
-/** The build options the query gives (everything of {@link BuildRequest} but the context and the caller's parts). */
-export type BuildQueryOptions = Omit<BuildRequest, 'context' | 'containerLabels' | 'registryConfig' | 'apiVersion' | 'signal'>;
+/** The build options the query gives (everything of BuildRequest but the context and the caller's parts). */
+export type BuildQueryOptions = BuildSpec['options'];
 
 const NETWORK_MODES = new Set(['', 'default', 'bridge', 'none', 'host']);
 

@@ -2,7 +2,8 @@ import type { Request } from 'express';
 import type { LoadNameCheck } from '../../../engine-api/image-operations.js';
 import type { ConnectCheck } from '../../../http/checked-fetch.js';
 import { EngineError } from '../../../engine-api/engine-error.js';
-import { containerSpecOf, type ContainerSpec } from '../../../engine-api/container-spec.js';
+import type { ContainerSpec } from '../../../engine-api/container-spec.js';
+import type { BuildSpec } from '../../../engine-api/build-operations.js';
 import { withGoFieldCase } from '../../../engine-api/go-field-case.js';
 import type { ExecSpec } from '../../../engine-api/exec-spec.js';
 import { parsePullReference } from '../../../engine-api/pull-reference.js';
@@ -19,7 +20,6 @@ import type { ContainerTarget, EngineCaller, ImageShown, ImageTarget, ImportSour
 import type { EngineContext } from './engine-context.js';
 import { importSource } from './import-source.js';
 import { readJsonBody } from './read-json-body.js';
-import { buildRequestOptions } from './build-query.js';
 
 /** Actions whose JSON body the policy sees: read once here, and handed to the route. */
 const BODY_ACTIONS: ReadonlySet<EngineAction> = new Set(['container.update', 'volume.create', 'network.create', 'network.connect', 'network.disconnect']);
@@ -56,7 +56,7 @@ export interface CheckpointResult {
  * the image names written; then the policy. A refusal is a 403 `{"message"}`, a hidden target a
  * 404 in dockerd's words, both through the engine's one error writer.
  */
-export async function checkpoint(ctx: EngineContext, action: EngineAction, req: Request, version: string, decoded: { spec?: ContainerSpec; execSpec?: ExecSpec } = {}): Promise<CheckpointResult | undefined> {
+export async function checkpoint(ctx: EngineContext, action: EngineAction, req: Request, version: string, decoded: { spec?: ContainerSpec; execSpec?: ExecSpec; buildSpec?: BuildSpec } = {}): Promise<CheckpointResult | undefined> {
   const { policy } = ctx.settings;
   if (!policy) return undefined;
   const caller = (await (ctx.settings.caller ?? callerFromBearer)(req)) ?? ANONYMOUS_CALLER;
@@ -73,7 +73,7 @@ export async function checkpoint(ctx: EngineContext, action: EngineAction, req: 
     if (value && typeof value === 'object' && !Array.isArray(value)) body = value as Record<string, unknown>;
   }
   // A build's RUN containers: the policy judges their HostConfig (networkmode, limits) as a create's.
-  const spec = action === 'image.build' ? buildContainerSpec(req) : decoded.spec;
+  const spec = action === 'image.build' ? decoded.buildSpec?.run : decoded.spec;
   const { execSpec } = decoded;
   const source = action === 'image.import' ? importSourceOf(req) : undefined;
   const images = imagesWritten(action, req, target);
@@ -296,12 +296,3 @@ function policyLookup(ctx: EngineContext, version: string, containerIds: Map<str
   };
 }
 
-/** The spec a build's RUN containers get from the query (a malformed query is left to the route's 400). */
-function buildContainerSpec(req: Request): ContainerSpec | undefined {
-  try {
-    const options = buildRequestOptions(req);
-    return containerSpecOf({ Image: '', HostConfig: { ...options.hostConfig, ...(options.networkMode ? { NetworkMode: options.networkMode } : {}) } });
-  } catch {
-    return undefined;
-  }
-}

@@ -8,6 +8,7 @@ import { checkpoint, type CheckpointResult } from './checkpoint.js';
 import type { ContainerSpec } from '../../../engine-api/container-spec.js';
 import { withGoFieldCase } from '../../../engine-api/go-field-case.js';
 import type { ExecSpec } from '../../../engine-api/exec-spec.js';
+import type { BuildSpec } from '../../../engine-api/build-operations.js';
 
 export type { EngineContext } from './engine-context.js';
 import type { EngineContext } from './engine-context.js';
@@ -24,12 +25,15 @@ export interface EngineLocals {
   spec?: ContainerSpec;
   /** `exec.create`: the body decoded once (the route's decoder). */
   execSpec?: ExecSpec;
+  /** `image.build`: the query decoded once (the route's decoder). */
+  buildSpec?: BuildSpec;
 }
 
 /** A route's body decoder: its body decoded once, before the checkpoint, for the policy and the route alike. */
 export type SpecDecoder =
   | { readonly container: (body: unknown, version: string) => ContainerSpec }
-  | { readonly exec: (body: unknown, version: string) => ExecSpec };
+  | { readonly exec: (body: unknown, version: string) => ExecSpec }
+  | { readonly build: (req: Request) => BuildSpec };
 
 export function engineLocals(res: Response): EngineLocals {
   return (res.locals.engine ??= { version: '' }) as EngineLocals;
@@ -42,21 +46,24 @@ export type EngineHandler = (req: Request, res: Response, version: string) => Pr
  * Wraps a handler with the version gate, the policy checkpoint and the error writer. Every route
  * names its action (see `ENGINE_ACTIONS`), so none can be registered past the checkpoint. The
  * gate runs only for routes that exist, so an unknown path answers 404 `page not found`
- * whatever its version, as dockerd. A route given a decoder (container and exec create) has its
- * body read and decoded once, before the checkpoint: the policy judges the typed spec the route
- * then hands the runtime ({@link routeSpec}, {@link routeExecSpec}).
+ * whatever its version, as dockerd. A route given a decoder (container and exec create, build) has its
+ * body (a build: its query) read and decoded once, before the checkpoint: the policy judges the typed spec the route
+ * then hands the runtime ({@link routeSpec}, {@link routeExecSpec}, {@link routeBuildSpec}).
  */
 export function engineRoute(ctx: EngineContext, action: EngineAction, handler: EngineHandler, decoder?: SpecDecoder) {
   return async (req: Request, res: Response, _next: NextFunction): Promise<void> => {
     const locals = engineLocals(res);
     try {
       locals.version = gateApiVersion(locals.requested, ctx.range);
-      if (decoder) {
+      // A build's query (its body is the context, streamed to the runtime); a create's JSON body.
+      if (decoder && 'build' in decoder) locals.buildSpec = decoder.build(req);
+      else if (decoder) {
         const body = await readJsonBody(req, ctx.settings.maxBodyBytes);
         if ('container' in decoder) locals.spec = decoder.container(body, locals.version);
         else locals.execSpec = decoder.exec(body, locals.version);
       }
-      const checked = await checkpoint(ctx, action, req, locals.version, { ...(locals.spec ? { spec: locals.spec } : {}), ...(locals.execSpec ? { execSpec: locals.execSpec } : {}) });
+      const { spec, execSpec, buildSpec } = locals;
+      const checked = await checkpoint(ctx, action, req, locals.version, { ...(spec ? { spec } : {}), ...(execSpec ? { execSpec } : {}), ...(buildSpec ? { buildSpec } : {}) });
       if (checked) locals.policy = checked;
       if (checked?.spec) locals.spec = checked.spec;
       await handler(req, res, locals.version);
@@ -78,6 +85,13 @@ export function routeSpec(res: Response): ContainerSpec {
   const { spec } = engineLocals(res);
   if (!spec) throw new Error('routeSpec: the route was registered without a container decoder');
   return spec;
+}
+
+/** The build spec `engineRoute` decoded for a route registered with a `build` decoder. */
+export function routeBuildSpec(res: Response): BuildSpec {
+  const { buildSpec } = engineLocals(res);
+  if (!buildSpec) throw new Error('routeBuildSpec: the route was registered without a build decoder');
+  return buildSpec;
 }
 
 /** The exec spec `engineRoute` decoded for a route registered with an `exec` decoder. */
