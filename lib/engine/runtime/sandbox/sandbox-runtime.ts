@@ -22,6 +22,7 @@ import { cgroupInfo } from './cgroup-info.js';
 import { CGROUP_HOST_FIELDS } from './resource-limits.js';
 import { sandboxExec } from './sandbox-exec.js';
 import { SharedTmpfs } from './shared-tmpfs.js';
+import { RootlessTmpfs, type ContainerTmpfs } from './rootless-tmpfs.js';
 import { OverlayRootfs } from './overlay-rootfs.js';
 import { overlayChanges } from './overlay-changes.js';
 import { withDefaults } from './default-limits.js';
@@ -117,7 +118,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     ? new SandboxNetworks(join(stateDir, 'networks.json'), { ...nsTools, ...(netUserns ? { userns: netUserns } : {}) }, (id) => join(containersDir, id, 'resolv.conf'))
     : undefined;
   userNets?.keepOnly(new Set(readdirSync(containersDir)));
-  const sharedTmpfs = new SharedTmpfs(settings.tmpfsDir);
+  // Rootless, the Tmpfs mounts live in a mount namespace of the server's user namespace (rootless-tmpfs.ts).
+  const sharedTmpfs: ContainerTmpfs = rootless && netUserns ? new RootlessTmpfs(settings.tmpfsDir, netUserns, { ...nsTools, mount: hostTool('mount'), umount: hostTool('umount') }) : new SharedTmpfs(settings.tmpfsDir);
   /** What each running container's execs need: how it was built and its cgroups. */
   const running = new Map<string, RunningContainer>();
   /** Each running container's cgroups (after `docker update`, the current ones). */
@@ -379,13 +381,14 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       await opened$?.settled();
       await overlays?.close();
       await userNets?.settled();
+      await (sharedTmpfs as Partial<RootlessTmpfs>).close?.();
       (await netUserns?.catch(() => undefined))?.stop();
     },
     // The overlay is unmounted and its writes (or the copy) go with the container (asynchronously:
     // rm -f answers first); the record and output are removed by the runtime's records.
     removed: (id) => {
       stopReasons.delete(id);
-      sharedTmpfs.remove(id);
+      void Promise.resolve(sharedTmpfs.remove(id)).catch(() => undefined);
       userNets?.forget(id);
       void overlays?.remove(id).catch(() => undefined);
       // Rootless with a mapped range, the copy holds files of the range's ids: removed by the namespace's root.

@@ -5,7 +5,7 @@ import type { Cgroups, ContainerCgroup } from '../../../linux/cgroups.js';
 import type { HeldBinds } from '../held-binds.js';
 import type { ResolvedUser } from '../passwd.js';
 import type { ResourceLimits } from '../../../linux/cgroup-limits.js';
-import type { SharedTmpfs } from '../shared-tmpfs.js';
+import type { ContainerTmpfs, TmpfsNamespace } from '../rootless-tmpfs.js';
 import type { ContainerNetwork, NetworkHost } from '../network/container-network.js';
 import type { SandboxNetworks } from '../network/sandbox-networks.js';
 import type { Enter, SandboxUserns } from '../userns/sandbox-userns.js';
@@ -21,6 +21,8 @@ export interface RunningContainer {
   spec: ContainerSpec;
   /** Its environment as started (the image's and its own): what a legacy link on the default bridge passes on (network/bridge-links.ts). */
   env?: readonly string[];
+  /** Rootless with Tmpfs mounts: the mount namespace holding them, which its execs enter (rootless-tmpfs.ts). */
+  tmpfsNs?: TmpfsNamespace;
 }
 
 /** The runtime's side of a start: its tools, directories and settings, and the registries a start fills. */
@@ -34,7 +36,7 @@ export interface SandboxHost {
   /** User-defined networks; none when the server cannot make them (not root, no iproute2). */
   userNets: SandboxNetworks | undefined;
   /** The host directories behind the containers' Tmpfs mounts. */
-  sharedTmpfs: SharedTmpfs;
+  sharedTmpfs: ContainerTmpfs;
   /** Whether containers run under the seccomp filter. */
   seccomp: boolean;
   /** Bytes of a Tmpfs mount without `size=`. */
@@ -82,6 +84,8 @@ export class StartContext {
   env!: string[];
   /** tmpfs: the host directory of each Tmpfs path. */
   tmpfs!: Record<string, string>;
+  /** tmpfs: rootless, the mount namespace its Tmpfs mounts are in (entered by its launcher and execs). */
+  tmpfsNs?: TmpfsNamespace;
   /** userns: how the launcher enters its user namespace as {@link user}. */
   enter?: Enter;
   /** seccomp: its compiled filter. */
