@@ -199,12 +199,6 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
     return started(ctx);
   };
 
-  const checkExec = (c: { id: string }): void => {
-    const uid = running.get(c.id)?.plan.user.uid;
-    if (mapped && uid !== undefined && uid !== 0) {
-      throw EngineError.invalidParameter(`the container runs as uid ${uid} in a user namespace of its own nested in the rootless server's: the sandbox runtime cannot exec into it yet (run the container as root to exec into it)`);
-    }
-  };
   const executor: LocalExecutor = {
     networks: ['bridge', 'host', 'none'],
     // Clients (docker-py's tests) create with `runc` and expect it back: the name dockerd's default has.
@@ -238,13 +232,10 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       });
       return store;
     },
-    // Rootless with a mapped range, a non-root container user runs in bwrap's nested single-id namespace, which an exec cannot join yet: refused at create.
-    checkExec,
     // `docker exec`: into the running container's namespaces, capabilities and cgroups (sandbox-exec.ts).
     exec: async (run) => {
       const container = running.get(run.container.id);
       if (!container) throw EngineError.conflict(`Container ${run.container.id} is not running`);
-      checkExec(run.container);
       return sandboxExec(run, {
         bwrap,
         nsenter: hostTool('nsenter'),

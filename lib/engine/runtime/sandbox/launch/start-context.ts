@@ -9,7 +9,7 @@ import type { ContainerTmpfs, TmpfsNamespace } from '../rootless-tmpfs.js';
 import type { ContainerNetwork, NetworkHost } from '../network/container-network.js';
 import type { SandboxNetworks } from '../network/sandbox-networks.js';
 import type { Enter, SandboxUserns } from '../userns/sandbox-userns.js';
-import type { RootlessUserns } from '../userns/rootless-userns.js';
+import type { MappedExec, RootlessUserns } from '../userns/rootless-userns.js';
 
 /** What the executor's `start` is given: the command, the container's id, name and create body, and where its output goes. */
 export type StartRun = Parameters<LocalExecutor['start']>[0];
@@ -23,6 +23,8 @@ export interface RunningContainer {
   env?: readonly string[];
   /** Rootless with Tmpfs mounts: the mount namespace holding them, which its execs enter (rootless-tmpfs.ts). */
   tmpfsNs?: TmpfsNamespace;
+  /** Rootless, a non-root container user: how its execs go into its nested user namespace. */
+  mappedExec?: MappedExec;
 }
 
 /** The runtime's side of a start: its tools, directories and settings, and the registries a start fills. */
@@ -88,6 +90,8 @@ export class StartContext {
   tmpfsNs?: TmpfsNamespace;
   /** userns: how the launcher enters its user namespace as {@link user}. */
   enter?: Enter;
+  /** userns: rootless with a mapped range and a non-root user, how its execs go in (userns/exec-mapped.ts). */
+  mappedExec?: MappedExec;
   /** seccomp: its compiled filter. */
   seccompFile?: string;
   /** network: its own network namespace's stack and gate. */

@@ -11,7 +11,7 @@ export function started(ctx: StartContext): LocalProcess {
   const { id, spec } = ctx.run;
   const { running, groups, sharedTmpfs, userNets, stopReasons } = ctx.host;
   const { proc, plan, group, net, settings } = ctx;
-  running.set(id, { plan, cgroupProcs: group?.procs ?? [], spec, env: ctx.run.env, ...(ctx.tmpfsNs ? { tmpfsNs: ctx.tmpfsNs } : {}) });
+  running.set(id, { plan, cgroupProcs: group?.procs ?? [], spec, env: ctx.run.env, ...(ctx.tmpfsNs ? { tmpfsNs: ctx.tmpfsNs } : {}), ...(ctx.mappedExec ? { mappedExec: ctx.mappedExec } : {}) });
   if (group) groups.set(id, group);
   let oomKilled = false;
   const exited = proc.exited.then(async (code) => {
