@@ -4,7 +4,7 @@ import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeWithPeers, program, type PeerCheck } from '../../support/peers.js';
-import { needsRange, rootOnly, sandboxServer } from '../support/engine-user.js';
+import { needsRange, sandboxServer } from '../support/engine-user.js';
 
 const CLI = '/usr/local/bin/docker';
 const hasBwrap = spawnSync('bwrap', ['--version']).status === 0 && existsSync('/bin/busybox');
@@ -22,7 +22,6 @@ function docker(socket: string, args: string[]): Promise<{ code: number; stdout:
 
 /** In the rootless pass (engine-user.ts), what a rootless server cannot do yet. */
 const otherUsers = needsRange('a container user other than root needs the subordinate range mapped through newuidmap');
-const sharedTmpfs = rootOnly('the shared tmpfs is mounted on the host, which a rootless server cannot do (its start fails naming the mount)');
 
 describeWithPeers('Docker CLI 28 against the sandbox runtime: each container is isolated (bubblewrap)', [program(CLI), bwrap], () => {
   const listening = hasBwrap ? sandboxServer({}) : undefined;
@@ -77,8 +76,26 @@ describeWithPeers('Docker CLI 28 against the sandbox runtime: each container is 
   test('--hostname sets the UTS hostname', async () => {
     expect((await run('--hostname', 'sandboxed', 'busybox', 'hostname')).stdout).toBe('sandboxed\n');
   });
-  sharedTmpfs('--tmpfs mounts a tmpfs', async () => {
+  test('--tmpfs mounts a tmpfs (rootless too: in the server\'s own mount namespace)', async () => {
     expect((await run('--tmpfs', '/scratch', 'busybox', 'sh', '-c', 'grep -c " /scratch tmpfs" /proc/mounts')).stdout).toBe('1\n');
+  });
+  test('a --tmpfs holds no more than its size=, and docker exec sees what the container wrote there', async () => {
+    const { socket } = (await listening)!;
+    const full = await run('--tmpfs', '/scratch:size=1m', 'busybox', 'sh', '-c', 'dd if=/dev/zero of=/scratch/big bs=1024 count=2048; du -k /scratch/big');
+    expect(full.stderr).toMatch(/No space left on device/);
+    expect(Number(full.stdout.trim().split(/\s+/)[0])).toBeLessThanOrEqual(1024);
+    const name = `dg-tmpfs-${Date.now()}`;
+    expect((await docker(socket, ['run', '-d', '--name', name, '--tmpfs', '/scratch', 'busybox', 'sh', '-c', 'echo from-ctr > /scratch/f; sleep 30'])).code).toBe(0);
+    try {
+      let seen = { code: 1, stdout: '', stderr: '' };
+      for (let i = 0; i < 50 && seen.stdout !== 'from-ctr\n'; i++) {
+        seen = await docker(socket, ['exec', name, 'cat', '/scratch/f']);
+        if (seen.stdout !== 'from-ctr\n') await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(seen).toMatchObject({ code: 0, stdout: 'from-ctr\n' });
+    } finally {
+      await docker(socket, ['rm', '-f', name]);
+    }
   });
   test('--cap-drop ALL leaves no effective capability', async () => {
     expect((await run('--cap-drop', 'ALL', 'busybox', 'grep', 'CapEff', '/proc/self/status')).stdout).toBe('CapEff:\t0000000000000000\n');

@@ -14,6 +14,8 @@ import { withExecFailure } from './exec-failure.js';
 import { endsWithItsTree } from './exec-tree.js';
 import { discardEnvArgs, OPEN_ENV_ARGS, removeOnceOpened, writeEnvArgs } from './env-args.js';
 import { LAUNCHER_ENV } from '../../linux/launcher-env.js';
+import type { MappedExec } from './userns/rootless-userns.js';
+import { inOwnerUserns, inTmpfsNamespace, type TmpfsNamespace } from './rootless-tmpfs.js';
 
 /** What an exec needs to know of the running container and the host tools. */
 export interface SandboxExecContext {
@@ -31,6 +33,10 @@ export interface SandboxExecContext {
   resolveUser(spec: string): Promise<ResolvedUser>;
   /** Runs `bwrap args -- argv` as a user of the runtime's user namespace (userns/enter.ts); none: no such namespace. */
   enter?: (bwrap: string, args: string[], argv: string[], user: { uid: number; gid: number; groups?: readonly number[] | undefined }) => [string, string[]];
+  /** Rootless with Tmpfs mounts: the mount namespace holding them (rootless-tmpfs.ts), entered before bwrap. */
+  tmpfsNs?: TmpfsNamespace;
+  /** Rootless, a container running as a non-root user in its nested user namespace: how an exec goes in (userns/exec-mapped.ts). */
+  mappedExec?: MappedExec;
 }
 
 /**
@@ -93,7 +99,9 @@ export async function sandboxExec(run: LocalExecRun, ctx: SandboxExecContext): P
   const cwd = run.workingDir !== '' ? run.workingDir : (run.container.spec.workingDir || '/');
   if (!cwd.startsWith('/')) throw EngineError.invalidParameter(`WorkingDir "${cwd}" must be an absolute path`);
   const init = await containerInit(run, ctx.bwrap);
-  const switchUser = !ctx.enter && (uid !== 0 || ownUserns);
+  // Rootless, a non-root container user: its start's way in, then its namespaces joined (as its uid and gid only, checked above).
+  const nested = ctx.mappedExec;
+  const switchUser = !ctx.enter && !nested && (uid !== 0 || ownUserns);
   if (switchUser && ctx.busybox === undefined) {
     throw EngineError.invalidParameter(`User "${spec}": the sandbox runtime runs execs as a non-root user with a static busybox, and this server has none (sandboxRuntime option "busybox")`);
   }
@@ -109,8 +117,10 @@ export async function sandboxExec(run: LocalExecRun, ctx: SandboxExecContext): P
   const [program, programArgs] = ctx.enter ? ctx.enter(ctx.bwrap, bwrapArgs, argv, { uid, gid, groups: owner.groups }) : [ctx.bwrap, [...bwrapArgs, '--', ...argv]];
   const envFile = await writeEnvArgs(env);
   const script = [OPEN_ENV_ARGS, OPEN_PIDNS, ...(seccomp === undefined ? [] : [OPEN_SECCOMP]), JOIN_CGROUPS].join('; ');
-  const [file, args] = viaShell(script, [envFile, `/proc/${init}/ns/pid`, ...(seccomp === undefined ? [] : [seccomp]), String(ctx.cgroupProcs.length), ...ctx.cgroupProcs,
-    ctx.nsenter, '--target', String(init), ...(ROOTLESS ? ['--user', '--preserve-credentials'] : []), '--net', '--ipc', '--uts', '--cgroup', '--', program, ...programArgs]);
+  let joiner: [string, string[]] = nested ? nested(init, ctx.bwrap, bwrapArgs, run.argv, { uid, gid }) : [ctx.nsenter, ['--target', String(init), ...(ROOTLESS ? ['--user', '--preserve-credentials'] : []), '--net', '--ipc', '--uts', '--cgroup', '--', program, ...programArgs]];
+  // Rootless with Tmpfs mounts: in the mount namespace that holds them, as the container was launched.
+  if (ctx.tmpfsNs) joiner = inTmpfsNamespace(ctx.tmpfsNs, ctx.nsenter, ...joiner, await inOwnerUserns(ctx.tmpfsNs, init));
+  const [file, args] = viaShell(script, [envFile, `/proc/${init}/ns/pid`, ...(seccomp === undefined ? [] : [seccomp]), String(ctx.cgroupProcs.length), ...ctx.cgroupProcs, ...joiner.flat()]);
   // A command that cannot be run is dockerd's 126 with runc's message, not bwrap's status 1 (exec-failure.ts).
   const failure = withExecFailure(run.output);
   return spawnExec({

@@ -9,6 +9,7 @@ import { discardEnvArgs, ENV_ARGS_FD, OPEN_ENV_ARGS, removeOnceOpened, writeEnvA
 import { LAUNCHER_ENV } from '../../linux/launcher-env.js';
 import { launchOffLoop } from '../../linux/off-loop-command.js';
 import type { NetworkUserns } from './network/network-userns.js';
+import { inTmpfsNamespace, type TmpfsNamespace } from './rootless-tmpfs.js';
 
 /** One bwrap invocation: its arguments, the command, and how its output leaves. */
 export interface SandboxLaunch {
@@ -51,6 +52,8 @@ export interface SandboxLaunch {
    * that namespace has no capability to join it.
    */
   netnsAfterUserns?: boolean;
+  /** Rootless with Tmpfs mounts: the mount namespace holding them, entered before bwrap (rootless-tmpfs.ts). */
+  tmpfsNs?: TmpfsNamespace;
 }
 
 /**
@@ -107,9 +110,10 @@ function command(launch: SandboxLaunch, envFile: string): [string, string[]] {
     innerArgs = [innerArgs[0], ...joinNet, ...innerArgs.slice(1)];
     joinNet = [];
   }
-  const [program, programArgs] = launch.userns
+  let [program, programArgs] = launch.userns
     ? launch.userns.wrap(inner, innerArgs, joinNet, launch.joinedUserns)
     : joinNet.length > 0 ? [launch.nsenter ?? 'nsenter', [...joinNet, '--', inner, ...innerArgs]] : [inner, innerArgs];
+  if (launch.tmpfsNs) [program, programArgs] = inTmpfsNamespace(launch.tmpfsNs, launch.nsenter ?? 'nsenter', program, programArgs);
   const seccomp = launch.seccompFile === undefined ? [] : [launch.seccompFile];
   // The network's launch gate (its FIFOs as fds 3 and 4, network/launch-gate.ts) opens first.
   const gate = launch.descriptors;

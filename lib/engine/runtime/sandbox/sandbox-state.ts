@@ -18,6 +18,7 @@ import { checkLimits } from './sandbox-fields.js';
 import type { SandboxSettings } from './sandbox-options.js';
 import { SandboxRootfs } from './sandbox-rootfs.js';
 import { SharedTmpfs } from './shared-tmpfs.js';
+import { RootlessTmpfs, type ContainerTmpfs } from './rootless-tmpfs.js';
 import type { IdMap } from './userns/id-map.js';
 import { OwnerUserns } from './userns/owner-userns.js';
 import { RootlessUserns } from './userns/rootless-userns.js';
@@ -78,7 +79,9 @@ export function openSandboxState(settings: SandboxSettings): SandboxState {
   for (const dir of [stateDir, containersDir]) chmodSync(dir, 0o700);
   const cpus = availableParallelism();
   const limitsOf = (spec: ContainerSpec) => withDefaults(checkLimits(spec, cgroups, cpus), spec, cgroups, defaults);
-  const { network, userNets, netUserns } = openNetworks(settings, stateDir, containersDir, rootless, mapped);
+  const { network, userNets, netUserns, nsTools } = openNetworks(settings, stateDir, containersDir, rootless, mapped);
+  // Rootless, the Tmpfs mounts live in a mount namespace of the server's user namespace (rootless-tmpfs.ts).
+  const sharedTmpfs: ContainerTmpfs = rootless && netUserns ? new RootlessTmpfs(settings.tmpfsDir, netUserns, { ...nsTools, mount: hostTool('mount'), umount: hostTool('umount') }) : new SharedTmpfs(settings.tmpfsDir);
   const owners = OwnerUserns.open(settings.userns, { unshare: hostTool('unshare'), nsenter: hostTool('nsenter'), setpriv: hostTool('setpriv'), idmap: writeIdmapHelper(stateDir) }, join(stateDir, 'owner-ranges.json'));
   /** The user namespace of a container (its owner's range, owner-userns.ts), from its spec's labels; none without `userns`. */
   const usernsOf = (spec: ContainerSpec): SandboxUserns | undefined => owners?.of(spec.labels);
@@ -98,7 +101,7 @@ export function openSandboxState(settings: SandboxSettings): SandboxState {
     settings, stateDir, rootless, firstPort: rootless ? unprivilegedPortStart() : 0,
     rootlessMap: rootless ? { uid: rootless.uid, gid: rootless.gid, size: 1 } : undefined,
     cpus, owners, overlays, netUserns, rootfs, images,
-    bwrap: settings.bwrap, containersDir, network, userNets, sharedTmpfs: new SharedTmpfs(settings.tmpfsDir), seccomp: settings.seccomp,
+    bwrap: settings.bwrap, containersDir, network, userNets, sharedTmpfs, seccomp: settings.seccomp,
     tmpfsSize: defaults.tmpfsSize, cgroups, limitsOf, usernsOf, ensureRootfs: (c) => rootfs.ensure(c), hostTool, mapped,
     running: new Map<string, RunningContainer>(), groups: new Map<string, ContainerCgroup>(), stopReasons: new Map<string, string>(),
   };
@@ -113,7 +116,7 @@ export function openSandboxState(settings: SandboxSettings): SandboxState {
  * answer 501 and NetworkMode stays bridge, host or none.
  */
 function openNetworks(settings: SandboxSettings, stateDir: string, containersDir: string, rootless: Rootless | undefined, mapped: RootlessUserns | undefined):
-  { network: NetworkHost; userNets: SandboxNetworks | undefined; netUserns: Promise<NetworkUserns> | undefined } {
+  { network: NetworkHost; userNets: SandboxNetworks | undefined; netUserns: Promise<NetworkUserns> | undefined; nsTools: { ip: string; nsenter: string; unshare: string } } {
   const runDir = join(stateDir, 'run').length < 80 ? join(stateDir, 'run') : mkdtempSync(join(tmpdir(), 'dockgate-net-'));
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
   const ipTool = ['/usr/sbin/ip', '/sbin/ip', '/usr/bin/ip'].find((p) => existsSync(p));
@@ -128,5 +131,5 @@ function openNetworks(settings: SandboxSettings, stateDir: string, containersDir
     ? new SandboxNetworks(join(stateDir, 'networks.json'), { ...nsTools, ...(netUserns ? { userns: netUserns } : {}) }, (id) => join(containersDir, id, 'resolv.conf'))
     : undefined;
   userNets?.keepOnly(new Set(readdirSync(containersDir)));
-  return { network, userNets, netUserns };
+  return { network, userNets, netUserns, nsTools };
 }

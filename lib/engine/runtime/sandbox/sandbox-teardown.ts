@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Beneath } from '../../linux/beneath.js';
+import type { RootlessTmpfs } from './rootless-tmpfs.js';
 import type { SandboxState } from './sandbox-state.js';
 
 /**
@@ -12,7 +13,7 @@ import type { SandboxState } from './sandbox-state.js';
 export function removeSandboxContainer(state: SandboxState, id: string): void {
   const { containersDir, mapped } = state;
   state.stopReasons.delete(id);
-  state.sharedTmpfs.remove(id);
+  void Promise.resolve(state.sharedTmpfs.remove(id)).catch(() => undefined);
   state.userNets?.forget(id);
   void state.overlays?.remove(id).catch(() => undefined);
   // Rootless with a mapped range, the copy holds files of the range's ids: removed by the namespace's root.
@@ -27,5 +28,6 @@ export async function closeSandbox(state: SandboxState): Promise<void> {
   await state.images.opened?.settled();
   await state.overlays?.close();
   await state.userNets?.settled();
+  await (state.sharedTmpfs as Partial<RootlessTmpfs>).close?.();
   (await state.netUserns?.catch(() => undefined))?.stop();
 }

@@ -40,6 +40,8 @@ export const launch: Stage<StartContext> = {
       ...(userns && joined ? { joinedUserns: `/proc/${joined.pid}/ns/user` } : {}),
       // Rootless with the runtime's own user namespace (`enter`): the joined network namespace is entered inside it.
       ...(enter && joined && ctx.host.network.rootless ? { netnsAfterUserns: true } : {}),
+      // Rootless with Tmpfs mounts: launched inside the mount namespace that holds them (rootless-tmpfs.ts).
+      ...(ctx.tmpfsNs ? { tmpfsNs: ctx.tmpfsNs, nsenter: ctx.host.hostTool('nsenter') } : {}),
     });
   },
   async undo(ctx) {

@@ -5,11 +5,11 @@ import type { Cgroups, ContainerCgroup } from '../../../linux/cgroups.js';
 import type { HeldBinds } from '../held-binds.js';
 import type { ResolvedUser } from '../passwd.js';
 import type { ResourceLimits } from '../../../linux/cgroup-limits.js';
-import type { SharedTmpfs } from '../shared-tmpfs.js';
+import type { ContainerTmpfs, TmpfsNamespace } from '../rootless-tmpfs.js';
 import type { ContainerNetwork, NetworkHost } from '../network/container-network.js';
 import type { SandboxNetworks } from '../network/sandbox-networks.js';
 import type { Enter, SandboxUserns } from '../userns/sandbox-userns.js';
-import type { RootlessUserns } from '../userns/rootless-userns.js';
+import type { MappedExec, RootlessUserns } from '../userns/rootless-userns.js';
 
 /** What the executor's `start` is given: the command, the container's id, name and create body, and where its output goes. */
 export type StartRun = Parameters<LocalExecutor['start']>[0];
@@ -21,6 +21,10 @@ export interface RunningContainer {
   spec: ContainerSpec;
   /** Its environment as started (the image's and its own): what a legacy link on the default bridge passes on (network/bridge-links.ts). */
   env?: readonly string[];
+  /** Rootless with Tmpfs mounts: the mount namespace holding them, which its execs enter (rootless-tmpfs.ts). */
+  tmpfsNs?: TmpfsNamespace;
+  /** Rootless, a non-root container user: how its execs go into its nested user namespace. */
+  mappedExec?: MappedExec;
 }
 
 /** The runtime's side of a start: its tools, directories and settings, and the registries a start fills. */
@@ -34,7 +38,7 @@ export interface SandboxHost {
   /** User-defined networks; none when the server cannot make them (not root, no iproute2). */
   userNets: SandboxNetworks | undefined;
   /** The host directories behind the containers' Tmpfs mounts. */
-  sharedTmpfs: SharedTmpfs;
+  sharedTmpfs: ContainerTmpfs;
   /** Whether containers run under the seccomp filter. */
   seccomp: boolean;
   /** Bytes of a Tmpfs mount without `size=`. */
@@ -82,8 +86,12 @@ export class StartContext {
   env!: string[];
   /** tmpfs: the host directory of each Tmpfs path. */
   tmpfs!: Record<string, string>;
+  /** tmpfs: rootless, the mount namespace its Tmpfs mounts are in (entered by its launcher and execs). */
+  tmpfsNs?: TmpfsNamespace;
   /** userns: how the launcher enters its user namespace as {@link user}. */
   enter?: Enter;
+  /** userns: rootless with a mapped range and a non-root user, how its execs go in (userns/exec-mapped.ts). */
+  mappedExec?: MappedExec;
   /** seccomp: its compiled filter. */
   seccompFile?: string;
   /** network: its own network namespace's stack and gate. */

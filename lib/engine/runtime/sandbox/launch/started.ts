@@ -11,12 +11,12 @@ export function started(ctx: StartContext): LocalProcess {
   const { id, spec } = ctx.run;
   const { running, groups, sharedTmpfs, userNets, stopReasons } = ctx.host;
   const { proc, plan, group, net, settings } = ctx;
-  running.set(id, { plan, cgroupProcs: group?.procs ?? [], spec, env: ctx.run.env });
+  running.set(id, { plan, cgroupProcs: group?.procs ?? [], spec, env: ctx.run.env, ...(ctx.tmpfsNs ? { tmpfsNs: ctx.tmpfsNs } : {}), ...(ctx.mappedExec ? { mappedExec: ctx.mappedExec } : {}) });
   if (group) groups.set(id, group);
   let oomKilled = false;
   const exited = proc.exited.then(async (code) => {
     running.delete(id);
-    sharedTmpfs.remove(id);
+    await Promise.resolve(sharedTmpfs.remove(id)).catch(() => undefined);
     await userNets?.stopped(id);
     await net?.stop();
     const last = groups.get(id);

@@ -37,6 +37,8 @@ export const userns: Stage<StartContext> = {
     if (mapped) {
       mapped.checkUser(ctx.user, ctx.run.spec.user);
       ctx.enter = await mapped.enter(ctx.user, mapped.indexOf(ctx.run.spec.labels));
+      // A non-root user runs in bwrap's nested namespace: its execs go in as its start did (userns/exec-mapped.ts).
+      if (ctx.user.uid !== 0) ctx.mappedExec = await mapped.execEnter(mapped.indexOf(ctx.run.spec.labels));
       return;
     }
     if (!ctx.userns) return;

@@ -5,6 +5,7 @@ import { runOffLoop, type CommandResult } from '../../../linux/off-loop-command.
 import { subordinateEntry, type Rootless } from '../rootless.js';
 import { ownerOf } from '../../../policy/owner-label.js';
 import { inMappedNamespace } from './enter-mapped.js';
+import { execInMappedNamespace } from './exec-mapped.js';
 import { OwnerRanges } from './owner-ranges.js';
 import { holdUserNamespace } from './held-namespace.js';
 
@@ -22,6 +23,9 @@ export function subordinateRange(user: Rootless, subuid = '/etc/subuid', subgid 
   if (!u || !g) return undefined;
   return { uid: Number(u[1]), gid: Number(g[1]), count: Math.min(Number(u[2]), Number(g[2])) };
 }
+
+/** The program that runs an exec's `bwrap args -- argv` as `user` in the container whose pid 1 is `init` (a non-root container user, rootless). */
+export type MappedExec = (init: number, bwrap: string, args: string[], argv: string[], user: { uid: number; gid: number }) => [string, string[]];
 
 /** The host tools a rootless launcher uses. */
 export interface RootlessTools {
@@ -158,6 +162,12 @@ export class RootlessUserns {
   async enter(user: { uid: number; gid: number }, index: number): Promise<(bwrap: string, args: string[], argv: string[]) => [string, string[]]> {
     const file = await this.blockFile(index);
     return (bwrap, args, argv) => inMappedNamespace({ ...this.tools, file, stageDir: this.stageDir }, bwrap, args, argv, user);
+  }
+
+  /** How an exec goes into a container of block `index` running as a non-root user (userns/exec-mapped.ts). */
+  async execEnter(index: number): Promise<MappedExec> {
+    const file = await this.blockFile(index);
+    return (init, bwrap, args, argv, user) => execInMappedNamespace({ ...this.tools, file, stageDir: this.stageDir }, init, bwrap, args, argv, user);
   }
 
   /** Runs `argv` as the namespace's root (copies and removals of trees holding files of its other ids), off the event loop. */

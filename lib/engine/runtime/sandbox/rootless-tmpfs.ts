@@ -1,0 +1,144 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { lstat, mkdir, readdir, readlink, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { runOffLoop } from '../../linux/off-loop-command.js';
+import { holderReady, unrefHolder } from './network/namespace-holder.js';
+import type { NetworkUserns } from './network/network-userns.js';
+import type { TmpfsMount } from './tmpfs-options.js';
+
+/** Where the tmpfs mounts of a rootless server live: its user namespace (`owner`) and the mount namespace holding them (`mnt`). */
+export interface TmpfsNamespace {
+  owner: string;
+  mnt: string;
+}
+
+/** What a start and an exec need of the containers' Tmpfs mounts (shared-tmpfs.ts as root, {@link RootlessTmpfs} rootless). */
+export interface ContainerTmpfs {
+  prepare(id: string, mounts: readonly TmpfsMount[]): Record<string, string> | Promise<Record<string, string>>;
+  remove(id: string): void | Promise<void>;
+  /** Rootless: the namespaces a launcher or exec enters to see them; none: they are on the host. */
+  namespace?(): TmpfsNamespace | undefined;
+}
+
+/** The holder: says it runs, then waits for its stdin (the server's) to close. */
+const HOLD = 'echo ready; exec cat >/dev/null';
+
+/**
+ * The containers' `HostConfig.Tmpfs` mounts on a rootless server. It cannot mount on the host, so
+ * each tmpfs is mounted in a mount namespace of its own user namespace (the one its containers
+ * run under, network/network-userns.ts), held by a small process made on first use:
+ * `<dir>/<id>/<n>` is an empty directory on the host and a tmpfs of the mount's size and mode in
+ * that namespace. Launchers and execs enter it ({@link inTmpfsNamespace}) before bwrap builds the
+ * container's, so a container and its execs bind the same tmpfs, as they do on a root server,
+ * and each is capped by its own `size=` (the per-container total is checked at create,
+ * tmpfs-options.ts). Mounted and unmounted inside it with util-linux `mount`, as the namespace's
+ * root (the server's user), off the event loop. The paths are the server's own (its 0700
+ * tmpfsDir), never a container's.
+ */
+export class RootlessTmpfs implements ContainerTmpfs {
+  private holder: Promise<{ child: ChildProcess; mnt: string; owner: string }> | undefined;
+  private made: { mnt: string; owner: string } | undefined;
+  private checked = false;
+
+  constructor(private readonly dir: string, private readonly userns: Promise<NetworkUserns>, private readonly tools: { unshare: string; nsenter: string; mount: string; umount: string }) {}
+
+  namespace(): TmpfsNamespace | undefined {
+    return this.made;
+  }
+
+  async prepare(id: string, mounts: readonly TmpfsMount[]): Promise<Record<string, string>> {
+    await this.remove(id);
+    if (mounts.length === 0) return {};
+    await this.ensureBase();
+    const { mnt, owner } = await this.hold();
+    const sources = Object.fromEntries(mounts.map((m, n) => [m.path, join(this.dir, id, String(n))]));
+    try {
+      for (const mount of mounts) {
+        const source = sources[mount.path]!;
+        await mkdir(source, { recursive: true, mode: 0o700 });
+        const flags = ['nosuid', 'nodev', ...(mount.noexec ? ['noexec'] : []), `size=${mount.size}`, `mode=${mount.mode.toString(8).padStart(4, '0')}`];
+        const done = await runOffLoop(this.tools.nsenter, ['--preserve-credentials', `--user=${owner}`, `--mount=${mnt}`, '--', this.tools.mount, '-t', 'tmpfs', '-o', flags.join(','), 'tmpfs', source]);
+        if (done.code !== 0) throw new Error(`cannot mount a ${mount.size}-byte tmpfs for ${mount.path} in the server's mount namespace: ${done.stderr.trim()}`);
+      }
+    } catch (error) {
+      await this.remove(id);
+      throw error;
+    }
+    return sources;
+  }
+
+  /** Unmounts a container's tmpfs mounts in the namespace (what they held goes with them) and removes their directories. */
+  async remove(id: string): Promise<void> {
+    if (!/^[0-9a-f]+$/.test(id)) return;
+    const dir = join(this.dir, id);
+    const names = await readdir(dir).catch(() => undefined);
+    if (!names) return;
+    const made = this.made;
+    if (made && names.length > 0) {
+      await runOffLoop(this.tools.nsenter, ['--preserve-credentials', `--user=${made.owner}`, `--mount=${made.mnt}`, '--', this.tools.umount, '-l', ...names.map((n) => join(dir, n))]);
+    }
+    await rm(dir, { recursive: true, force: true });
+  }
+
+  /** The holder of the mount namespace, made once (unshare --mount in the server's user namespace). */
+  private hold(): Promise<{ child: ChildProcess; mnt: string; owner: string }> {
+    this.holder ??= (async () => {
+      const userns = await this.userns;
+      const [program, args] = userns.wrap(this.tools.unshare, ['--mount', '--', '/bin/sh', '-c', HOLD]);
+      const child = spawn(program, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+      try {
+        const lines = await holderReady(child, program, { timeout: 'the mount namespace of the rootless tmpfs mounts', ended: 'the mount namespace of the rootless tmpfs mounts could not be made' });
+        lines.close();
+      } catch (error) {
+        child.kill('SIGKILL');
+        throw error;
+      }
+      unrefHolder(child);
+      const held = { child, mnt: `/proc/${child.pid ?? 0}/ns/mnt`, owner: userns.file };
+      this.made = { mnt: held.mnt, owner: held.owner };
+      return held;
+    })().catch((error: unknown) => {
+      this.holder = undefined;
+      throw error;
+    });
+    return this.holder;
+  }
+
+  /** The base directory: the server user's own, 0700 (under a world-writable /dev/shm another user could have made it first). */
+  private async ensureBase(): Promise<void> {
+    if (this.checked) return;
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    const st = await lstat(this.dir);
+    if (!st.isDirectory() || st.uid !== process.getuid?.() || (st.mode & 0o077) !== 0) {
+      throw new Error(`${this.dir} (the tmpfsDir) must be a directory owned by this user with mode 0700`);
+    }
+    this.checked = true;
+  }
+
+  /** Ends the holder (the mount namespace lives on while a container launched in it does). */
+  async close(): Promise<void> {
+    const held = await this.holder?.catch(() => undefined);
+    held?.child.stdin?.end();
+  }
+}
+
+/**
+ * `program args` run inside the tmpfs mount namespace `ns`: the mount namespace is joined by
+ * nsenter while in its user namespace (only there does the server's user hold the capability for
+ * it). When `program` is itself nsenter joining that same user namespace first (`--user=FILE` as
+ * its first or second argument, `sameUserns`), the mount namespace joins that call: nsenter
+ * cannot enter the namespace it is already in. Otherwise a nsenter of its own goes first, and the
+ * program then enters a user namespace below it (a container's, an owner's range).
+ */
+export function inTmpfsNamespace(ns: TmpfsNamespace, nsenter: string, program: string, args: readonly string[], sameUserns = false): [string, string[]] {
+  const at = args.slice(0, 2).findIndex((a) => a === `--user=${ns.owner}`);
+  if (program === nsenter && at >= 0) return [program, [...args.slice(0, at + 1), `--mount=${ns.mnt}`, ...args.slice(at + 1)]];
+  if (sameUserns && program === nsenter) return [program, [`--mount=${ns.mnt}`, ...args]];
+  return [nsenter, ['--preserve-credentials', `--user=${ns.owner}`, `--mount=${ns.mnt}`, '--', program, ...args]];
+}
+
+/** Whether the process `pid` runs in the namespace's own user namespace (its execs join the mount namespace in the same nsenter call). */
+export async function inOwnerUserns(ns: TmpfsNamespace, pid: number): Promise<boolean> {
+  const [own, its] = await Promise.all([readlink(ns.owner).catch(() => ''), readlink(`/proc/${pid}/ns/user`).catch(() => '-')]);
+  return own === its;
+}

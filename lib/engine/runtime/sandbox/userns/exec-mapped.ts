@@ -1,0 +1,56 @@
+import { viaShell } from '../sandbox-process.js';
+import { options, STAGE, stageArguments, stageSources, withoutCapabilities } from './enter.js';
+import type { MappedTools } from './enter-mapped.js';
+
+/**
+ * A /proc of the container's PID namespace over the host's, in the exec's own (staging) mount
+ * namespace: a child nsenter puts in that PID namespace mounts it, as the mapped namespace's root
+ * (which has every capability over the container's nested namespace), then goes on. From there
+ * pids are the container's: the nsenter that follows finds the container's namespaces at pid 1,
+ * and bwrap, whose own bookkeeping reads /proc by the pids it sees, reads the right processes.
+ * bwrap, as the container's user in a namespace below the container's, could not mount it itself
+ * (it has no capability over the container's PID namespace): it binds this one.
+ * Arguments: nsenter, the container's pid 1 (a host pid).
+ */
+const JOIN_PID = 'ne=$1; p=$2; shift 2; set -- "$ne" --target "$p" --pid -- /bin/sh -c \'mount -t proc -o nosuid,nodev,noexec proc /proc || exit 126; exec "$@"\' sh "$@"';
+
+/**
+ * An exec's bwrap arguments (bwrap-args.ts bwrapExecArgs, sources staged) for a process that is
+ * already in the container's PID namespace: no `--pidns` (nsenter joined it), and the /proc
+ * {@link JOIN_PID} mounted bound where bwrap would mount one.
+ */
+function joinedArgs(args: readonly string[]): string[] {
+  return options(args).flatMap(([option, ...values]) => {
+    if (option === '--pidns') return [];
+    if (option === '--proc') return ['--bind', '/proc', values[0]!];
+    return [option!, ...values];
+  });
+}
+
+/**
+ * `docker exec` into a container of a rootless server that runs as a non-root user, in bwrap's
+ * nested single-id user namespace (enter-mapped.ts inMappedNamespace): the same way in as its
+ * start, then its namespaces joined.
+ *
+ * As the mapped namespace's root (nsenter), a private mount namespace stages the host paths bwrap
+ * binds (STAGE, as at start) and a /proc of the container's PID namespace ({@link STAGE_PROC}).
+ * setpriv gives the process the user's gid as its group list (its nested namespace forbids
+ * setgroups), then nsenter joins the container's user, PID, network, IPC, UTS and cgroup
+ * namespaces and becomes the user there (`-S`/`-G`, keeping that list), as the container's own
+ * process is, with no capability. bwrap, as that user, makes its own user namespace mapping the
+ * same uid and gid, builds the container's mount namespace from the staged paths and runs the
+ * command under the container's filter, with none of its capabilities (a non-root process has
+ * none in effect). Only the container's own uid and gid are mapped there: another user is
+ * refused before this (sandbox-exec.ts).
+ */
+export function execInMappedNamespace(tools: MappedTools, init: number, bwrap: string, args: readonly string[], argv: readonly string[], user: { uid: number; gid: number }): [string, string[]] {
+  const staged = stageSources(args, tools.stageDir);
+  const uid = String(user.uid);
+  const gid = String(user.gid);
+  const command = [tools.setpriv, `--groups=${gid}`, '--',
+    tools.nsenter, '--target', '1', '--user', '--net', '--ipc', '--uts', '--cgroup', '--preserve-credentials', '-S', uid, '-G', gid, '--',
+    bwrap, '--unshare-user', '--uid', uid, '--gid', gid, ...withoutCapabilities(joinedArgs(staged.args)), '--', ...argv];
+  const [joinShell, joinArgs] = viaShell(JOIN_PID, [tools.nsenter, String(init), ...command]);
+  const [shell, shellArgs] = viaShell(STAGE, [...stageArguments(tools.stageDir, staged.sources, ''), joinShell, ...joinArgs]);
+  return [tools.nsenter, [`--user=${tools.file}`, '--setuid=0', '--setgid=0', '--', tools.unshare, '--mount', '--', shell, ...shellArgs]];
+}
