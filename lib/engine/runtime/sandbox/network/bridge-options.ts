@@ -27,7 +27,8 @@ function parseBool(key: string, value: string): boolean {
  * checked and kept as given (inspect shows them so). Its networks are a bridge in a namespace of
  * their own and each container leaves through its own user-mode stack: the MTU and inter-container
  * traffic are honored; masquerading (always on: the user-mode stack is a NAT) and not being the
- * default bridge are accepted at those values only. Every other option (the host bridge's name,
+ * default bridge are accepted at those values only; `com.docker.network.enable_ipv6` is kept as
+ * dockerd 20.10 keeps it (the network's EnableIPv6 is the body's). Every other option (the host bridge's name,
  * the host binding address, an interface prefix, a key dockerd does not know) is refused by name.
  */
 export function bridgeOptions(options: Record<string, unknown>): Record<string, string> {
