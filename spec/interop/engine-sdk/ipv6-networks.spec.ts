@@ -45,13 +45,14 @@ for (const [label, peers, open] of dockerPyEngines(probe)) {
       expect(out.v6_pool_only).toEqual({ EnableIPv6: false, Config: [{ Subnet: '2001:390::/64' }] });
       expect(out.create_v6_no_enable).toEqual({ IPAMConfig: { IPv6Address: '2001:390::f00d' }, GlobalIPv6Address: '', inside: '0' });
     });
-    test('dual stack: pools given v6 first are shown IPv4 first; each container has both addresses, the fixed ones as asked', () => {
+    test('dual stack: pools given v6 first are shown IPv4 first; each container has both addresses, the fixed ones as asked, and its v6 one is an /etc/hosts line with its hostname', () => {
       expect(out.dual).toEqual({ EnableIPv6: true, Config: [{ Subnet: '10.91.6.0/24' }, { Subnet: 'fd00:db8:6::/64' }] });
       const v6 = { GlobalIPv6PrefixLen: 64, IPv6Gateway: 'fd00:db8:6::1', Gateway: '10.91.6.1', IPPrefixLen: 24 };
       expect(out.dual_a).toEqual({ ...v6, IPAMConfig: null, IPAddress: '10.91.6.2', GlobalIPv6Address: 'fd00:db8:6::2' });
       expect(out.dual_b).toEqual({ ...v6, IPAMConfig: { IPv4Address: '10.91.6.99', IPv6Address: 'fd00:db8:6::99' }, IPAddress: '10.91.6.99', GlobalIPv6Address: 'fd00:db8:6::99' });
       expect(out.dual_members).toEqual(['fd00:db8:6::2/64', 'fd00:db8:6::99/64']);
       expect(out.dual_inside).toBe('fd00:db8:6::99/64');
+      expect(out.hosts_v6).toBe('1');
     });
     test('the network\'s DNS answers AAAA with a name\'s v6 address and A with its v4 one; containers ping each other over v6 by name, alias and address', () => {
       expect([out.aaaa, out.a]).toEqual(['fd00:db8:6::2', '10.91.6.2']);
