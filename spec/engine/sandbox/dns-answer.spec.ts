@@ -1,13 +1,13 @@
 /**
  * A user network's embedded DNS (the answering part, network/dns-answer.ts): the network's own
- * names get their addresses, other names REFUSED (the resolver then asks its next nameserver),
+ * names get their addresses (A the IPv4 ones, AAAA the IPv6 ones), other names REFUSED (the resolver then asks its next nameserver),
  * another record type of a known name an empty answer, as dockerd's embedded DNS answers.
  */
 import { describe, expect, test } from '@jest/globals';
 import dnsPacket from 'dns-packet';
 import { answerQuery } from '../../../lib/engine/runtime/sandbox/network/dns-answer.js';
 
-const names: Record<string, string[]> = { web: ['10.89.0.2', '10.89.0.3'], db: ['10.89.0.4'] };
+const names: Record<string, string[]> = { web: ['10.89.0.2', 'fd00:89::2', '10.89.0.3'], db: ['10.89.0.4'] };
 const lookup = (name: string): string[] | undefined => names[name];
 const query = (name: string, type: dnsPacket.RecordType = 'A', id = 4242): Buffer =>
   dnsPacket.encode({ type: 'query', id, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type, name, class: 'IN' }] });
@@ -28,7 +28,13 @@ describe('the embedded DNS answers the network\'s names and refuses the rest', (
     expect(answer.answers).toEqual([]);
   });
 
-  test('AAAA for a known name: an empty NOERROR answer (the network has no IPv6)', () => {
+  test('AAAA for a known name with IPv6 addresses (a network with EnableIPv6): those, and A never lists them', () => {
+    const answer = dnsPacket.decode(answerQuery(query('web', 'AAAA'), lookup)!);
+    expect(rcode(answer)).toBe('NOERROR');
+    expect(answer.answers?.map((a) => [(a as { type: string }).type, (a as { data: string }).data])).toEqual([['AAAA', 'fd00:89::2']]);
+  });
+
+  test('AAAA for a known name without IPv6 addresses: an empty NOERROR answer', () => {
     const answer = dnsPacket.decode(answerQuery(query('db', 'AAAA'), lookup)!);
     expect(rcode(answer)).toBe('NOERROR');
     expect(answer.answers).toEqual([]);

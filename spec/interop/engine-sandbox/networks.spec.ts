@@ -2,7 +2,8 @@
  * User-defined networks as the Docker CLI and docker-py use them, on the sandbox runtime and on
  * dockerd (the reference: the same commands, the same answers): a network with its own subnet,
  * containers reaching each other by address, name and alias through the network's DNS, connect
- * and disconnect at run time, `--internal`, removal with active endpoints, and prune.
+ * and disconnect at run time, IPv6 (`--ipv6`, `--ip6`), `--internal`, removal with active
+ * endpoints, and prune.
  */
 import { afterAll, expect, test } from '@jest/globals';
 import { execFile, spawnSync } from 'node:child_process';
@@ -40,8 +41,8 @@ function networkScenarios(title: string, target: () => Target, subnetBase: strin
   const n = (s: string): string => `${tag}-${s}`;
   const docker = (...args: string[]): Promise<CliResult> => target().cli(...args);
   const cleanup = async (): Promise<void> => {
-    await docker('rm', '-f', n('a'), n('b'), n('c'), n('pya'));
-    await docker('network', 'rm', n('net'), n('other'), n('internal'), n('py'), n('aux'));
+    await docker('rm', '-f', n('a'), n('b'), n('c'), n('pya'), n('s6'));
+    await docker('network', 'rm', n('net'), n('other'), n('internal'), n('py'), n('aux'), n('six'));
   };
   afterAll(cleanup);
 
@@ -119,6 +120,24 @@ function networkScenarios(title: string, target: () => Target, subnetBase: strin
     expectOk(await docker('network', 'disconnect', n('net'), n('b')));
     expect((await ping(address)).code).not.toBe(0);
     expect(Object.keys(JSON.parse((await docker('inspect', n('b'))).stdout)[0].NetworkSettings.Networks)).not.toContain(n('net'));
+  });
+
+  test(`${title}: docker network create --ipv6 gives containers a v6 address too (--ip6 fixes one); they reach each other over v6 by name`, async () => {
+    // fd00:59:7:: beside 10.89.107.0/24 for 10.89.7, and so on: a pair of its own per engine.
+    const [a, b, c] = subnetBase.split('.').map(Number) as [number, number, number];
+    const v6 = `fd00:${b.toString(16)}:${c.toString(16)}::`;
+    const v4Subnet = `${a}.${b}.${c + 100}.0/24`;
+    expectOk(await docker('network', 'create', '--ipv6', '--subnet', `${v6}/64`, '--subnet', v4Subnet, n('six')));
+    const view = JSON.parse((await docker('network', 'inspect', n('six'))).stdout)[0];
+    expect({ EnableIPv6: view.EnableIPv6, v6: view.IPAM.Config[1] }).toEqual({ EnableIPv6: true, v6: { Subnet: `${v6}/64` } });
+    expectOk(await docker('run', '-d', '--name', n('s6'), '--network', n('six'), '--ip6', `${v6}66`, target().image, 'sleep', '60'));
+    const ep = JSON.parse((await docker('inspect', n('s6'))).stdout)[0].NetworkSettings.Networks[n('six')];
+    expect(ep).toMatchObject({ GlobalIPv6Address: `${v6}66`, GlobalIPv6PrefixLen: 64, IPv6Gateway: `${v6}1`, IPAMConfig: { IPv6Address: `${v6}66` } });
+    const r = await docker('run', '--rm', '--network', n('six'), target().image, 'sh', '-c',
+      `busybox ip -6 -o addr show scope global | busybox grep -o "${v6}[0-9a-f]*/64"; busybox ping -6 -c1 -W3 ${n('s6')} | busybox grep -o "from ${v6}66"`);
+    expect(r.stdout).toBe(`${v6}2/64\nfrom ${v6}66\n`);
+    const outside = await docker('run', '--rm', '--network', n('six'), '--ip6', 'fd00:ffff::5', target().image, 'true');
+    expect(outside.stderr).toContain("Invalid address fd00:ffff::5: It does not belong to any of this network's subnets");
   });
 
   test(`${title}: an --internal network connects its containers to each other and to nothing else`, async () => {

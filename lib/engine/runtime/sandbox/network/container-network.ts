@@ -1,5 +1,6 @@
 import { createSocket } from 'node:dgram';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { EngineError } from '../../../../engine-api/engine-error.js';
@@ -86,6 +87,7 @@ export class ContainerNetwork {
     readonly files: Record<string, string>,
     base: string,
     private readonly user: UserNetworkPlan | undefined,
+    private readonly hostname: string,
   ) {
     this.apiSocket = `${base}.sock`;
   }
@@ -107,7 +109,7 @@ export class ContainerNetwork {
       files[path] = file;
     }
     const base = join(host.runDir, id.slice(0, 16));
-    return new ContainerNetwork(host, spec, requests, await LaunchGate.create(base), files, base, user);
+    return new ContainerNetwork(host, spec, requests, await LaunchGate.create(base), files, base, user, hostname);
   }
 
   /**
@@ -125,6 +127,7 @@ export class ContainerNetwork {
     if (this.user?.internalOnly !== true) this.stack = await SlirpStack.start(this.host.slirp4netns, pid, this.requests.length > 0 ? this.apiSocket : undefined,
       this.host.usernsPath ? await this.host.usernsPath() : this.host.rootless === true);
     await this.user?.attach(pid);
+    await this.hostsV6();
     const ports: PortMap = Object.fromEntries(exposedPortKeys(this.spec).map((key) => [key, null]));
     for (const r of this.requests) {
       const hostIp = r.hostIp === '' ? this.host.defaultHostIp : r.hostIp;
@@ -140,6 +143,17 @@ export class ContainerNetwork {
       ipAddress: SLIRP_NET.ipAddress, prefixLen: SLIRP_NET.prefixLen, gateway: SLIRP_NET.gateway, macAddress: SLIRP_MAC, ports,
       ...(this.user ? { endpoints: this.user.endpoints } : {}),
     };
+  }
+
+  /**
+   * On a network with IPv6, its address and the hostname are a line of /etc/hosts too, as dockerd
+   * writes one after the IPv4 line (its first such network's). Appended to the server's own file
+   * (the bind follows its inode) while the gate still holds the command.
+   */
+  private async hostsV6(): Promise<void> {
+    const file = this.files['/etc/hosts'];
+    const v6 = this.user ? Object.values(this.user.endpoints()).map((e) => e.GlobalIPv6Address).find((a) => typeof a === 'string' && a !== '') : undefined;
+    if (file && typeof v6 === 'string') await appendFile(file, `${v6}\t${this.hostname}\n`);
   }
 
   /** Takes the stack down (its host ports close with it) and removes the gate and socket. */

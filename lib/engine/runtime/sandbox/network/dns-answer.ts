@@ -1,3 +1,4 @@
+import { isIPv4, isIPv6 } from 'node:net';
 import dnsPacket from 'dns-packet';
 
 /** DNS response codes the responder uses (RFC 1035 4.1.1). */
@@ -10,10 +11,11 @@ const TTL = 600;
 
 /**
  * One network's embedded DNS, the part that answers: a query for a name it knows (a container's
- * name, short id or alias on the network) gets its IPv4 addresses; any other name gets REFUSED,
+ * name, short id or alias on the network) gets its addresses, IPv4 for A and IPv6 for AAAA
+ * (networks with EnableIPv6); any other name gets REFUSED,
  * so the container's resolver goes on to its next nameserver (slirp4netns's forwarder, which
  * reaches the outside) instead of taking "no such name" for an answer. A known name asked for
- * another type (AAAA) gets an empty answer, as dockerd gives it. Undefined for what is not a
+ * another type, or for AAAA without IPv6 addresses, gets an empty answer, as dockerd gives it. Undefined for what is not a
  * query at all (nothing is sent back, as a DNS server drops garbage).
  */
 export function answerQuery(query: Buffer, lookup: (name: string) => string[] | undefined): Buffer | undefined {
@@ -38,6 +40,9 @@ export function answerQuery(query: Buffer, lookup: (name: string) => string[] | 
   if (questions.length !== 1 || !question) return reply(FORMERR);
   const addresses = lookup(question.name.replace(/\.$/, '').toLowerCase());
   if (!addresses) return reply(REFUSED);
-  if (question.type !== 'A') return reply(NOERROR);
-  return reply(NOERROR, addresses.map((data) => ({ type: 'A', class: 'IN', name: question.name, ttl: TTL, data })));
+  // A gets the IPv4 addresses, AAAA the IPv6 ones (a network with EnableIPv6); any other type nothing.
+  const type = question.type === 'A' ? 'A' : question.type === 'AAAA' ? 'AAAA' : undefined;
+  if (!type) return reply(NOERROR);
+  const wanted = addresses.filter((a) => (type === 'A' ? isIPv4(a) : isIPv6(a)));
+  return reply(NOERROR, wanted.map((data) => ({ type, class: 'IN', name: question.name, ttl: TTL, data })));
 }

@@ -3,6 +3,8 @@ import { EngineError } from '../../../../engine-api/engine-error.js';
 import type { NetworkCreateBody } from '../../../../engine-api/network-operations.js';
 import { contains, defaultPools, overlaps, parseSubnet, subnetText, toIp, type Subnet } from './network-ipam.js';
 import { bridgeOptions } from './bridge-options.js';
+import { isV6Pool } from './network-ipam6.js';
+import { ipv6Pool } from './network-pool6.js';
 import { objectOf, PREDEFINED, type NetworkRecord, type NetworkRecords } from './network-records.js';
 
 /**
@@ -18,7 +20,6 @@ export function newNetworkRecord(body: NetworkCreateBody, records: NetworkRecord
   if (PREDEFINED.includes(name)) throw EngineError.fromStatus(403, `${name} is a pre-defined network and cannot be created`);
   const driver = body.Driver ?? 'bridge';
   if (driver !== 'bridge' && driver !== '') throw EngineError.notFound(`plugin "${String(driver)}" not found`);
-  if (body.EnableIPv6 === true) throw EngineError.invalidParameter('EnableIPv6: IPv6 networks are not supported by the sandbox runtime');
   for (const field of ['Ingress', 'ConfigOnly'] as const) if (body[field] === true) throw EngineError.invalidParameter(`${field}: not supported by the sandbox runtime`);
   if (typeof body.ConfigFrom === 'object' && body.ConfigFrom !== null && (body.ConfigFrom as { Network?: string }).Network) {
     throw EngineError.invalidParameter('ConfigFrom: not supported by the sandbox runtime');
@@ -34,8 +35,12 @@ export function newNetworkRecord(body: NetworkCreateBody, records: NetworkRecord
   }
   const configs = ipam.Config === undefined || ipam.Config === null ? [] : ipam.Config;
   if (!Array.isArray(configs)) throw EngineError.invalidParameter('IPAM.Config must be an array');
-  if (configs.length > 1) throw EngineError.invalidParameter('IPAM.Config: one IPv4 subnet per network in the sandbox runtime');
-  const given = objectOf(configs[0], 'IPAM.Config[0]');
+  // One IPv4 and one IPv6 pool at most, in any order (inspect shows the IPv4 one first, as dockerd does).
+  const v6Configs = configs.filter((c) => isV6Pool((c as { Subnet?: unknown } | null)?.Subnet));
+  const v4Configs = configs.filter((c) => !v6Configs.includes(c));
+  if (v4Configs.length > 1 || v6Configs.length > 1) throw EngineError.invalidParameter('IPAM.Config: one IPv4 and one IPv6 subnet per network in the sandbox runtime');
+  const v6 = ipv6Pool(v6Configs[0], records.user, body.EnableIPv6 === true);
+  const given = objectOf(v4Configs[0], 'IPAM.Config[0]');
   // null is unset, as dockerd reads it (docker-py's IPAMPool sends every field, null when not given).
   for (const key of ['Subnet', 'Gateway', 'IPRange'] as const) {
     if (given[key] !== undefined && given[key] !== null && typeof given[key] !== 'string') throw EngineError.invalidParameter(`IPAM.Config ${key} must be a string`);
@@ -83,12 +88,17 @@ export function newNetworkRecord(body: NetworkCreateBody, records: NetworkRecord
     attachable: body.Attachable === true,
     labels,
     ...(Object.keys(options).length > 0 ? { options } : {}),
-    ipamConfig: config.Subnet ? [Object.fromEntries(Object.entries(given).filter(([k, v]) => v && (k !== 'AuxiliaryAddresses' || reserved.length > 0)))] : [{ Subnet: subnetText(subnet), Gateway: toIp(gateway) }],
+    ipamConfig: [
+      config.Subnet ? Object.fromEntries(Object.entries(given).filter(([k, v]) => v && (k !== 'AuxiliaryAddresses' || reserved.length > 0))) : { Subnet: subnetText(subnet), Gateway: toIp(gateway) },
+      ...(v6 ? [v6.shown] : []),
+    ],
     subnet: subnetText(subnet),
     gateway: toIp(gateway),
     ...(ipRange ? { ipRange } : {}),
     ...(reserved.length > 0 ? { reserved } : {}),
     userSubnet: Boolean(config.Subnet),
+    ...(body.EnableIPv6 === true ? { enableIPv6: true } : {}),
+    ...v6?.record,
     members: {},
   };
 }

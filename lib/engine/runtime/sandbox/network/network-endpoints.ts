@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { EngineError } from '../../../../engine-api/engine-error.js';
 import type { LocalContainer } from '../../local/local-container.js';
+import { address6 } from './network-address6.js';
 import { freeAddress, macFor, parseSubnet, toInt, toIp } from './network-ipam.js';
 import type { NetworkRecord } from './network-records.js';
 
@@ -12,6 +13,8 @@ export interface LiveEndpoint {
   shortId: string;
   ifname: string;
   ipAddress: string;
+  /** Its IPv6 address, on a network with EnableIPv6 (network-address6.ts). */
+  ipv6Address?: string;
   macAddress: string;
   endpointId: string;
   pid: number;
@@ -87,8 +90,9 @@ export class LiveEndpoints {
     const ipAddress = toIp(ip);
     const macAddress = member.mac ?? macFor(ipAddress);
     if (member.mac && [...endpoints.values()].some((e) => e.macAddress === macAddress)) throw EngineError.conflict(`MAC address ${macAddress} is in use on network ${net.name}`);
+    const ipv6Address = address6(net, id, [...endpoints.values()].map((e) => e.ipv6Address));
     const endpoint: LiveEndpoint = {
-      hub, name, shortId: id.slice(0, 12), ifname: `eth${n}`, ipAddress, macAddress, endpointId: randomBytes(32).toString('hex'), pid,
+      hub, name, shortId: id.slice(0, 12), ifname: `eth${n}`, ipAddress, ...(ipv6Address ? { ipv6Address } : {}), macAddress, endpointId: randomBytes(32).toString('hex'), pid,
     };
     endpoints.set(id, endpoint);
     return endpoint;

@@ -41,7 +41,15 @@ export interface HubEndpoint {
   /** Interface name inside the container (`eth1`…). */
   ifname: string;
   ipAddress: string;
+  /** Its IPv6 address, on a network with IPv6 ({@link NetworkHub.start}'s `v6`). */
+  ipv6Address?: string;
   macAddress: string;
+}
+
+/** A network's IPv6 side: the bridge's address (the gateway) and the subnet's prefix length. */
+export interface HubV6 {
+  gateway: string;
+  prefixLen: number;
 }
 
 /**
@@ -62,6 +70,7 @@ export class NetworkHub {
     private readonly child: ChildProcess,
     private readonly prefixLen: number,
     private readonly settings: BridgeSettings,
+    private readonly v6?: HubV6,
   ) {
     this.exited = new Promise((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) resolve();
@@ -74,14 +83,14 @@ export class NetworkHub {
     return this.child.pid ?? 0;
   }
 
-  /** Makes the namespace, its bridge with `gateway/prefixLen`, and its DNS on port 53; `settings`: the network's driver options. */
-  static async start(tools: NetnsTools & { unshare: string }, gateway: string, prefixLen: number, lookup: (name: string, from: string) => string[] | undefined, settings: BridgeSettings = { isolated: false }): Promise<NetworkHub> {
+  /** Makes the namespace, its bridge with `gateway/prefixLen` (and `v6`'s gateway), and its DNS on port 53; `settings`: the network's driver options. */
+  static async start(tools: NetnsTools & { unshare: string }, gateway: string, prefixLen: number, lookup: (name: string, from: string) => string[] | undefined, settings: BridgeSettings = { isolated: false }, v6?: HubV6): Promise<NetworkHub> {
     // Rootless, the namespace is made in the server's own user namespace (network-userns.ts).
     const [program, args] = tools.userns
       ? (await tools.userns).wrap(tools.unshare, ['--net', '--', process.execPath, '-e', RELAY])
       : [tools.unshare, ['--net', '--', process.execPath, '-e', RELAY]];
     const child = spawn(program, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    const hub = new NetworkHub(tools, child, prefixLen, settings);
+    const hub = new NetworkHub(tools, child, prefixLen, settings, v6);
     let lines;
     try {
       lines = await holderReady(child, tools.unshare, { timeout: "the network's namespace", ended: "the network's namespace ended" });
@@ -89,6 +98,8 @@ export class NetworkHub {
         'link set lo up',
         `link add ${BRIDGE} type bridge`,
         `addr add ${gateway}/${prefixLen} dev ${BRIDGE}`,
+        // nodad: usable at once (duplicate address detection would hold it a second or two; the addresses are ours to hand out).
+        ...(v6 ? [`addr add ${v6.gateway}/${v6.prefixLen} dev ${BRIDGE} nodad`] : []),
         `link set ${BRIDGE} up`,
       ]);
     } catch (error) {
@@ -129,6 +140,7 @@ export class NetworkHub {
     await ipIn(this.tools, pid, [
       `link set ${endpoint.ifname} address ${endpoint.macAddress}`,
       `addr add ${endpoint.ipAddress}/${this.prefixLen} dev ${endpoint.ifname}`,
+      ...(endpoint.ipv6Address && this.v6 ? [`addr add ${endpoint.ipv6Address}/${this.v6.prefixLen} dev ${endpoint.ifname} nodad`] : []),
       `link set ${endpoint.ifname} up`,
       ...extra,
     ]);

@@ -3,6 +3,7 @@ import type { LiveEndpoints } from './network-endpoints.js';
 import { bridgeSettings } from './bridge-options.js';
 import { NetworkHub } from './network-hub.js';
 import { parseSubnet } from './network-ipam.js';
+import { parseSubnet6 } from './network-ipam6.js';
 import type { NetnsTools } from './netns-ip.js';
 import type { NetworkRecord, NetworkRecords } from './network-records.js';
 
@@ -97,7 +98,8 @@ export class NetworkHubs {
     this.bridgeIdle.delete(key);
     if (!hub) {
       const prefixLen = parseSubnet(net.subnet, 'subnet').prefixLen;
-      hub = NetworkHub.start(this.tools, net.gateway, prefixLen, (name, from) => this.lookup(net, name, from), this.records.isBridge(net) ? undefined : bridgeSettings(net.options));
+      const v6 = net.enableIPv6 && net.subnet6 && net.gateway6 ? { gateway: net.gateway6, prefixLen: parseSubnet6(net.subnet6, 'subnet').prefixLen } : undefined;
+      hub = NetworkHub.start(this.tools, net.gateway, prefixLen, (name, from) => this.lookup(net, name, from), this.records.isBridge(net) ? undefined : bridgeSettings(net.options), v6);
       hub.catch(() => this.hubs.delete(key));
       this.hubs.set(key, hub);
     }

@@ -2,6 +2,7 @@ import { EngineError } from '../../../../engine-api/engine-error.js';
 import type { ContainerSpec } from '../../../../engine-api/container-spec.js';
 import type { LocalContainer } from '../../local/local-container.js';
 import { contains, parseSubnet, toInt, toIp } from './network-ipam.js';
+import { fixedIpv6 } from './network-fixed6.js';
 import { linkEntries, resolveLinks, type NetworkLink } from './network-links.js';
 import { objectOf, PREDEFINED, type Member, type NetworkRecord, type NetworkRecords } from './network-records.js';
 
@@ -136,11 +137,13 @@ export class NetworkMembership {
       if (net) {
         net.members[id] ??= this.withLinks(id, name, endpointConfig(config, net, `NetworkingConfig.EndpointsConfig "${name}"`));
       } else {
-        const given = objectOf(config, 'EndpointConfig') as { Aliases?: unknown; IPAMConfig?: { IPv4Address?: unknown } | null };
+        const given = objectOf(config, 'EndpointConfig') as { Aliases?: unknown; IPAMConfig?: { IPv4Address?: unknown; IPv6Address?: unknown } | null };
         const ipv4 = given.IPAMConfig?.IPv4Address;
+        const ipv6 = given.IPAMConfig?.IPv6Address;
         (this.orphans[id] ??= {})[name] = {
           aliases: Array.isArray(given.Aliases) ? given.Aliases.filter((a): a is string => typeof a === 'string') : [],
           ...(typeof ipv4 === 'string' && ipv4 !== '' ? { ipv4 } : {}),
+          ...(typeof ipv6 === 'string' && ipv6 !== '' ? { ipv6 } : {}),
           ...(this.links[id]?.[name] ? { links: this.links[id][name] } : {}),
         };
       }
@@ -163,7 +166,7 @@ export class NetworkMembership {
   orphan(net: NetworkRecord): void {
     for (const [id, member] of Object.entries(net.members)) {
       this.seeded.delete(id);
-      (this.orphans[id] ??= {})[net.name] = { aliases: member.aliases, ...(member.ipv4 ? { ipv4: member.ipv4 } : {}), ...(member.mac ? { mac: member.mac } : {}), ...(member.links ? { links: member.links } : {}) };
+      (this.orphans[id] ??= {})[net.name] = { aliases: member.aliases, ...(member.ipv4 ? { ipv4: member.ipv4 } : {}), ...(member.ipv6 ? { ipv6: member.ipv6 } : {}), ...(member.mac ? { mac: member.mac } : {}), ...(member.links ? { links: member.links } : {}) };
     }
   }
 
@@ -176,7 +179,7 @@ export class NetworkMembership {
       // Every removed network it was on must exist again (by name) before anything changes.
       const found = Object.entries(lost).map(([name, member]) => [this.records.resolve(name), member] as const);
       for (const [net, member] of found) {
-        const back = endpointConfig({ Aliases: member.aliases, IPAMConfig: member.ipv4 ? { IPv4Address: member.ipv4 } : undefined, MacAddress: member.mac }, net, `network ${net.name}`);
+        const back = endpointConfig({ Aliases: member.aliases, IPAMConfig: { IPv4Address: member.ipv4, IPv6Address: member.ipv6 }, MacAddress: member.mac }, net, `network ${net.name}`);
         net.members[id] ??= member.links ? { ...back, links: member.links } : back;
       }
       delete this.orphans[id];
@@ -290,7 +293,7 @@ function ownsNamespace(spec: ContainerSpec): boolean {
   return !(mode === 'host' || mode === 'none' || mode.startsWith('container:'));
 }
 
-/** An endpoint config honored as far as it goes: Aliases, MacAddress and IPAMConfig.IPv4Address; other set fields refused by name. */
+/** An endpoint config honored as far as it goes: Aliases, MacAddress and IPAMConfig.IPv4Address and IPv6Address; other set fields refused by name. */
 function endpointConfig(value: unknown, net: NetworkRecord, where: string): Member {
   const config = objectOf(value, where);
   const aliases = config.Aliases === undefined || config.Aliases === null ? [] : config.Aliases;
@@ -303,18 +306,17 @@ function endpointConfig(value: unknown, net: NetworkRecord, where: string): Memb
     }
   }
   const ipam = objectOf(config.IPAMConfig, `${where} IPAMConfig`);
-  if (ipam.IPv6Address) throw EngineError.invalidParameter(`${where}: IPAMConfig.IPv6Address: IPv6 is not supported by the sandbox runtime`);
   if (Array.isArray(ipam.LinkLocalIPs) && ipam.LinkLocalIPs.length > 0) throw EngineError.invalidParameter(`${where}: IPAMConfig.LinkLocalIPs is not supported by the sandbox runtime`);
-  const mac = macAddress(config.MacAddress, where);
+  const more = { ...macAddress(config.MacAddress, where), ...fixedIpv6(ipam.IPv6Address, net, where) };
   const ipv4 = ipam.IPv4Address;
-  if (ipv4 === undefined || ipv4 === null || ipv4 === '') return { aliases: aliases as string[], ...mac };
+  if (ipv4 === undefined || ipv4 === null || ipv4 === '') return { aliases: aliases as string[], ...more };
   if (typeof ipv4 !== 'string') throw EngineError.invalidParameter(`${where}: IPAMConfig.IPv4Address must be a string`);
   if (!net.userSubnet) throw EngineError.invalidParameter('user specified IP address is supported only when connecting to networks with user configured subnets');
   const ip = parseSubnet(`${ipv4}/32`, `IPv4 address ${ipv4}`).base;
   const subnet = parseSubnet(net.subnet, 'subnet');
   if (!contains(subnet, ip) || ip === subnet.base || ip === toInt(net.gateway)) throw EngineError.invalidParameter(`Invalid address ${ipv4}: It does not belong to any of this network's subnets`);
   if (net.reserved?.includes(toIp(ip))) throw EngineError.conflict(`Address already in use: ${ipv4} is an auxiliary address of network ${net.name}`);
-  return { aliases: aliases as string[], ipv4, ...mac };
+  return { aliases: aliases as string[], ipv4, ...more };
 }
 
 /** EndpointConfig.MacAddress: a unicast MAC (the interface gets it), kept lower case; unset or empty is none. */

@@ -24,6 +24,12 @@ export interface NetworkRecord {
   reserved?: string[];
   /** The subnet was the client's (fixed addresses are allowed only then, as dockerd says). */
   userSubnet: boolean;
+  /** EnableIPv6: its containers get an address of {@link subnet6} too. */
+  enableIPv6?: boolean;
+  /** The client's IPv6 pool (network-ipam6.ts), canonical: subnet, gateway (its first address unless given) and range. */
+  subnet6?: string;
+  gateway6?: string;
+  ipRange6?: string;
   /** The containers connected to it (by create or connect), with their aliases and fixed address. */
   members: Record<string, Member>;
 }
@@ -32,6 +38,8 @@ export interface NetworkRecord {
 export interface Member {
   aliases: string[];
   ipv4?: string;
+  /** IPAMConfig.IPv6Address as given (inspect echoes it so). */
+  ipv6?: string;
   /** EndpointConfig.MacAddress: the MAC its interface gets instead of the one made from its address. */
   mac?: string;
   /** Legacy links (network-links.ts): aliases its own DNS queries on this network resolve to the linked containers. */

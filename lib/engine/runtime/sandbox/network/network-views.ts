@@ -2,6 +2,7 @@ import type { LocalContainer } from '../../local/local-container.js';
 import { networkId as predefinedNetworkId } from '../../local/local-networks.js';
 import type { LiveEndpoint, LiveEndpoints } from './network-endpoints.js';
 import { parseSubnet } from './network-ipam.js';
+import { parseSubnet6 } from './network-ipam6.js';
 import { linkEntries, linkTarget } from './network-links.js';
 import { predefinedNetworkOf, wantedNetworks, type NetworkMembership } from './network-membership.js';
 import type { Member, NetworkRecord, NetworkRecords } from './network-records.js';
@@ -21,7 +22,7 @@ export function networkView(net: NetworkRecord, endpoints: LiveEndpoints): Recor
     Created: net.created,
     Scope: 'local',
     Driver: 'bridge',
-    EnableIPv6: false,
+    EnableIPv6: net.enableIPv6 === true,
     IPAM: { Driver: 'default', Options: null, Config: net.ipamConfig },
     Internal: net.internal,
     Attachable: net.attachable,
@@ -29,7 +30,8 @@ export function networkView(net: NetworkRecord, endpoints: LiveEndpoints): Recor
     ConfigFrom: { Network: '' },
     ConfigOnly: false,
     Containers: Object.fromEntries([...endpoints.on(net.id)].map(([id, ep]: [string, LiveEndpoint]) => [id, {
-      Name: ep.name, EndpointID: ep.endpointId, MacAddress: ep.macAddress, IPv4Address: `${ep.ipAddress}/${prefixLen}`, IPv6Address: '',
+      Name: ep.name, EndpointID: ep.endpointId, MacAddress: ep.macAddress, IPv4Address: `${ep.ipAddress}/${prefixLen}`,
+      IPv6Address: ep.ipv6Address ? `${ep.ipv6Address}/${prefixLen6(net)}` : '',
     }])),
     Options: net.options ?? {},
     Labels: net.labels,
@@ -45,7 +47,7 @@ export function containerEndpoints(records: NetworkRecords, endpoints: LiveEndpo
     const ep = endpoints.on(net.id).get(id);
     const prefixLen = parseSubnet(net.subnet, 'subnet').prefixLen;
     out[net.name] = {
-      IPAMConfig: member.ipv4 ? { IPv4Address: member.ipv4 } : null,
+      IPAMConfig: ipamView(member),
       Links: linksView(member),
       // dockerd adds the short id as an alias on user networks, not on the default bridge.
       Aliases: ep && !records.isBridge(net) ? [...member.aliases, ep.shortId] : member.aliases.length > 0 ? member.aliases : null,
@@ -54,9 +56,9 @@ export function containerEndpoints(records: NetworkRecords, endpoints: LiveEndpo
       Gateway: ep ? net.gateway : '',
       IPAddress: ep?.ipAddress ?? '',
       IPPrefixLen: ep ? prefixLen : 0,
-      IPv6Gateway: '',
-      GlobalIPv6Address: '',
-      GlobalIPv6PrefixLen: 0,
+      IPv6Gateway: ep?.ipv6Address ? net.gateway6 ?? '' : '',
+      GlobalIPv6Address: ep?.ipv6Address ?? '',
+      GlobalIPv6PrefixLen: ep?.ipv6Address ? prefixLen6(net) : 0,
       MacAddress: ep?.macAddress ?? '',
       DriverOpts: null,
     };
@@ -81,7 +83,7 @@ export function stoppedEndpoints(records: NetworkRecords, membership: NetworkMem
     const aliases = withShortId ? [...member.aliases, shortId] : member.aliases;
     out[name] = {
       ...NOT_RUNNING_ENDPOINT,
-      IPAMConfig: member.ipv4 ? { IPv4Address: member.ipv4 } : null,
+      IPAMConfig: ipamView(member),
       Links: linksView(member),
       Aliases: aliases.length > 0 ? aliases : null,
       NetworkID: networkId,
@@ -130,23 +132,40 @@ function answerOn(endpoints: LiveEndpoints, net: NetworkRecord, query: string, a
   const live = endpoints.on(net.id);
   const linked = asker === undefined ? undefined : linkTarget(net.members[asker]?.links, name);
   const target = linked === undefined ? undefined : live.get(linked);
-  if (target) return [target.ipAddress];
+  if (target) return addressesOf(target);
   const found: string[] = [];
   for (const [id, ep] of live) {
     const names = [ep.name, ep.shortId, ...(net.members[id]?.aliases ?? [])].map((n) => n.toLowerCase());
-    if (names.includes(name)) found.push(ep.ipAddress);
+    if (names.includes(name)) found.push(...addressesOf(ep));
   }
   return found.length > 0 ? found : undefined;
+}
+
+/** A leg's addresses, IPv4 then IPv6 (dns-answer.ts picks by the question's type). */
+function addressesOf(ep: LiveEndpoint): string[] {
+  return ep.ipv6Address ? [ep.ipAddress, ep.ipv6Address] : [ep.ipAddress];
 }
 
 /** A create body's endpoint config as given (validated at create), for inspect before the first start. */
 function rawEndpointConfig(value: unknown): Member | undefined {
   if (value !== undefined && value !== null && (typeof value !== 'object' || Array.isArray(value))) return undefined;
-  const config = (value ?? {}) as { Aliases?: unknown; IPAMConfig?: { IPv4Address?: unknown } | null };
+  const config = (value ?? {}) as { Aliases?: unknown; IPAMConfig?: { IPv4Address?: unknown; IPv6Address?: unknown } | null };
   const aliases = Array.isArray(config.Aliases) ? config.Aliases.filter((a): a is string => typeof a === 'string') : [];
   const ipv4 = config.IPAMConfig?.IPv4Address;
+  const ipv6 = config.IPAMConfig?.IPv6Address;
   const links = linkEntries((config as { Links?: unknown }).Links, '').map(({ entry }) => ({ entry, alias: '', id: '' }));
-  return { aliases, ...(typeof ipv4 === 'string' && ipv4 !== '' ? { ipv4 } : {}), ...(links.length > 0 ? { links } : {}) };
+  return { aliases, ...(typeof ipv4 === 'string' && ipv4 !== '' ? { ipv4 } : {}), ...(typeof ipv6 === 'string' && ipv6 !== '' ? { ipv6 } : {}), ...(links.length > 0 ? { links } : {}) };
+}
+
+/** An endpoint's `IPAMConfig` as inspect shows it: the fixed addresses as given, or null for none. */
+function ipamView(member: Member): Record<string, string> | null {
+  if (!member.ipv4 && !member.ipv6) return null;
+  return { ...(member.ipv4 ? { IPv4Address: member.ipv4 } : {}), ...(member.ipv6 ? { IPv6Address: member.ipv6 } : {}) };
+}
+
+/** The prefix length of a network's IPv6 subnet. */
+function prefixLen6(net: NetworkRecord): number {
+  return net.subnet6 ? parseSubnet6(net.subnet6, 'subnet').prefixLen : 0;
 }
 
 /** An endpoint's `Links` as inspect shows them: as given (dockerd's), or null for none. */
