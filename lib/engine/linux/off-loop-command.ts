@@ -34,6 +34,7 @@ const HELPER = `
 const parentPort = { on: (event, f) => process.on(event, f), postMessage: (m) => process.send(m) };
 process.on('disconnect', () => process.exit(0));
 const { spawn } = require('node:child_process');
+const fs = require('node:fs');
 const LIMIT = ${OUTPUT_LIMIT};
 const kept = new Map();
 parentPort.on('message', (m) => {
@@ -58,10 +59,20 @@ function start({ id, file, args, readyFd, extraFds }) {
   child.once('error', (error) => parentPort.postMessage({ id, event: 'error', error: { message: error.message, code: error.code } }));
   child.once('exit', (code, signal) => { kept.delete(id); parentPort.postMessage({ id, event: 'exit', code, signal, stderr }); });
 }
-function launch({ id, file, args, env, stdin }) {
+function launch(m) {
+  if (!m.argsFile) return launchOpen(m, []);
+  // The file is opened here, unlinked at once, and given to the child as a descriptor.
+  fs.open(m.argsFile.path, 'r', (error, fd) => {
+    fs.unlink(m.argsFile.path, () => undefined);
+    if (error) return parentPort.postMessage({ id: m.id, event: 'error', error: { message: error.message, code: error.code } });
+    launchOpen(m, [...Array(m.argsFile.fd - 3).fill('ignore'), fd]);
+    fs.close(fd, () => undefined);
+  });
+}
+function launchOpen({ id, file, args, env, stdin }, extra) {
   let child;
   try {
-    child = spawn(file, args, { env, stdio: [stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+    child = spawn(file, args, { env, stdio: [stdin ? 'pipe' : 'ignore', 'pipe', 'pipe', ...extra] });
   } catch (error) {
     return parentPort.postMessage({ id, event: 'error', error: { message: error.message, code: error.code } });
   }
@@ -294,6 +305,12 @@ export interface LaunchOptions {
   env: NodeJS.ProcessEnv;
   /** A pipe on its stdin ({@link OffLoopProcess.stdin}); else /dev/null. */
   stdin: boolean;
+  /**
+   * A file of the server's the helper opens read-only as the child's descriptor `fd` (3 or more;
+   * those below it but above 2 are closed) and unlinks as soon as it is open: from then on only
+   * that descriptor gives it. It cannot be opened: the child is not started (`error`).
+   */
+  argsFile?: { fd: number; path: string };
 }
 
 /**
@@ -385,6 +402,6 @@ export function launchOffLoop(file: string, args: readonly string[], options: La
   const thread = aThread();
   const child = new OffLoopProcess(id, thread, options.stdin);
   thread.children.set(id, child);
-  thread.post({ type: 'launch', id, file, args: [...args], env: options.env, stdin: options.stdin });
+  thread.post({ type: 'launch', id, file, args: [...args], env: options.env, stdin: options.stdin, argsFile: options.argsFile });
   return child;
 }

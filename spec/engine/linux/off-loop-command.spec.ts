@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { COMMAND_HELPERS, launchOffLoop, OffLoopChild, runOffLoop } from '../../../lib/engine/linux/off-loop-command.js';
@@ -89,6 +89,37 @@ describe('launchOffLoop spawns a child from a helper process and hands its pipes
   });
   test('a program that cannot be run emits error with spawn\'s code', async () => {
     const { spawned } = run('/nonexistent/program', [], false);
+    await expect(spawned).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
+
+describe('launchOffLoop with argsFile: the helper opens the file as the child\'s descriptor and unlinks it, so the server never polls for the child\'s own open', () => {
+  const launch = (path: string, script: string) => {
+    const child = launchOffLoop('/bin/sh', ['-c', script], { env: { PATH: '/usr/bin:/bin' }, stdin: false, argsFile: { fd: 5, path } });
+    let stdout = '';
+    const spawned = new Promise<void>((resolve, reject) => {
+      child.once('spawn', () => {
+        child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+        resolve();
+      });
+      child.once('error', reject);
+    });
+    const closed = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    return { spawned, closed, out: () => stdout };
+  };
+  test('the child reads the file on descriptor 5; by the time it runs the file is gone', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dockgate-args-file-'));
+    const path = join(dir, 'args');
+    writeFileSync(path, 'secret arguments\0', { mode: 0o600 });
+    // Before, the option did not exist: the child had no descriptor 5 and the file stayed.
+    const { spawned, closed, out } = launch(path, 'cat <&5; echo');
+    await spawned;
+    expect(existsSync(path)).toBe(false);
+    expect(await closed).toBe(0);
+    expect(out()).toBe('secret arguments\0\n');
+  });
+  test('a file that cannot be opened: error, and nothing runs', async () => {
+    const { spawned } = launch(join(tmpdir(), 'dockgate-no-such-args-file'), 'echo ran');
     await expect(spawned).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });

@@ -3,7 +3,7 @@ import { appendFileSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OutputLog, WRITE_BATCH, WRITE_DELAY_MS } from '../../../lib/engine/runtime/local/output-log.js';
-import { LINE_FRAMES_UP_TO, LogReader, type LogReaderOptions } from '../../../lib/engine/runtime/local/log-reader.js';
+import { LINE_FRAMES_UP_TO, LogReader, lostLine, type LogReaderOptions } from '../../../lib/engine/runtime/local/log-reader.js';
 import { LogFiles } from '../../../lib/engine/runtime/local/log-files.js';
 import { RECORD_OVERHEAD } from '../../../lib/engine/runtime/local/log-record.js';
 import { FrameDecoder } from '../../../lib/engine/index.js';
@@ -181,49 +181,96 @@ describe('rotation keeps at most max-file files of about max-size', () => {
     expect(lines).toEqual(lines.map((_, i) => lines[0]! + i));
     expect(lines.length).toBeGreaterThan(60);
   });
-  test('a reader still in the oldest file holds rotation back (the producer is told to pause), then reads every byte', async () => {
-    const dir = tmp();
-    const log = onDisk(dir, 4096, 2, 8192);
-    log.beginRun();
-    // Not read yet: its cursor stays at the first byte.
-    const reader = new LogReader(log, { from: 0, untilRunsEnded: 1, ...raw });
-    let produced = 0;
-    const produce = (): void => {
-      while (produced < 256 * 1024 && !log.full) {
-        log.append(1, kb(1));
-        produced += 1024;
-      }
-      if (produced >= 256 * 1024) void log.settled().then(() => log.endRun());
-      else log.once('drain', produce);
-    };
-    produce();
-    await new Promise((r) => setTimeout(r, 100));
-    expect(log.full).toBe(true);
-    expect(produced).toBeLessThan(64 * 1024);
-    expect(readdirSync(dir).length).toBeLessThanOrEqual(2);
-    let received = 0;
-    for await (const chunk of reader) received += (chunk as Buffer).length;
-    expect(received).toBe(256 * 1024);
-    expect(readdirSync(dir).length).toBeLessThanOrEqual(2);
-  });
 });
 
-describe('while a reader holds rotation back, no log file grows past max-size: what comes waits in memory', () => {
-  test('the newest file stays within max-size (plus one record) until the reader leaves, then rotation goes on', async () => {
+/** Lines of 1 KiB, each starting with its number: `count` of them from `from`. */
+const numbered = (from: number, count: number): Buffer =>
+  Buffer.from(Array.from({ length: count }, (_, i) => `${String(from + i).padStart(8, '0')} ${'x'.repeat(1014)}\n`).join(''));
+
+/** A multiplexed follower's frames: its stdout lines' numbers, and its stderr lines. */
+async function followed(reader: LogReader): Promise<{ numbers: number[]; told: string[]; toldAt: number[] }> {
+  const decoder = new FrameDecoder();
+  const numbers: number[] = [];
+  const told: string[] = [];
+  const toldAt: number[] = [];
+  for await (const chunk of reader) {
+    for (const f of decoder.push(chunk as Buffer)) {
+      if (f.stream === 2) {
+        told.push(f.payload.toString());
+        toldAt.push(numbers.length);
+      } else for (const line of f.payload.toString().split('\n').filter((l) => l !== '')) numbers.push(Number(line.slice(0, 8)));
+    }
+  }
+  return { numbers, told, toldAt };
+}
+
+const consecutive = (xs: number[]): void => expect(xs).toEqual(xs.map((_, i) => xs[0]! + i));
+
+describe('rotation never waits for a reader: the producer is not paused, and a reader that falls behind is told what it lost', () => {
+  const muxed = { multiplexed: true, stdout: true, stderr: true, timestamps: false } as const;
+  test('a follower that has not read yet: 16 MiB through 256 KiB × 2 files never reports full; it gets one line with the bytes deleted, then the rest', async () => {
     const dir = tmp();
-    const log = onDisk(dir, 4096, 2, 64 * 1024);
+    const log = onDisk(dir, 256 * 1024, 2, 1 << 20);
     log.beginRun();
-    const cursor = log.register(0);
-    for (let i = 0; i < 16; i++) log.append(1, kb(1));
-    await new Promise((r) => setTimeout(r, 100));
-    const sizes = () => readdirSync(dir).map((f) => statSync(join(dir, f)).size);
-    for (const size of sizes()) expect(size).toBeLessThanOrEqual(4096 + 1024 + 64);
-    expect(readdirSync(dir).length).toBe(2);
-    log.unregister(cursor);
-    log.endRun();
+    // Before, its cursor at 0 held the first file, and `full` paused the producer after 512 KiB.
+    const reader = new LogReader(log, { from: 0, untilRunsEnded: 1, ...muxed });
+    for (let n = 0; n < 16 * 1024; n += 64) {
+      log.append(1, numbered(n, 64));
+      expect(log.full).toBe(false);
+      if (n % 512 === 0) await log.settled();
+    }
     await log.settled();
-    for (const size of sizes()) expect(size).toBeLessThanOrEqual(4096 + 1024 + 64);
-    expect((await readAll(log)).length).toBeGreaterThan(0);
+    expect(readdirSync(dir).length).toBeLessThanOrEqual(2);
+    const deleted = log.start;
+    log.endRun();
+    const { numbers, told, toldAt } = await followed(reader);
+    expect(told).toEqual([`${lostLine(deleted)}\n`]);
+    expect(toldAt).toEqual([0]);
+    consecutive(numbers);
+    expect(numbers[numbers.length - 1]).toBe(16 * 1024 - 1);
+  });
+  test('a follower in a file when rotation deletes it reads that file to its end from its descriptor, then is told what it lost', async () => {
+    const dir = tmp();
+    const log = onDisk(dir, 4 << 20, 2, 1 << 20);
+    log.beginRun();
+    log.append(1, numbered(0, 64));
+    await log.settled();
+    const reader = new LogReader(log, { from: 0, untilRunsEnded: 1, ...muxed });
+    // It opens the first file and reads a block (1 MiB at most), then its consumer stops.
+    await new Promise((resolve) => reader.once('readable', resolve));
+    for (let n = 64; n < 16 * 1024; n += 64) {
+      log.append(1, numbered(n, 64));
+      if (n % 1024 === 0) await log.settled();
+    }
+    await log.settled();
+    expect(readdirSync(dir).length).toBeLessThanOrEqual(2);
+    log.endRun();
+    const { numbers, told, toldAt } = await followed(reader);
+    expect(told).toHaveLength(1);
+    expect(told[0]).toMatch(/^dockgate: \d+ bytes of this log's files were deleted by rotation/);
+    // The first file read whole (about 4 MiB: past the block it had when it stopped), then from the oldest file kept.
+    const before = numbers.slice(0, toldAt[0]);
+    const after = numbers.slice(toldAt[0]);
+    consecutive(before);
+    consecutive(after);
+    expect(before[0]).toBe(0);
+    expect(before.length).toBeGreaterThan(3 * 1024);
+    expect(after[0]).toBeGreaterThan(before[before.length - 1]! + 1);
+    expect(after[after.length - 1]).toBe(16 * 1024 - 1);
+  });
+  test('a reader that did not ask for stderr skips what was deleted without a line (nothing is added to its stdout)', async () => {
+    const log = onDisk(tmp(), 64 * 1024, 2, 1 << 20);
+    log.beginRun();
+    const reader = new LogReader(log, { from: 0, untilRunsEnded: 1, ...muxed, stderr: false });
+    for (let n = 0; n < 1024; n += 64) {
+      log.append(1, numbered(n, 64));
+      await log.settled();
+    }
+    log.endRun();
+    const { numbers, told } = await followed(reader);
+    expect(told).toEqual([]);
+    consecutive(numbers);
+    expect(numbers[numbers.length - 1]).toBe(1023);
   });
 });
 

@@ -200,6 +200,23 @@ describeWithPeers('the sandbox runtime gives each container its own network name
     await run('busybox', 'true');
     expect(stacks()).toEqual([]);
   });
+
+  test('rm -f while the start is under way answers after the start, with the container and its stack gone', async () => {
+    const socket = (await listening)!.socket;
+    // Before, the removal answered at once and the start went on: its stack and `sleep 300` kept running, removed.
+    for (const delayMs of [0, 5, 10, 20, 40]) {
+      const id = (await docker('create', '-p', '80', 'busybox', 'sleep', '300')).stdout.trim();
+      const starting = socketRequest(socket, 'POST', `/containers/${id}/start`);
+      // The start is in its stages (the stack comes up after bwrap's launch) when the removal arrives.
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      expect((await socketRequest(socket, 'DELETE', `/containers/${id}?force=1`)).status).toBe(204);
+      expect(stacks()).toEqual([]);
+      expect((await starting).status).toBe(204);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(stacks()).toEqual([]);
+      expect((await socketRequest(socket, 'GET', `/containers/${id}/json`)).status).toBe(404);
+    }
+  });
 });
 
 describeWithPeers('testcontainers-node 10 reaches a sandbox container through its mapped port', [bwrap, slirp, testcontainers], () => {

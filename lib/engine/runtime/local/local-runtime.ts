@@ -406,12 +406,12 @@ export class LocalRuntime implements ContainerRuntime {
     if (c.status === 'running' || c.restarting) {
       if (!force) {
         if (c.restarting) throw EngineError.conflict(`You cannot remove a restarting container ${c.id}. Stop the container before attempting removal or force remove`);
-        throw EngineError.conflict(
-          `You cannot remove a running container ${c.id}. Stop the container before attempting removal or force remove`,
-        );
+        throw EngineError.conflict(`You cannot remove a running container ${c.id}. Stop the container before attempting removal or force remove`);
       }
       this.lifecycle.supervisor.stoppedByUser(c);
       if (this.lifecycle.supervisor.cancelPending(c)) return this.destroy(c, volumes);
+      // A start under way ends first: else its process and network stack came up after the answer.
+      await c.startup?.catch(() => undefined);
       const proc = c.process;
       c.autoRemove = true;
       proc?.kill('SIGKILL');
@@ -476,6 +476,7 @@ export class LocalRuntime implements ContainerRuntime {
 
   async close(): Promise<void> {
     this.lifecycle.close();
+    await Promise.all(this.table.all().map((c) => c.startup?.catch(() => undefined)));
     const running = this.table.all().filter((c) => c.status === 'running');
     for (const c of running) c.process?.kill('SIGKILL');
     await Promise.all(running.map((c) => c.process?.exited));

@@ -130,9 +130,16 @@ export class LogReader extends Readable {
       }
       const position = this.cursor.position;
       const files = this.log.files;
+      const held = this.file?.segment;
+      if (held && position >= held.base && position < held.base + held.size) {
+        // The file it has open, read on after rotation deleted it.
+        this.readFile(position, held);
+        return;
+      }
       if (position < this.log.start) {
-        // Dropped before it was read (only output of a log without files, or after a failed write).
+        // Deleted by rotation before this reader opened it (rotation waits for no reader): said, then skipped.
         this.moveTo(this.log.start);
+        if (files && this.log.onDisk && !this.lost(this.log.start - position)) return;
         continue;
       }
       if (files && position < files.end && position < this.log.memStart) {
@@ -170,9 +177,24 @@ export class LogReader extends Readable {
     );
   }
 
-  /** Reads a block of whole records from the file holding `position` and sends them. */
-  private readFile(position: number): void {
-    const segment = this.log.files!.segmentAt(position);
+  /**
+   * What a reader that fell behind rotation missed, as dockerd's follower misses it but said: one
+   * line on stderr (multiplexed streams that include stderr; else nothing is added to the stream).
+   * False when the consumer wants no more for now.
+   */
+  private lost(bytes: number): boolean {
+    const { multiplexed, stderr, timestamps } = this.options;
+    if (!multiplexed || !stderr) return true;
+    const when = timestamps ? `${formatRfc3339Nano(Date.now())} ` : '';
+    const text = Buffer.from(`${this.atLineStart[2] ? '' : '\n'}${when}${lostLine(bytes)}\n`);
+    this.atLineStart[2] = true;
+    const headerFits = this.push(frameHeader(2, text.length));
+    return this.push(text) && headerFits;
+  }
+
+  /** Reads a block of whole records from the file holding `position` (or `held`, the file it has open) and sends them. */
+  private readFile(position: number, held?: Segment): void {
+    const segment = held ?? this.log.files!.segmentAt(position);
     if (!segment) {
       // Not reachable while files are contiguous; go on with what is in memory rather than loop.
       this.moveTo(this.log.files!.end);
@@ -199,9 +221,9 @@ export class LogReader extends Readable {
         return;
       }
       if (error) {
-        // Deleted by rotation (a reader in it holds rotation back, so only when it was lost otherwise): go on after it.
+        // Deleted by rotation since it was looked up: what it held is reported as lost (pump).
         this.busy = false;
-        this.moveTo(segment.base + segment.size);
+        if (position >= this.log.start) this.moveTo(segment.base + segment.size);
         return this.pump();
       }
       this.file = { segment, fd };
@@ -291,6 +313,16 @@ export class LogReader extends Readable {
     }
     return Buffer.concat(parts);
   }
+}
+
+/**
+ * The line a reader that fell behind rotation gets in place of what it missed.
+ *
+ * @example
+ * lostLine(3145728); // 'dockgate: 3145728 bytes of this log's files were deleted by rotation (max-size/max-file) before this reader read them'
+ */
+export function lostLine(bytes: number): string {
+  return `dockgate: ${bytes} bytes of this log's files were deleted by rotation (max-size/max-file) before this reader read them`;
 }
 
 /** Whether `data` holds more than one line but at most {@link LINE_FRAMES_UP_TO} (a final line without a newline counts). */

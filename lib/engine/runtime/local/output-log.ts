@@ -52,10 +52,13 @@ export interface OutputLogOptions {
  * memory holds only that backlog. Readers read what is written from the files and the rest from
  * memory, by offset, so there is no gap and no duplicate where the one ends and the other begins.
  *
- * Bytes a registered reader has not read are never lost: a file is not deleted by rotation while
- * a reader is still in it, and a log without files keeps them in memory; either way the log
- * reports `full` and the producer pauses the child until the reader catches up, so a slow client
- * slows the container down rather than growing memory or disk.
+ * Rotation never waits for a reader: the container's output is never held back by a slow client
+ * (`docker logs -f` piped to a pager, a reader that stopped reading its socket). A reader keeps
+ * reading the file it has open after rotation deleted it, and one that falls behind the oldest
+ * file kept is told what it lost (log-reader.ts). Without files, the log keeps a registered
+ * reader's unread bytes in memory and reports `full` beyond `capacity`: the producer pauses the
+ * child until the reader catches up. With files, `full` means only a write backlog (a disk slower
+ * than the output).
  *
  * Events: `append` (new data), `run-end` (a run finished), `drain` (no longer full).
  */
@@ -108,9 +111,9 @@ export class OutputLog extends EventEmitter {
     return this.records[this.first]?.offset ?? this.end;
   }
 
-  /** True when the producer should pause: the backlog is over capacity, or rotation waits for a reader. */
+  /** True when the producer should pause: what memory holds (the unwritten backlog, or without files the unread history) is over capacity. */
   get full(): boolean {
-    return this.memBytes > this.capacity || (this.onDisk && this.files!.current.size >= this.files!.rotation.maxSize && !this.mayRotate());
+    return this.memBytes > this.capacity;
   }
 
   /** The file a reader reads now (inspect's LogPath), when the log has files. */
@@ -202,19 +205,10 @@ export class OutputLog extends EventEmitter {
     for (let i = this.records.length - 1; i >= this.first; i--) yield this.records[i]!;
   }
 
-  /** Whether rotation may delete the oldest file now: no reader is still in it. */
-  private mayRotate(): boolean {
-    const files = this.files!;
-    if (files.segments.length < files.rotation.maxFile) return true;
-    const oldest = files.segments[0]!;
-    const oldestEnd = oldest.base + oldest.size;
-    for (const c of this.cursors) if (c.position < oldestEnd) return false;
-    return true;
-  }
-
   private rotateIfDue(): void {
     const files = this.files;
-    if (!this.onDisk || files!.current.size < files!.rotation.maxSize || !this.mayRotate()) return;
+    // Whatever the readers: one still in the oldest file reads on from its open descriptor.
+    if (!this.onDisk || files!.current.size < files!.rotation.maxSize) return;
     try {
       files!.rotate();
       while (files!.segments.length > files!.rotation.maxFile) files!.dropOldest();
@@ -242,8 +236,7 @@ export class OutputLog extends EventEmitter {
     if (this.writing || !this.onDisk) return;
     this.rotateIfDue();
     const files = this.files!;
-    // A rotation that waits for a reader still in the oldest file: what comes waits in memory (the
-    // producer is paused by `full`) rather than growing the newest file past max-size.
+    // Only when the rotation failed (the log is then off disk): never grow a file past max-size.
     if (files.current.size >= files.rotation.maxSize) return;
     let from = this.first;
     while (from < this.records.length && this.records[from]!.offset < files.end) from++;
