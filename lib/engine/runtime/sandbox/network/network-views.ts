@@ -126,11 +126,13 @@ export function dnsAnswer(records: NetworkRecords, endpoints: LiveEndpoints, net
 /** One network's addresses for a name, for the asking container (its links there first). */
 function answerOn(endpoints: LiveEndpoints, net: NetworkRecord, query: string, asker: string | undefined): string[] | undefined {
   const suffix = `.${net.name.toLowerCase()}`;
-  const name = query.endsWith(suffix) ? query.slice(0, -suffix.length) : query;
+  const asked = query.endsWith(suffix) ? query.slice(0, -suffix.length) : query;
   const live = endpoints.on(net.id);
-  const linked = asker === undefined ? undefined : linkTarget(net.members[asker]?.links, name);
-  const target = linked === undefined ? undefined : live.get(linked);
+  const linked = asker === undefined ? undefined : linkTarget(net.members[asker]?.links, asked);
+  const target = linked !== undefined && 'id' in linked ? live.get(linked.id) : undefined;
   if (target) return [target.ipAddress];
+  // A link made by name answers as that name does on this network.
+  const name = linked !== undefined && 'name' in linked ? linked.name : asked;
   const found: string[] = [];
   for (const [id, ep] of live) {
     const names = [ep.name, ep.shortId, ...(net.members[id]?.aliases ?? [])].map((n) => n.toLowerCase());
