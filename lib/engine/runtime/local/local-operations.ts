@@ -9,7 +9,7 @@ import { withoutMountedPaths } from './mounted-paths.js';
 /** What a local runtime offers beyond the lifecycle: exec and archive only where the executor can. */
 export type LocalOperations = Partial<ExecOperations> &
   Pick<ContainerOperations, 'restart' | 'rename' | 'pause' | 'unpause' | 'top' | 'stats' | 'pruneContainers' | 'update'> &
-  Partial<Pick<ContainerOperations, 'statPath' | 'getArchive' | 'putArchive' | 'changes' | 'exportContainer'>>;
+  Partial<Pick<ContainerOperations, 'removeLink' | 'statPath' | 'getArchive' | 'putArchive' | 'changes' | 'exportContainer'>>;
 
 /**
  * The exec and container operations of a local runtime, as methods to mix into it. Exec exists
@@ -33,6 +33,8 @@ export function localOperations(host: LocalOpsHost, executor: LocalExecutor): Lo
     pruneContainers: (filters) => ops.prune(filters),
     update: (ref, b) => ops.update(ref, b, executor.limits?.update.bind(executor.limits)),
   };
+  const unlinked = executor.userNetworks?.unlinked?.bind(executor.userNetworks);
+  if (unlinked) out.removeLink = (ref, alias) => ops.removeLink(ref, alias, unlinked);
   if (fs) {
     // Mount points and init-layer files are not changes, as dockerd lists them (mounted-paths.ts).
     out.changes = async (ref) => withoutMountedPaths(await fs.changes(host.resolve(ref)));

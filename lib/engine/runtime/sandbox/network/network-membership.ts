@@ -81,9 +81,9 @@ export class NetworkMembership {
     const found: Record<string, NetworkLink[]> = {};
     for (const [name, config] of wantedNetworks(spec)) {
       const given = (objectOf(config, `NetworkingConfig.EndpointsConfig "${name}"`) as { Links?: unknown }).Links;
-      const links = resolveLinks(given, `NetworkingConfig.EndpointsConfig "${name}"`, resolve);
+      const links = resolveLinks(given, `NetworkingConfig.EndpointsConfig "${name}"`, resolve, true);
       // The Docker CLI sends `--link` in both: an alias given twice is one link.
-      const host = name === spec.host.networkMode ? resolveLinks(spec.host.links, 'HostConfig.Links', resolve) : [];
+      const host = name === spec.host.networkMode ? resolveLinks(spec.host.links, 'HostConfig.Links', resolve, true) : [];
       links.push(...host.filter((h) => !links.some((l) => l.alias.toLowerCase() === h.alias.toLowerCase())));
       if (links.length > 0) found[name] = links;
     }
@@ -100,6 +100,16 @@ export class NetworkMembership {
     this.save();
   }
 
+  /** `docker rm --link`: its default-bridge link of that alias goes, from its create-time links and its member's. */
+  unlink(id: string, alias: string): void {
+    const bridge = this.records.bridge;
+    const without = (links: NetworkLink[] | undefined) => links?.filter((l) => l.alias !== alias);
+    if (this.links[id]?.bridge) this.links[id].bridge = without(this.links[id].bridge)!;
+    const member = bridge?.members[id];
+    if (bridge && member?.links) bridge.members[id] = { ...member, links: without(member.links)! };
+    this.save();
+  }
+
   /** `docker network connect`: the container becomes a member (not yet saved); its links resolved now, once. */
   join(net: NetworkRecord, container: LocalContainer, endpoint: unknown, resolve: (ref: string) => string): void {
     if (!ownsNamespace(container.spec)) {
@@ -107,7 +117,7 @@ export class NetworkMembership {
     }
     if (net.members[container.id]) throw EngineError.fromStatus(403, `endpoint with name ${container.name} already exists in network ${net.name}`);
     const member = endpointConfig(endpoint, net, `network ${net.name}`);
-    const links = resolveLinks(objectOf(endpoint, `network ${net.name}`).Links, `network ${net.name}: EndpointConfig`, resolve);
+    const links = resolveLinks(objectOf(endpoint, `network ${net.name}`).Links, `network ${net.name}: EndpointConfig`, resolve, !isBridgeName(net.name));
     net.members[container.id] = links.length > 0 ? { ...member, links } : member;
   }
 
