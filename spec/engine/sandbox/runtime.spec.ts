@@ -176,11 +176,14 @@ d('sandbox runtime: isolation fields it cannot honor are refused with a 400 nami
     expect(r.json.message).toContain('User');
     expect(r.json.message).toContain('unable to find user daemon: no matching entries in passwd file');
   });
-  test('a NetworkMode naming no network is 404 in dockerd\'s words (user networks need root: without it, refused naming NetworkMode)', async () => {
+  test('a NetworkMode naming no network is taken at create and its start is 404 in dockerd\'s words (user networks need root: without it, refused naming NetworkMode)', async () => {
     const r = await create({ Cmd: ['true'], HostConfig: { NetworkMode: 'nosuchnet' } });
     if (process.getuid?.() === 0) {
-      expect(r.status).toBe(404);
-      expect(r.json.message).toBe('network nosuchnet not found');
+      expect(r.status).toBe(201);
+      const { socket } = (await listening)!;
+      const started = await socketRequest(socket, 'POST', `/v1.28/containers/${r.json.Id!}/start`);
+      expect(started.status).toBe(404);
+      expect(JSON.parse(started.body.toString())).toEqual({ message: 'network nosuchnet not found' });
     } else {
       expect(r.status).toBe(400);
       expect(r.json.message).toContain('NetworkMode');

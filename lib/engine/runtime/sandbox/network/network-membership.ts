@@ -49,15 +49,19 @@ export class NetworkMembership {
     return { seeded: [...this.seeded], orphans: this.orphans, links: this.links };
   }
 
-  /** Create-time checks of a spec's user networks (they exist; endpoint configs are honored). */
+  /**
+   * Create-time checks of a spec's user networks (endpoint configs are honored). A network that
+   * does not exist yet is dockerd's 404 at the start, not at create (docker-compose creates a
+   * service's container before `up` makes its network).
+   */
   validate(spec: ContainerSpec): void {
     if (spec.host.networkMode.startsWith('container:') && Object.keys(spec.networks).length > 0) {
       throw EngineError.invalidParameter('conflicting options: container type network can\'t be used with multiple networks');
     }
-    const nets = wantedNetworks(spec).map(([name, config]) => {
-      const net = this.records.resolve(name);
-      endpointConfig(config, net, `NetworkingConfig.EndpointsConfig "${name}"`);
-      return net;
+    const nets = wantedNetworks(spec).flatMap(([name, config]) => {
+      const net = this.records.find(name);
+      if (net) endpointConfig(config, net, `NetworkingConfig.EndpointsConfig "${name}"`);
+      return net ? [net] : [];
     });
     linkEntries(spec.host.links, 'HostConfig.Links');
     // On the default bridge, links are dockerd's legacy ones (/etc/hosts and environment, bridge-links.ts);
