@@ -3,6 +3,7 @@ import type { ContainerSpec } from '../../../../engine-api/container-spec.js';
 import type { LocalContainer } from '../../local/local-container.js';
 import { contains, parseSubnet, toInt, toIp } from './network-ipam.js';
 import { linkEntries, resolveLinks, type NetworkLink } from './network-links.js';
+import { ownerOf } from '../../../policy/owner-label.js';
 import { objectOf, PREDEFINED, type Member, type NetworkRecord, type NetworkRecords } from './network-records.js';
 
 /** What the sandbox's start needs to know about a container's user networks. */
@@ -184,11 +185,19 @@ export class NetworkMembership {
   /** Before the launch: makes the body's networks members at its first start, and says what the container gets. */
   prepareStart(id: string, spec: ContainerSpec): StartPlan {
     const mode = spec.host.networkMode;
-    if (!isPredefinedMode(mode)) this.records.resolve(mode);
+    // Networks joined by name here (made after the create, or again after a removal) must be the
+    // container owner's: another tenant's network of that name is one that does not exist.
+    const owner = ownerOf(spec.labels);
+    const resolve = (name: string) => {
+      const net = this.records.resolve(name);
+      if (owner !== undefined && ownerOf(net.labels) !== owner) throw EngineError.notFound(`network ${name} not found`);
+      return net;
+    };
+    if (!isPredefinedMode(mode)) resolve(mode);
     const lost = this.orphans[id];
     if (lost) {
       // Every removed network it was on must exist again (by name) before anything changes.
-      const found = Object.entries(lost).map(([name, member]) => [this.records.resolve(name), member] as const);
+      const found = Object.entries(lost).map(([name, member]) => [resolve(name), member] as const);
       for (const [net, member] of found) {
         const back = endpointConfig({ Aliases: member.aliases, IPAMConfig: member.ipv4 ? { IPv4Address: member.ipv4 } : undefined, MacAddress: member.mac }, net, `network ${net.name}`);
         net.members[id] ??= member.links ? { ...back, links: member.links } : back;
@@ -198,7 +207,7 @@ export class NetworkMembership {
     }
     if (!this.seeded.has(id)) {
       for (const [name, config] of wantedNetworks(spec)) {
-        const net = this.records.resolve(name);
+        const net = resolve(name);
         net.members[id] ??= this.withLinks(id, name, endpointConfig(config, net, `NetworkingConfig.EndpointsConfig "${name}"`));
       }
       this.seeded.add(id);
