@@ -15,7 +15,7 @@ import { hostPathOf } from '../local/container-mounts.js';
 import { LocalRuntime } from '../local/local-runtime.js';
 import { bindSpecs } from './bwrap-args.js';
 import { HeldBinds } from './held-binds.js';
-import { resolveUserIn } from './passwd.js';
+import { resolveUserAtCreate, resolveUserIn } from './passwd.js';
 import { checkLimits, refuseUnsupported, SANDBOX_CREATE_FIELDS } from './sandbox-fields.js';
 import type { ContainerCgroup } from '../../linux/cgroups.js';
 import { cgroupInfo } from './cgroup-info.js';
@@ -262,9 +262,10 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       // The owner's range is assigned here, at its first create: an owner beyond the server's range is refused before anything is made.
       const userns = usernsOf(spec);
       const { user } = spec;
-      if (userns && user !== '' && image?.rootfs) userns.checkUser(await resolveUserIn(image.rootfs, user), user);
-      if (rootless && user !== '') {
-        const resolved = image?.rootfs ? await resolveUserIn(image.rootfs, user) : numericUser(user);
+      // A name the image lacks is checked at the start (passwd.ts).
+      const resolved = user === '' ? undefined : image?.rootfs ? await resolveUserAtCreate(image.rootfs, user) : rootless ? numericUser(user) : undefined;
+      if (userns && resolved && image?.rootfs) userns.checkUser(resolved, user);
+      if (rootless && resolved) {
         if (mapped) mapped.checkUser(resolved, user);
         else refuseOtherUsers(resolved, user, rootless);
       }
