@@ -47,8 +47,8 @@ export function containerEndpoints(records: NetworkRecords, endpoints: LiveEndpo
     out[net.name] = {
       IPAMConfig: member.ipv4 ? { IPv4Address: member.ipv4 } : null,
       Links: linksView(member),
-      // dockerd adds the short id as an alias on user networks, not on the default bridge.
-      Aliases: ep && !records.isBridge(net) ? [...member.aliases, ep.shortId] : member.aliases.length > 0 ? member.aliases : null,
+      // dockerd adds the short id as an alias on user networks (once: not when given), not on the default bridge.
+      Aliases: ep && !records.isBridge(net) ? withShortId(member.aliases, ep.shortId) : member.aliases.length > 0 ? member.aliases : null,
       NetworkID: net.id,
       EndpointID: ep?.endpointId ?? '',
       Gateway: ep ? net.gateway : '',
@@ -77,8 +77,8 @@ export function stoppedEndpoints(records: NetworkRecords, membership: NetworkMem
   const id = container.id;
   const shortId = id.slice(0, 12);
   const out: Record<string, Record<string, unknown>> = {};
-  const show = (name: string, member: Member, networkId: string, withShortId: boolean): void => {
-    const aliases = withShortId ? [...member.aliases, shortId] : member.aliases;
+  const show = (name: string, member: Member, networkId: string, withShort: boolean): void => {
+    const aliases = withShort ? withShortId(member.aliases, shortId) : member.aliases;
     out[name] = {
       ...NOT_RUNNING_ENDPOINT,
       IPAMConfig: member.ipv4 ? { IPv4Address: member.ipv4 } : null,
@@ -139,6 +139,11 @@ function answerOn(endpoints: LiveEndpoints, net: NetworkRecord, query: string, a
     if (names.includes(name)) found.push(ep.ipAddress);
   }
   return found.length > 0 ? found : undefined;
+}
+
+/** Aliases with the short id after them, unless one of them is it already (dockerd's updateNetworkConfig). */
+function withShortId(aliases: readonly string[], shortId: string): string[] {
+  return aliases.includes(shortId) ? [...aliases] : [...aliases, shortId];
 }
 
 /** A create body's endpoint config as given (validated at create), for inspect before the first start. */
