@@ -77,6 +77,8 @@ export interface ContainerOperations {
   pruneContainers(filters: EngineFilters, apiVersion: string): Promise<ContainerPruneReport>;
   /** Files changed in the container's filesystem against its image. */
   changes(ref: string): Promise<ContainerChange[]>;
+  /** `DELETE /containers/{id}/{alias}?link=true`: removes the container's legacy link of that alias; none → 404 `No such container: <ref>/<alias>`. */
+  removeLink(ref: string, alias: string): Promise<void>;
   /** `POST /containers/{id}/update`: fields it cannot honour are a 400 naming them. */
   update(ref: string, body: Record<string, unknown>): Promise<{ Warnings: string[] | null }>;
   /** The stat of a path (HEAD, and the header of GET); missing → 404 `Could not find the file <path> in container <ref>`. */

@@ -5,7 +5,7 @@ import { EngineError } from '../../engine-api/engine-error.js';
 import { containerSpecOf, type ContainerCreateBody } from '../../engine-api/container-spec.js';
 import { refuseUnsupportedFields } from '../../engine-api/create-fields.js';
 import type { BuildRequest } from '../../engine-api/build-operations.js';
-import { FrameDecoder } from '../../engine-api/stdcopy.js';
+import { FrameDecoder, STREAM_STDERR } from '../../engine-api/stdcopy.js';
 import { parsePullReference } from '../../engine-api/pull-reference.js';
 import type { ImageConfigBlob, ImageHistoryEntry, StoredLayer } from '../images/image-store-types.js';
 import { applyLayer, resolveInRoot } from '../images/store/apply-layer.js';
@@ -329,12 +329,12 @@ class Build {
         const result = await waiting.result;
         await copying;
         if (result.StatusCode !== 0) {
-          // The container goes whatever forcerm says (nothing is left behind); dockerd prints its removal only with forcerm.
+          // As dockerd: the failed step's container stays for the user to inspect, unless forcerm removes it (and says so).
           if (this.request.forcerm) {
             await runtime.remove(id, { force: true, volumes: true });
-            this.#containers.delete(id);
             this.out.text(`Removing intermediate container ${short(id)}\n`);
           }
+          this.#containers.delete(id);
           throw Object.assign(new Error(`The command '${cmd.join(' ')}' returned a non-zero code: ${result.StatusCode}`), { exitCode: result.StatusCode });
         }
       } finally {
@@ -359,7 +359,8 @@ class Build {
           this.out.text((chunk as Buffer).toString());
           continue;
         }
-        for (const frame of decoder.push(chunk as Buffer)) this.out.text(frame.payload.toString());
+        // dockerd's builder writes each stderr chunk between the ANSI codes for bright red and reset.
+        for (const frame of decoder.push(chunk as Buffer)) this.out.text(frame.stream === STREAM_STDERR ? `\x1b[91m${frame.payload.toString()}\x1b[0m` : frame.payload.toString());
       }
     } catch {
       // The stream ends when the container is removed; its output so far was relayed.

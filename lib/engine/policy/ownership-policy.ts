@@ -138,6 +138,10 @@ async function checkCreate(request: PolicyRequest, subject: string | undefined) 
   const { spec } = request;
   if (!spec) return allow(subject);
   if (setsOwnerLabel(spec.labels, subject)) return refuse(OWNER_LABEL_REFUSAL);
+  // The labels of a volume a mount makes: its owner is the engine's to say, as at volume create.
+  if (spec.host.mounts.some((m) => setsOwnerLabel((m.options.VolumeOptions as { Labels?: unknown } | undefined)?.Labels, subject))) {
+    return refuse(`HostConfig.Mounts.VolumeOptions.${OWNER_LABEL_REFUSAL}`);
+  }
   for (const { field, name } of namedVolumes(spec.host)) {
     const volume = await request.lookup.volume(name);
     if (volume === null) break; // a runtime without volumes: nothing to own

@@ -27,6 +27,12 @@ describe('a container belongs to the subject that created it, recorded in its do
     expect(res.body).toEqual({ message: `Labels: the ${OWNER_LABEL} label is set by the engine` });
   });
 
+  test('a caller may not give the volume a mount makes someone else\'s owner label (403 naming VolumeOptions.Labels)', async () => {
+    const res = await as(app, 'bob').post('/v1.41/containers/create').send({ Image: 'busybox', HostConfig: { Mounts: [{ Type: 'volume', Target: '/v', VolumeOptions: { Labels: { [OWNER_LABEL]: 'alice' } } }] } });
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual({ message: `HostConfig.Mounts.VolumeOptions.Labels: the ${OWNER_LABEL} label is set by the engine` });
+  });
+
   test('an administrator may create a container on behalf of another', async () => {
     const res = await as(app, 'root').post('/v1.41/containers/create').send({ Image: 'busybox', Labels: { [OWNER_LABEL]: 'carol' } });
     expect(res.status).toBe(201);

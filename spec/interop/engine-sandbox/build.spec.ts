@@ -155,7 +155,7 @@ describeWithPeers('docker build (classic builder) and docker commit against the 
       const socket = env.DOCKER_HOST.slice('unix://'.length);
       const before = JSON.parse((await socketRequest(socket, 'GET', '/v1.41/containers/json?all=1')).body.toString()) as unknown[];
       const dir = context({ Dockerfile: `FROM ${BASE[name as keyof typeof BASE]}\nRUN echo out && exit 3\n` });
-      // --force-rm: dockerd would keep the failed container otherwise (dockgate never does).
+      // --force-rm: both engines keep the failed container otherwise (build-stream.spec.ts).
       const r = await run(CLI, ['build', '--force-rm', '-t', tag('failing'), '.'], env, dir);
       // The CLI exits with the errorDetail's code: the RUN's own exit status.
       expect(r.code).toBe(3);

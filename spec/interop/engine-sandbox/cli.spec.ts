@@ -39,7 +39,7 @@ describeWithPeers('Docker CLI 28 against the sandbox runtime: each container is 
     expect(await run('-u', 'nobody', 'busybox', 'id')).toMatchObject({ code: 0, stdout: 'uid=65534(nobody) gid=65534(nogroup) groups=65534(nogroup)\n' });
     expect(await run('-u', 'user:nogroup', 'busybox', 'id')).toMatchObject({ code: 0, stdout: 'uid=1000(user) gid=65534(nogroup) groups=65534(nogroup)\n' });
   });
-  test('-u with a name the image lacks is refused at create, naming User in dockerd\'s words', async () => {
+  test('-u with a name the image lacks is refused (at start, as dockerd), naming User in dockerd\'s words', async () => {
     const r = await run('-u', 'daemon', 'busybox', 'id');
     expect(r.code).toBe(125);
     expect(r.stderr).toContain('unable to find user daemon: no matching entries in passwd file');

@@ -122,7 +122,21 @@ export function registerContainerRoutes(api: Router, ctx: EngineContext): void {
   api.delete(
     '/containers/:id',
     engineRoute(ctx, 'container.delete', async (req, res) => {
+      // dockerd's words (with a 500 there): a container's own name is no link to remove.
+      if (boolValue(req.query.link)) throw EngineError.conflict('Conflict, cannot remove the default link name of the container');
       await runtime.remove(req.params.id as string, { force: boolValue(req.query.force), volumes: boolValue(req.query.v) });
+      res.status(204).end();
+    }),
+  );
+
+  // The legacy link route (`docker rm --link PARENT/ALIAS`, docker-py's remove_container(link=True)).
+  api.delete(
+    '/containers/:id/:alias',
+    engineRoute(ctx, 'container.delete', async (req, res) => {
+      const ref = `${req.params.id as string}/${req.params.alias as string}`;
+      if (!boolValue(req.query.link)) throw EngineError.notFound(`No such container: ${ref}`);
+      if (!runtime.removeLink) throw EngineError.notImplemented(`docker rm --link: legacy links are not supported by the ${runtime.name ?? 'custom'} runtime`);
+      await runtime.removeLink(req.params.id as string, req.params.alias as string);
       res.status(204).end();
     }),
   );

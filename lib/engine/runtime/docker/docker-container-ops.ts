@@ -68,6 +68,10 @@ export class DockerContainerOps implements ExecOperations, ContainerOperations {
     await this.http.empty({ method: 'POST', path: `${await this.paths.at()}/containers/${this.paths.id(ref)}/rename`, query: { name } });
   }
 
+  async removeLink(ref: string, alias: string): Promise<void> {
+    await this.http.empty({ method: 'DELETE', path: `${await this.paths.at()}/containers/${this.paths.id(ref)}/${encodeURIComponent(alias)}`, query: { link: '1' } });
+  }
+
   async pause(ref: string): Promise<void> {
     await this.http.empty({ method: 'POST', path: `${await this.paths.at()}/containers/${this.paths.id(ref)}/pause` });
   }

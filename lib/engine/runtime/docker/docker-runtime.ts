@@ -50,7 +50,7 @@ export function dockerRuntime(options: DockerRuntimeOptions = {}): ContainerRunt
 
 /** Every method of {@link DockerContainerOps}, each forwarded to the engine. */
 const DOCKER_OPERATIONS = [
-  'createExec', 'startExec', 'inspectExec', 'resizeExec', 'restart', 'rename', 'pause', 'unpause', 'top', 'stats',
+  'createExec', 'startExec', 'inspectExec', 'resizeExec', 'restart', 'rename', 'removeLink', 'pause', 'unpause', 'top', 'stats',
   'pruneContainers', 'changes', 'update', 'statPath', 'getArchive', 'putArchive', 'exportContainer',
 ] as const satisfies readonly (keyof ExecOperations | keyof ContainerOperations)[];
 

@@ -29,10 +29,10 @@ export interface MountPoint {
 
 /** What {@link containerMounts} needs from the runtime's volumes and containers. */
 export interface MountSources {
-  /** The directory a named volume mounts from, the volume made when missing (dockerd makes it at create). */
-  named(name: string): string;
-  /** A new anonymous volume (64 hex characters), with its directory. */
-  anonymous(): { name: string; source: string };
+  /** The directory a named volume mounts from, the volume made when missing (dockerd makes it at create), with `labels` then. */
+  named(name: string, labels?: Record<string, string>): string;
+  /** A new anonymous volume (64 hex characters), with its directory, and `labels` when given. */
+  anonymous(labels?: Record<string, string>): { name: string; source: string };
   /** The mounts of the container `ref` (VolumesFrom); throws dockerd's 404 for an unknown one. */
   mountsOf(ref: string): readonly MountPoint[];
   runtime: string;
@@ -155,8 +155,11 @@ function mountOf(mount: MountSpec, sources: MountSources): MountPoint | undefine
   }
   const volumeOptions = (options.VolumeOptions ?? {}) as Record<string, unknown>;
   for (const [key, value] of Object.entries(volumeOptions)) {
-    if (key !== 'NoCopy' && !isEmpty(value)) throw EngineError.invalidParameter(`HostConfig.Mounts.VolumeOptions.${key} is not supported by the ${sources.runtime} runtime`);
+    if (key !== 'NoCopy' && key !== 'Labels' && !isEmpty(value)) throw EngineError.invalidParameter(`HostConfig.Mounts.VolumeOptions.${key} is not supported by the ${sources.runtime} runtime`);
   }
+  // The labels of the volume the mount makes (an existing one keeps its own), as dockerd gives them.
+  const labels = volumeLabels(volumeOptions.Labels);
+  if (labels && mount.type !== 'volume') throw EngineError.invalidParameter(`invalid mount config for type "${String(mount.type)}": field VolumeOptions must not be specified`);
   switch (mount.type) {
     case 'bind': {
       const bindOptions = (options.BindOptions ?? {}) as Record<string, unknown>;
@@ -172,10 +175,10 @@ function mountOf(mount: MountSpec, sources: MountSources): MountPoint | undefine
     case 'volume': {
       const copy = volumeOptions.NoCopy !== true;
       if (source === '') {
-        const made = sources.anonymous();
+        const made = sources.anonymous(labels);
         return { Type: 'volume', Name: made.name, Source: made.source, Destination: target, Driver: 'local', Mode: '', RW: rw, Propagation: '', copy, anonymous: true };
       }
-      return { Type: 'volume', Name: source, Source: sources.named(source), Destination: target, Driver: 'local', Mode: '', RW: rw, Propagation: '', copy };
+      return { Type: 'volume', Name: source, Source: sources.named(source, labels), Destination: target, Driver: 'local', Mode: '', RW: rw, Propagation: '', copy };
     }
     case 'tmpfs':
       for (const [key, value] of Object.entries((options.TmpfsOptions ?? {}) as Record<string, unknown>)) {
@@ -191,6 +194,15 @@ function mountOf(mount: MountSpec, sources: MountSources): MountPoint | undefine
 function withoutOwnFacts(m: MountPoint): MountPoint {
   const { copy: _copy, anonymous: _anonymous, ...rest } = m;
   return rest;
+}
+
+/** `VolumeOptions.Labels`: string values only (dockerd's JSON decoding refuses others); undefined when none. */
+function volumeLabels(value: unknown): Record<string, string> | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'object' || Array.isArray(value) || Object.values(value).some((v) => typeof v !== 'string')) {
+    throw EngineError.invalidParameter('HostConfig.Mounts.VolumeOptions.Labels must be an object of strings');
+  }
+  return Object.keys(value).length > 0 ? { ...(value as Record<string, string>) } : undefined;
 }
 
 function isEmpty(v: unknown): boolean {

@@ -170,6 +170,30 @@ export class LocalContainerOps {
   }
 
   /**
+   * `docker rm --link PARENT/ALIAS`: the HostConfig.Links entry of that alias goes (null when it
+   * was the last, as dockerd shows it), and the executor forgets the link. None of that alias is
+   * dockerd's 404 naming the link's path.
+   */
+  async removeLink(ref: string, alias: string, unlinked: (id: string, alias: string) => void): Promise<void> {
+    const missing = EngineError.notFound(`No such container: ${ref}/${alias}`);
+    const c = (() => {
+      try {
+        return this.host.resolve(ref);
+      } catch (error) {
+        throw error instanceof EngineError && error.kind === 'NotFound' ? missing : error;
+      }
+    })();
+    const aliasOf = (entry: string) => entry.split(':')[1] ?? entry.split(':')[0]!.replace(/^\//, '');
+    const links = c.spec.host.links;
+    if (!links.some((e) => aliasOf(e) === alias)) throw missing;
+    const kept = links.filter((e) => aliasOf(e) !== alias);
+    unlinked(c.id, alias);
+    c.spec = withHostConfig(c.spec, { Links: kept.length > 0 ? kept : null });
+    c.body = c.spec.raw;
+    this.host.saved(c);
+  }
+
+  /**
    * The set fields go to the executor's `update` (the sandbox rewrites the container's cgroups);
    * without one, or for fields it cannot honor, they are refused, naming them. RestartPolicy is
    * checked as dockerd checks it and kept for the restart supervisor. What was applied is kept in the container's HostConfig, so inspect

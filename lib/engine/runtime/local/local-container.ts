@@ -120,6 +120,8 @@ export interface LocalUserNetworks {
   /** A new container's create-time references on its networks (legacy links), resolved once with `resolve`; throws to refuse the create. */
   created(id: string, spec: ContainerSpec, resolve: (ref: string) => string): void;
   disconnect(ref: string, container: LocalContainer, force: boolean): Promise<void>;
+  /** `docker rm --link`: the container's legacy link of that alias on the default bridge is gone (its next start makes no /etc/hosts line or variables for it). */
+  unlinked(id: string, alias: string): void;
   /** The user networks' `GET /networks` entries matching `filters` (the predefined ones are the runtime's). */
   list(filters: EngineFilters, containers: LocalContainer[]): Record<string, unknown>[];
   /** One user network's inspect body, or undefined when `ref` names none (full id, name, id prefix). */

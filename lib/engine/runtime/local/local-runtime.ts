@@ -133,6 +133,8 @@ export class LocalRuntime implements ContainerRuntime {
     this.volumeViews = volumes;
     // User-defined networks (the sandbox's, sandbox-networks.ts); the runtime resolves the containers.
     if (executor.userNetworks) {
+      const nets = executor.userNetworks;
+      this.removeLink = (ref, alias) => this.ops.removeLink(ref, alias, (id, a) => nets.unlinked(id, a));
       ({ createNetwork: this.createNetwork, removeNetwork: this.removeNetwork, pruneNetworks: this.pruneNetworks, connectNetwork: this.connectNetwork, disconnectNetwork: this.disconnectNetwork } = userNetworkOperations(executor.userNetworks, resolve));
     }
     if (executor.stateDir !== undefined) {
@@ -204,6 +206,8 @@ export class LocalRuntime implements ContainerRuntime {
   statPath?: ContainerOperations['statPath'];
   getArchive?: ContainerOperations['getArchive'];
   putArchive?: ContainerOperations['putArchive'];
+  /** `docker rm --link`, only with user-defined networks (the default bridge's links are theirs). */
+  removeLink?: ContainerOperations['removeLink'];
   /** `docker diff` and `docker export`, with a filesystem of each container's own. */
   changes?: ContainerOperations['changes'];
   exportContainer?: ContainerOperations['exportContainer'];

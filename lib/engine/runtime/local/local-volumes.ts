@@ -131,15 +131,15 @@ export class LocalVolumes {
     return { VolumesDeleted: deleted.length > 0 ? deleted : null, SpaceReclaimed: 0 };
   }
 
-  /** A named volume's directory, the volume made when missing (as dockerd makes one a create mentions) for the container with labels `madeFor`. */
-  named(name: string, madeFor?: Readonly<Record<string, string>> | null): string {
-    if (!this.has(name)) this.create({ Name: name }, madeFor);
+  /** A named volume's directory, the volume made when missing (as dockerd makes one a create mentions, with the mount's `labels`) for the container with labels `madeFor`. */
+  named(name: string, madeFor?: Readonly<Record<string, string>> | null, labels?: Record<string, string>): string {
+    if (!this.has(name)) this.create({ Name: name, ...(labels ? { Labels: labels } : {}) }, madeFor);
     return this.mountpoint(name);
   }
 
-  /** A new anonymous volume: a 64-hex name, as dockerd gives one, for the container with labels `madeFor`. */
-  anonymous(madeFor?: Readonly<Record<string, string>> | null): { name: string; source: string } {
-    const name = this.create({}, madeFor).Name as string;
+  /** A new anonymous volume: a 64-hex name, as dockerd gives one, for the container with labels `madeFor`, with the mount's `labels`. */
+  anonymous(madeFor?: Readonly<Record<string, string>> | null, labels?: Record<string, string>): { name: string; source: string } {
+    const name = this.create(labels ? { Labels: labels } : {}, madeFor).Name as string;
     return { name, source: this.mountpoint(name) };
   }
 

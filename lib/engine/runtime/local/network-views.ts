@@ -12,7 +12,7 @@ import { networkId } from './local-networks.js';
 export function networkSettingsView(c: LocalContainer, stoppedNetworks?: Record<string, Record<string, unknown>>): Record<string, unknown> {
   if (c.status !== 'running') return { ...EMPTY_SETTINGS, Ports: {}, Networks: stoppedNetworks ?? {} };
   const net = c.process?.network;
-  if (!net) return { Ports: {}, Networks: {} };
+  if (!net) return { ...EMPTY_SETTINGS, Ports: {}, Networks: stacklessNetworks(c) };
   // The top-level fields are the default bridge's endpoint; empty on user-defined networks only, as dockerd's.
   const endpoint = net.network !== '' ? endpointView(net) : net.endpoints?.().bridge;
   const bridge = endpoint !== undefined;
@@ -68,7 +68,19 @@ export function summaryNetworks(c: LocalContainer, stoppedNetworks?: Record<stri
     return out;
   }
   const net = c.process?.network;
-  return net ? networksOf(net) : {};
+  return net ? networksOf(net) : stacklessNetworks(c);
+}
+
+/**
+ * A running container with no network stack of its own: on `host` or `none` it is on that
+ * predefined network, with an endpoint and no address (dockerd's, which docker-compose reads back);
+ * sharing another container's stack it lists none.
+ */
+function stacklessNetworks(c: LocalContainer): Record<string, unknown> {
+  const mode = c.spec.host.networkMode;
+  if (mode !== 'host' && mode !== 'none') return {};
+  const none = { network: mode, ipAddress: '', gateway: '', prefixLen: 0, macAddress: '' };
+  return { [mode]: { ...endpointView(none), EndpointID: networkId(`${mode}:${c.id}`) } };
 }
 
 /** `NetworkSettings.Networks`: the default bridge's endpoint, when on it, and those on user-defined networks. */
@@ -76,7 +88,7 @@ function networksOf(net: LocalNetworkSettings): Record<string, unknown> {
   return { ...(net.network !== '' ? { [net.network]: endpointView(net) } : {}), ...net.endpoints?.() };
 }
 
-function endpointView(net: LocalNetworkSettings): Record<string, unknown> {
+function endpointView(net: Pick<LocalNetworkSettings, 'network' | 'ipAddress' | 'gateway' | 'prefixLen' | 'macAddress'>): Record<string, unknown> {
   return {
     IPAMConfig: null,
     Links: null,

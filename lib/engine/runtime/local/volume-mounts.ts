@@ -20,9 +20,9 @@ export function mountsFor(
   try {
     return containerMounts(spec, {
       runtime,
-      named: (name) => volumes.named(name, spec.labels),
-      anonymous: () => {
-        const volume = volumes.anonymous(spec.labels);
+      named: (name, labels) => volumes.named(name, spec.labels, labels),
+      anonymous: (labels) => {
+        const volume = volumes.anonymous(spec.labels, labels);
         made.push({ Type: 'volume', Name: volume.name, Source: volume.source, Destination: '', Mode: '', RW: true, Propagation: '', anonymous: true });
         return volume;
       },

@@ -19,8 +19,8 @@ interface Entry { name: string; id: number; gid: number; home: string }
  * its entry gives the uid, the primary gid and the home directory. A numeric uid with no entry
  * runs as that uid with gid 0 and home "/". A group, when given, is looked up in /etc/group by
  * name or gid, and a numeric gid with no entry is used as it is. A name with no entry is refused
- * with dockerd's words (`unable to find user x: no matching entries in passwd file`), here at
- * create as a 400 naming User rather than at start.
+ * with dockerd's words (`unable to find user x: no matching entries in passwd file`), as a 400
+ * naming User: at start, as dockerd (the create is taken: {@link resolveUserAtCreate}).
  *
  * @example
  * resolveUser('nobody', 'nobody:x:65534:65534::/nonexistent:/bin/false\n', '');
@@ -33,7 +33,7 @@ export function resolveUser(spec: string, passwd: string, group: string): Resolv
   const numericUser = /^\d+$/.test(userPart) ? Number(userPart) : undefined;
   const entry = users.find((u) => u.name === userPart) ?? (numericUser !== undefined ? users.find((u) => u.id === numericUser) : undefined);
   if (!entry && numericUser === undefined) {
-    throw EngineError.invalidParameter(`User "${spec}": unable to find user ${userPart}: no matching entries in passwd file`);
+    throw unknownAccount(`User "${spec}": unable to find user ${userPart}: no matching entries in passwd file`);
   }
   const uid = entry?.id ?? (numericUser as number);
   let gid = entry?.gid ?? 0;
@@ -42,12 +42,31 @@ export function resolveUser(spec: string, passwd: string, group: string): Resolv
     const numericGroup = /^\d+$/.test(groupPart) ? Number(groupPart) : undefined;
     const g = groups.find((e) => e.name === groupPart) ?? (numericGroup !== undefined ? groups.find((e) => e.id === numericGroup) : undefined);
     if (!g && numericGroup === undefined) {
-      throw EngineError.invalidParameter(`User "${spec}": unable to find group ${groupPart}: no matching entries in group file`);
+      throw unknownAccount(`User "${spec}": unable to find group ${groupPart}: no matching entries in group file`);
     }
     gid = g?.id ?? (numericGroup as number);
   }
   if (uid > 0xfffffffe || gid > 0xfffffffe) throw EngineError.invalidParameter(`User "${spec}": uids and gids must be below 2^32-1`);
   return { uid, gid, home: entry?.home || '/' };
+}
+
+/** The refusal of a user or group name the image has no entry for (dockerd's words), marked so that a create can let it through. */
+function unknownAccount(message: string): EngineError {
+  return Object.assign(EngineError.invalidParameter(message), { unknownAccount: true });
+}
+
+/**
+ * {@link resolveUserIn} at create: a user or group name the image has no entry for is undefined
+ * (dockerd takes the create and its start fails with those words: docker-compose's `run --user`
+ * reads the container back); anything else wrong with `User` or the files is refused as there.
+ */
+export async function resolveUserAtCreate(rootfs: string, spec: string): Promise<ResolvedUser | undefined> {
+  try {
+    return await resolveUserIn(rootfs, spec);
+  } catch (error) {
+    if ((error as { unknownAccount?: boolean }).unknownAccount) return undefined;
+    throw error;
+  }
 }
 
 /** Bytes of /etc/passwd or /etc/group read at most; a larger file is refused. */

@@ -3,7 +3,7 @@ import type { ContainerSpec } from '../../../engine-api/container-spec.js';
 import type { LocalImage } from '../local/local-container.js';
 import { createFieldsExcept, UNHONORED_HOST_FIELDS } from '../../../engine-api/create-fields.js';
 import { bindSpecs } from './bwrap-args.js';
-import { resolveUserIn } from './passwd.js';
+import { resolveUserAtCreate, resolveUserIn } from './passwd.js';
 import type { Cgroups } from '../../linux/cgroups.js';
 import { ownsNetwork } from './network/container-network.js';
 import { exposedPortKeys, portRequests } from './network/port-bindings.js';
@@ -78,7 +78,7 @@ export async function refuseUnsupported(
   const { user } = spec;
   if (user !== '') {
     if (!/^[^:\s]+(:[^:\s]+)?$/.test(user)) throw EngineError.invalidParameter(`User "${user}" must be user[:group]`);
-    if (image?.rootfs) await resolveUserIn(image.rootfs, user);
+    if (image?.rootfs) await resolveUserAtCreate(image.rootfs, user);
     else if (!/^\d+(:\d+)?$/.test(user)) throw EngineError.invalidParameter(`User "${user}": the image has no /etc/passwd to look the name up in`);
   }
   if (spec.workingDir !== '' && !spec.workingDir.startsWith('/')) {

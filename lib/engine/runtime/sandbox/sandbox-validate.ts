@@ -1,6 +1,6 @@
 import type { ContainerSpec } from '../../../engine-api/container-spec.js';
 import type { LocalImage } from '../local/local-container.js';
-import { resolveUserIn } from './passwd.js';
+import { resolveUserAtCreate } from './passwd.js';
 import { numericUser, refuseOtherUsers, refusePrivilegedPorts } from './rootless.js';
 import { refuseUnsupported } from './sandbox-fields.js';
 import type { SandboxState } from './sandbox-state.js';
@@ -20,9 +20,10 @@ export async function validateSandboxCreate(state: SandboxState, spec: Container
   userNets?.validate(spec);
   const userns = state.usernsOf(spec);
   const { user } = spec;
-  if (userns && user !== '' && image?.rootfs) userns.checkUser(await resolveUserIn(image.rootfs, user), user);
-  if (rootless && user !== '') {
-    const resolved = image?.rootfs ? await resolveUserIn(image.rootfs, user) : numericUser(user);
+  // A name the image lacks is checked at the start (passwd.ts).
+  const resolved = user === '' ? undefined : image?.rootfs ? await resolveUserAtCreate(image.rootfs, user) : rootless ? numericUser(user) : undefined;
+  if (userns && resolved && image?.rootfs) userns.checkUser(resolved, user);
+  if (rootless && resolved) {
     if (mapped) mapped.checkUser(resolved, user);
     else refuseOtherUsers(resolved, user, rootless);
   }

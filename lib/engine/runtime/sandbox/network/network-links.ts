@@ -4,12 +4,16 @@ import { EngineError } from '../../../../engine-api/engine-error.js';
  * One legacy link on a user-defined network (`--link NAME[:ALIAS]`, `HostConfig.Links`,
  * `EndpointConfig.Links`): as given (inspect shows it so, as dockerd does), its alias, and the
  * id of the container it named, resolved once (at create or connect): the alias always leads to
- * that container, never to whatever the name or prefix matches later.
+ * that container, never to whatever the name or prefix matches later. A link to a name no
+ * container has yet (dockerd takes it on a user network) has no id: its alias answers as that
+ * name does on the network, once a container there has it.
  */
 export interface NetworkLink {
   entry: string;
   alias: string;
   id: string;
+  /** The name, for a link made before any container had it (id ''). */
+  name?: string;
 }
 
 /**
@@ -30,20 +34,28 @@ export function linkEntries(value: unknown, where: string): { entry: string; ref
 
 /**
  * Resolves each entry to the id of the container it names now (`resolve` throws dockerd's 404
- * for none, answered here as a 400 naming the field, as a bad create body is).
+ * for none). On the default bridge none is a 400 naming the field (dockerd's "could not get
+ * container for"); on a user network (`byName`) the link is kept by name, as dockerd keeps it.
  */
-export function resolveLinks(value: unknown, where: string, resolve: (ref: string) => string): NetworkLink[] {
+export function resolveLinks(value: unknown, where: string, resolve: (ref: string) => string, byName = false): NetworkLink[] {
   return linkEntries(value, where).map(({ entry, ref, alias }) => {
     try {
       return { entry, alias, id: resolve(ref) };
     } catch (error) {
-      if (error instanceof EngineError && error.kind === 'NotFound') throw EngineError.invalidParameter(`${where}: could not get container for ${ref}: ${error.message}`);
-      throw error;
+      if (!(error instanceof EngineError && error.kind === 'NotFound')) throw error;
+      if (byName) return { entry, alias, id: '', name: ref.toLowerCase() };
+      throw EngineError.invalidParameter(`${where}: could not get container for ${ref}: ${error.message}`);
     }
   });
 }
 
-/** The container a link alias leads to for the asking container's links, or undefined (aliases compare case-insensitively, as DNS names do). */
-export function linkTarget(links: readonly NetworkLink[] | undefined, name: string): string | undefined {
-  return links?.find((l) => l.alias.toLowerCase() === name)?.id;
+/**
+ * What a link alias leads to for the asking container's links: a container's id, or a name to
+ * look up on the network for a link made by name; undefined when no link has the alias (aliases
+ * compare case-insensitively, as DNS names do).
+ */
+export function linkTarget(links: readonly NetworkLink[] | undefined, name: string): { id: string } | { name: string } | undefined {
+  const link = links?.find((l) => l.alias.toLowerCase() === name);
+  if (!link) return undefined;
+  return link.id === '' && link.name !== undefined ? { name: link.name } : { id: link.id };
 }

@@ -4,6 +4,7 @@ import type { LocalContainer } from '../../local/local-container.js';
 import { contains, parseSubnet, toInt, toIp } from './network-ipam.js';
 import { fixedIpv6 } from './network-fixed6.js';
 import { linkEntries, resolveLinks, type NetworkLink } from './network-links.js';
+import { ownerOf } from '../../../policy/owner-label.js';
 import { objectOf, PREDEFINED, type Member, type NetworkRecord, type NetworkRecords } from './network-records.js';
 
 /** What the sandbox's start needs to know about a container's user networks. */
@@ -50,15 +51,19 @@ export class NetworkMembership {
     return { seeded: [...this.seeded], orphans: this.orphans, links: this.links };
   }
 
-  /** Create-time checks of a spec's user networks (they exist; endpoint configs are honored). */
+  /**
+   * Create-time checks of a spec's user networks (endpoint configs are honored). A network that
+   * does not exist yet is dockerd's 404 at the start, not at create (docker-compose creates a
+   * service's container before `up` makes its network).
+   */
   validate(spec: ContainerSpec): void {
     if (spec.host.networkMode.startsWith('container:') && Object.keys(spec.networks).length > 0) {
       throw EngineError.invalidParameter('conflicting options: container type network can\'t be used with multiple networks');
     }
-    const nets = wantedNetworks(spec).map(([name, config]) => {
-      const net = this.records.resolve(name);
-      endpointConfig(config, net, `NetworkingConfig.EndpointsConfig "${name}"`);
-      return net;
+    const nets = wantedNetworks(spec).flatMap(([name, config]) => {
+      const net = this.records.find(name);
+      if (net) endpointConfig(config, net, `NetworkingConfig.EndpointsConfig "${name}"`);
+      return net ? [net] : [];
     });
     linkEntries(spec.host.links, 'HostConfig.Links');
     // On the default bridge, links are dockerd's legacy ones (/etc/hosts and environment, bridge-links.ts);
@@ -82,9 +87,9 @@ export class NetworkMembership {
     const found: Record<string, NetworkLink[]> = {};
     for (const [name, config] of wantedNetworks(spec)) {
       const given = (objectOf(config, `NetworkingConfig.EndpointsConfig "${name}"`) as { Links?: unknown }).Links;
-      const links = resolveLinks(given, `NetworkingConfig.EndpointsConfig "${name}"`, resolve);
+      const links = resolveLinks(given, `NetworkingConfig.EndpointsConfig "${name}"`, resolve, true);
       // The Docker CLI sends `--link` in both: an alias given twice is one link.
-      const host = name === spec.host.networkMode ? resolveLinks(spec.host.links, 'HostConfig.Links', resolve) : [];
+      const host = name === spec.host.networkMode ? resolveLinks(spec.host.links, 'HostConfig.Links', resolve, true) : [];
       links.push(...host.filter((h) => !links.some((l) => l.alias.toLowerCase() === h.alias.toLowerCase())));
       if (links.length > 0) found[name] = links;
     }
@@ -101,6 +106,16 @@ export class NetworkMembership {
     this.save();
   }
 
+  /** `docker rm --link`: its default-bridge link of that alias goes, from its create-time links and its member's. */
+  unlink(id: string, alias: string): void {
+    const bridge = this.records.bridge;
+    const without = (links: NetworkLink[] | undefined) => links?.filter((l) => l.alias !== alias);
+    if (this.links[id]?.bridge) this.links[id].bridge = without(this.links[id].bridge)!;
+    const member = bridge?.members[id];
+    if (bridge && member?.links) bridge.members[id] = { ...member, links: without(member.links)! };
+    this.save();
+  }
+
   /** `docker network connect`: the container becomes a member (not yet saved); its links resolved now, once. */
   join(net: NetworkRecord, container: LocalContainer, endpoint: unknown, resolve: (ref: string) => string): void {
     if (!ownsNamespace(container.spec)) {
@@ -108,7 +123,7 @@ export class NetworkMembership {
     }
     if (net.members[container.id]) throw EngineError.fromStatus(403, `endpoint with name ${container.name} already exists in network ${net.name}`);
     const member = endpointConfig(endpoint, net, `network ${net.name}`);
-    const links = resolveLinks(objectOf(endpoint, `network ${net.name}`).Links, `network ${net.name}: EndpointConfig`, resolve);
+    const links = resolveLinks(objectOf(endpoint, `network ${net.name}`).Links, `network ${net.name}: EndpointConfig`, resolve, !isBridgeName(net.name));
     net.members[container.id] = links.length > 0 ? { ...member, links } : member;
   }
 
@@ -173,11 +188,19 @@ export class NetworkMembership {
   /** Before the launch: makes the body's networks members at its first start, and says what the container gets. */
   prepareStart(id: string, spec: ContainerSpec): StartPlan {
     const mode = spec.host.networkMode;
-    if (!isPredefinedMode(mode)) this.records.resolve(mode);
+    // Networks joined by name here (made after the create, or again after a removal) must be the
+    // container owner's: another tenant's network of that name is one that does not exist.
+    const owner = ownerOf(spec.labels);
+    const resolve = (name: string) => {
+      const net = this.records.resolve(name);
+      if (owner !== undefined && ownerOf(net.labels) !== owner) throw EngineError.notFound(`network ${name} not found`);
+      return net;
+    };
+    if (!isPredefinedMode(mode)) resolve(mode);
     const lost = this.orphans[id];
     if (lost) {
       // Every removed network it was on must exist again (by name) before anything changes.
-      const found = Object.entries(lost).map(([name, member]) => [this.records.resolve(name), member] as const);
+      const found = Object.entries(lost).map(([name, member]) => [resolve(name), member] as const);
       for (const [net, member] of found) {
         const back = endpointConfig({ Aliases: member.aliases, IPAMConfig: { IPv4Address: member.ipv4, IPv6Address: member.ipv6 }, MacAddress: member.mac }, net, `network ${net.name}`);
         net.members[id] ??= member.links ? { ...back, links: member.links } : back;
@@ -187,7 +210,7 @@ export class NetworkMembership {
     }
     if (!this.seeded.has(id)) {
       for (const [name, config] of wantedNetworks(spec)) {
-        const net = this.records.resolve(name);
+        const net = resolve(name);
         net.members[id] ??= this.withLinks(id, name, endpointConfig(config, net, `NetworkingConfig.EndpointsConfig "${name}"`));
       }
       this.seeded.add(id);

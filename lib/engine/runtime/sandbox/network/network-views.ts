@@ -49,8 +49,8 @@ export function containerEndpoints(records: NetworkRecords, endpoints: LiveEndpo
     out[net.name] = {
       IPAMConfig: ipamView(member),
       Links: linksView(member),
-      // dockerd adds the short id as an alias on user networks, not on the default bridge.
-      Aliases: ep && !records.isBridge(net) ? [...member.aliases, ep.shortId] : member.aliases.length > 0 ? member.aliases : null,
+      // dockerd adds the short id as an alias on user networks (once: not when given), not on the default bridge.
+      Aliases: ep && !records.isBridge(net) ? withShortId(member.aliases, ep.shortId) : member.aliases.length > 0 ? member.aliases : null,
       NetworkID: net.id,
       EndpointID: ep?.endpointId ?? '',
       Gateway: ep ? net.gateway : '',
@@ -79,8 +79,8 @@ export function stoppedEndpoints(records: NetworkRecords, membership: NetworkMem
   const id = container.id;
   const shortId = id.slice(0, 12);
   const out: Record<string, Record<string, unknown>> = {};
-  const show = (name: string, member: Member, networkId: string, withShortId: boolean): void => {
-    const aliases = withShortId ? [...member.aliases, shortId] : member.aliases;
+  const show = (name: string, member: Member, networkId: string, withShort: boolean): void => {
+    const aliases = withShort ? withShortId(member.aliases, shortId) : member.aliases;
     out[name] = {
       ...NOT_RUNNING_ENDPOINT,
       IPAMConfig: ipamView(member),
@@ -128,11 +128,13 @@ export function dnsAnswer(records: NetworkRecords, endpoints: LiveEndpoints, net
 /** One network's addresses for a name, for the asking container (its links there first). */
 function answerOn(endpoints: LiveEndpoints, net: NetworkRecord, query: string, asker: string | undefined): string[] | undefined {
   const suffix = `.${net.name.toLowerCase()}`;
-  const name = query.endsWith(suffix) ? query.slice(0, -suffix.length) : query;
+  const asked = query.endsWith(suffix) ? query.slice(0, -suffix.length) : query;
   const live = endpoints.on(net.id);
-  const linked = asker === undefined ? undefined : linkTarget(net.members[asker]?.links, name);
-  const target = linked === undefined ? undefined : live.get(linked);
+  const linked = asker === undefined ? undefined : linkTarget(net.members[asker]?.links, asked);
+  const target = linked !== undefined && 'id' in linked ? live.get(linked.id) : undefined;
   if (target) return addressesOf(target);
+  // A link made by name answers as that name does on this network.
+  const name = linked !== undefined && 'name' in linked ? linked.name : asked;
   const found: string[] = [];
   for (const [id, ep] of live) {
     const names = [ep.name, ep.shortId, ...(net.members[id]?.aliases ?? [])].map((n) => n.toLowerCase());
@@ -144,6 +146,11 @@ function answerOn(endpoints: LiveEndpoints, net: NetworkRecord, query: string, a
 /** A leg's addresses, IPv4 then IPv6 (dns-answer.ts picks by the question's type). */
 function addressesOf(ep: LiveEndpoint): string[] {
   return ep.ipv6Address ? [ep.ipAddress, ep.ipv6Address] : [ep.ipAddress];
+}
+
+/** Aliases with the short id after them, unless one of them is it already (dockerd's updateNetworkConfig). */
+function withShortId(aliases: readonly string[], shortId: string): string[] {
+  return aliases.includes(shortId) ? [...aliases] : [...aliases, shortId];
 }
 
 /** A create body's endpoint config as given (validated at create), for inspect before the first start. */

@@ -139,6 +139,11 @@ export class SandboxNetworks implements LocalUserNetworks {
     this.membership.validate(spec);
   }
 
+  /** `docker rm --link` (network-membership.ts). */
+  unlinked(id: string, alias: string): void {
+    this.membership.unlink(id, alias);
+  }
+
   /** A created container's legacy links, resolved once (network-membership.ts). */
   created(id: string, spec: ContainerSpec, resolve: (ref: string) => string): void {
     this.membership.created(id, spec, resolve);
