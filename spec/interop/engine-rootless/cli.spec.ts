@@ -336,6 +336,44 @@ describeWithPeers(`the sandbox runtime runs rootless: the demo as ${USER}, drive
     });
   });
 
+  describe('a bind source is mounted as the object held at start, never a link swapped in on its path (the held-descriptor rule)', () => {
+    test('a directory swapped for a link after create is refused at start; swapped back and forth during starts, the container never sees the link\'s target', async () => {
+      const base = join(dir, 'swap');
+      const secret = join(dir, 'swap-secret');
+      mkdirSync(join(base, 'src'), { recursive: true });
+      mkdirSync(secret, { recursive: true });
+      writeFileSync(join(base, 'src', 'mine'), 'x');
+      writeFileSync(join(secret, 'host-marker'), 'host only\n');
+      spawnSync('chmod', ['-R', 'a+rX', base, secret]);
+      const id = (await docker(['create', '-v', `${join(base, 'src')}:/x`, 'busybox', 'ls', '/x'])).stdout.trim();
+      try {
+        // Swapped once after create: the walk at start meets the link (a 400 naming the bind).
+        spawnSync('sh', ['-c', `cd ${base} && mv src src.dir && ln -s ${secret} src`]);
+        const swapped = await docker(['start', '-a', id]);
+        expect(swapped.stdout).not.toContain('host-marker');
+        expect(swapped.stderr).toMatch(/bind source .*src.* changed since the container was created: a symbolic link is now on its path/);
+        // Back and forth while it starts: a start that holds the directory and then mounted the path would show the marker.
+        spawnSync('sh', ['-c', `cd ${base} && rm src && mv src.dir src && ln -s ${secret} src.link`]);
+        const swapper = spawn('sh', ['-c', `cd ${base} && while :; do mv src src.dir; mv src.link src; mv src src.link; mv src.dir src; done`], { stdio: 'ignore' });
+        const outcomes = { shown: 0, refused: 0, marker: 0 };
+        try {
+          for (let i = 0; i < 80; i++) {
+            const r = await docker(['start', '-a', id]);
+            if (r.stdout.includes('host-marker')) outcomes.marker++;
+            else if (r.stdout.includes('mine')) outcomes.shown++;
+            else outcomes.refused++;
+          }
+        } finally {
+          swapper.kill('SIGKILL');
+        }
+        expect(outcomes.marker).toBe(0);
+        expect(outcomes.shown + outcomes.refused).toBe(80);
+      } finally {
+        await docker(['rm', '-f', id]);
+      }
+    }, 120_000);
+  });
+
   describe('/info tells the truth', () => {
     test('SecurityOptions has name=rootless, and no limit is claimed', async () => {
       const r = await docker(['info', '-f', '{{json .SecurityOptions}} {{.MemoryLimit}} {{.PidsLimit}}']);
