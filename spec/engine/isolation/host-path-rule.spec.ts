@@ -55,6 +55,7 @@ const BLOCKING: Record<string, string> = {
   'engine/runtime/sandbox/userns/user-namespace.ts': "the kernel's /proc/PID uid_map, gid_map and ns links",
   'engine/runtime/sandbox/userns/held-namespace.ts': "the kernel's /proc/PID ns links of a holder process the server started",
   'engine/runtime/sandbox/userns/rootless-userns.ts': "the kernel's /proc/PID ns links, and the server's own staging directory under /tmp (made and checked once at start)",
+  'engine/runtime/sandbox/userns/ns-reader.ts': "whether the library's own compiled child is there, checked once at construction",
   'keys/generate-signing-key.ts': "the operator's key file",
   'token/authn/htpasswd-authenticator.ts': "the operator's htpasswd file",
   'token/authz/acl-authorizer.ts': "the operator's ACL file",

@@ -23,6 +23,7 @@ import { CGROUP_HOST_FIELDS } from './resource-limits.js';
 import { sandboxExec } from './sandbox-exec.js';
 import { SharedTmpfs } from './shared-tmpfs.js';
 import { RootlessTmpfs, type ContainerTmpfs } from './rootless-tmpfs.js';
+import { NamespaceReader, retryDenied } from './userns/ns-reader.js';
 import { OverlayRootfs } from './overlay-rootfs.js';
 import { overlayChanges } from './overlay-changes.js';
 import { withDefaults } from './default-limits.js';
@@ -88,6 +89,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
   const mapped = rootless && options.userns !== false && existsSync(hostTool('newuidmap')) && existsSync(hostTool('newgidmap'))
     ? RootlessUserns.open(rootless, { unshare: hostTool('unshare'), nsenter: hostTool('nsenter'), setpriv: hostTool('setpriv'), newuidmap: hostTool('newuidmap'), newgidmap: hostTool('newgidmap') }, join(stateDir, 'owner-ranges.json'), settings.rootlessRangeSize)
     : undefined;
+  // Rootless with a mapped range: reads the server's user is refused, done again inside the namespace (userns/ns-reader.ts).
+  const nsReader = mapped ? NamespaceReader.of(mapped) : undefined;
   if (rootless) settings.notice(rootlessNotice(cgroups, rootless, mapped ? { ...mapped.range, size: mapped.size, blocks: mapped.blocks } : undefined));
   mkdirSync(containersDir, { recursive: true });
   // Only root may traverse the state directory (made so even when it already exists): it holds
@@ -271,7 +274,10 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
       // user namespace's range so the image holds the ids the container saw (changes-layer.ts).
       commitLayer: async (c, changes, opened) => {
         if (!opened.storeLayer) throw EngineError.unsupported('making layers', 'sandbox');
-        return opened.storeLayer(changesLayer(await ensureRootfs(c), changes, usernsOf(c.spec)?.map ?? mapped?.mappingOf(mapped.indexOf(c.spec.labels)) ?? rootlessMap));
+        const rootfs = await ensureRootfs(c);
+        // Rootless, a file the server's user may not read (a 0700 directory of a range id) is read again inside the namespace (userns/ns-reader.ts).
+        return retryDenied(() => opened.storeLayer!(changesLayer(rootfs, changes, usernsOf(c.spec)?.map ?? mapped?.mappingOf(mapped.indexOf(c.spec.labels)) ?? rootlessMap)),
+          nsReader && (() => opened.storeLayer!(nsReader.layer(rootfs, changes, mapped!.indexOf(c.spec.labels)))));
       },
       // `docker diff`: an overlay's upper layer against the image's tree (overlay-changes.ts), a copy against the whole tree (diff-trees.ts).
       changes: async (c) => {
@@ -280,7 +286,8 @@ export function sandboxRuntime(options: SandboxRuntimeOptions = {}): ContainerRu
         const writable = writableOf(c.id);
         // A rootless owner's copy has its owners moved into the owner's block: compared as moved.
         const moved = mapped?.copyOwner(mapped.indexOf(c.spec.labels));
-        if (writable.copy) return existsSync(writable.path) ? diffTrees(await opened.imageRootfs(c.image.id, usernsOf(c.spec)?.map), writable.path, moved) : [];
+        const image = writable.copy && existsSync(writable.path) ? await opened.imageRootfs(c.image.id, usernsOf(c.spec)?.map) : undefined;
+        if (writable.copy) return image ? retryDenied(() => diffTrees(image, writable.path, moved), nsReader && (() => nsReader.diff(image, writable.path, mapped!.indexOf(c.spec.labels)))) : [];
         if (!overlays || !(await overlays.exists(c.id))) return [];
         const merged = await ensureRootfs(c);
         // Against the plain tree (the lowest layer) with owners moved by the range: what the range's layer holds.

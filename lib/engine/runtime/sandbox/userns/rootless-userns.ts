@@ -114,6 +114,11 @@ export class RootlessUserns {
     return index * (this.size - 1);
   }
 
+  /** {@link offset}, for a reader in the full namespace (ns-reader.ts). */
+  offsetOf(index: number): number {
+    return this.offset(index);
+  }
+
   /** Block `index` as host ids: those of its container id 1, and its size (a container's copy records it, sandbox-userns.ts checkRootfs). */
   blockOf(index: number): { uid: number; gid: number; size: number } {
     return { uid: this.range.uid + this.offset(index), gid: this.range.gid + this.offset(index), size: this.size };
