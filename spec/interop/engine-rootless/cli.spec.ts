@@ -150,6 +150,27 @@ describeWithPeers(`the sandbox runtime runs rootless: the demo as ${USER}, drive
         await docker(['rm', '-f', id]);
       }
     });
+    test('-p 18080:80 publishes the container\'s port 80 on host port 18080, as the acceptance names it', async () => {
+      const id = (await docker(['run', '-d', '-p', '18080:80', 'busybox', 'sh', '-c', 'while true; do printf "HTTP/1.0 200 OK\\r\\n\\r\\n18080\\n" | nc -l -p 80; done'])).stdout.trim();
+      try {
+        expect(id).toMatch(/^[0-9a-f]{64}$/);
+        expect((await docker(['port', id, '80'])).stdout).toContain(':18080');
+        let body = '';
+        for (let i = 0; i < 50 && body !== '18080\n'; i++) {
+          body = await fetch('http://127.0.0.1:18080/', { signal: AbortSignal.timeout(2000) }).then((res) => res.text(), () => '');
+          if (body !== '18080\n') await new Promise((r) => setTimeout(r, 100));
+        }
+        expect(body).toBe('18080\n');
+      } finally {
+        await docker(['rm', '-f', id]);
+      }
+    });
+    test('docker logs -f follows a running container\'s output as it comes, and ends when it exits', async () => {
+      const id = (await docker(['run', '-d', 'busybox', 'sh', '-c', 'for i in 1 2 3; do echo line$i; sleep 0.3; done'])).stdout.trim();
+      const followed = await docker(['logs', '-f', id], 20_000);
+      expect(followed).toMatchObject({ code: 0, stdout: 'line1\nline2\nline3\n' });
+      await docker(['rm', '-f', id]);
+    });
     test('--network none leaves only lo', async () => {
       const r = await docker(['run', '--rm', '--network', 'none', 'busybox', 'sh', '-c', 'tail -n +3 /proc/net/dev | cut -d: -f1']);
       expect(r.stdout.trim()).toBe('lo');
