@@ -150,6 +150,27 @@ describeWithPeers(`the sandbox runtime runs rootless: the demo as ${USER}, drive
         await docker(['rm', '-f', id]);
       }
     });
+    test('-p 18080:80 publishes the container\'s port 80 on host port 18080, as the acceptance names it', async () => {
+      const id = (await docker(['run', '-d', '-p', '18080:80', 'busybox', 'sh', '-c', 'while true; do printf "HTTP/1.0 200 OK\\r\\n\\r\\n18080\\n" | nc -l -p 80; done'])).stdout.trim();
+      try {
+        expect(id).toMatch(/^[0-9a-f]{64}$/);
+        expect((await docker(['port', id, '80'])).stdout).toContain(':18080');
+        let body = '';
+        for (let i = 0; i < 50 && body !== '18080\n'; i++) {
+          body = await fetch('http://127.0.0.1:18080/', { signal: AbortSignal.timeout(2000) }).then((res) => res.text(), () => '');
+          if (body !== '18080\n') await new Promise((r) => setTimeout(r, 100));
+        }
+        expect(body).toBe('18080\n');
+      } finally {
+        await docker(['rm', '-f', id]);
+      }
+    });
+    test('docker logs -f follows a running container\'s output as it comes, and ends when it exits', async () => {
+      const id = (await docker(['run', '-d', 'busybox', 'sh', '-c', 'for i in 1 2 3; do echo line$i; sleep 0.3; done'])).stdout.trim();
+      const followed = await docker(['logs', '-f', id], 20_000);
+      expect(followed).toMatchObject({ code: 0, stdout: 'line1\nline2\nline3\n' });
+      await docker(['rm', '-f', id]);
+    });
     test('--network none leaves only lo', async () => {
       const r = await docker(['run', '--rm', '--network', 'none', 'busybox', 'sh', '-c', 'tail -n +3 /proc/net/dev | cut -d: -f1']);
       expect(r.stdout.trim()).toBe('lo');
@@ -334,6 +355,44 @@ describeWithPeers(`the sandbox runtime runs rootless: the demo as ${USER}, drive
       expect(r.code).not.toBe(0);
       expect(r.stderr).toContain('the image\'s /owned is owned by 1000:1000: a rootless server maps one id');
     });
+  });
+
+  describe('a bind source is mounted as the object held at start, never a link swapped in on its path (the held-descriptor rule)', () => {
+    test('a directory swapped for a link after create is refused at start; swapped back and forth during starts, the container never sees the link\'s target', async () => {
+      const base = join(dir, 'swap');
+      const secret = join(dir, 'swap-secret');
+      mkdirSync(join(base, 'src'), { recursive: true });
+      mkdirSync(secret, { recursive: true });
+      writeFileSync(join(base, 'src', 'mine'), 'x');
+      writeFileSync(join(secret, 'host-marker'), 'host only\n');
+      spawnSync('chmod', ['-R', 'a+rX', base, secret]);
+      const id = (await docker(['create', '-v', `${join(base, 'src')}:/x`, 'busybox', 'ls', '/x'])).stdout.trim();
+      try {
+        // Swapped once after create: the walk at start meets the link (a 400 naming the bind).
+        spawnSync('sh', ['-c', `cd ${base} && mv src src.dir && ln -s ${secret} src`]);
+        const swapped = await docker(['start', '-a', id]);
+        expect(swapped.stdout).not.toContain('host-marker');
+        expect(swapped.stderr).toMatch(/bind source .*src.* changed since the container was created: a symbolic link is now on its path/);
+        // Back and forth while it starts: a start that holds the directory and then mounted the path would show the marker.
+        spawnSync('sh', ['-c', `cd ${base} && rm src && mv src.dir src && ln -s ${secret} src.link`]);
+        const swapper = spawn('sh', ['-c', `cd ${base} && while :; do mv src src.dir; mv src.link src; mv src src.link; mv src.dir src; done`], { stdio: 'ignore' });
+        const outcomes = { shown: 0, refused: 0, marker: 0 };
+        try {
+          for (let i = 0; i < 80; i++) {
+            const r = await docker(['start', '-a', id]);
+            if (r.stdout.includes('host-marker')) outcomes.marker++;
+            else if (r.stdout.includes('mine')) outcomes.shown++;
+            else outcomes.refused++;
+          }
+        } finally {
+          swapper.kill('SIGKILL');
+        }
+        expect(outcomes.marker).toBe(0);
+        expect(outcomes.shown + outcomes.refused).toBe(80);
+      } finally {
+        await docker(['rm', '-f', id]);
+      }
+    }, 120_000);
   });
 
   describe('/info tells the truth', () => {

@@ -114,6 +114,28 @@ describeWithPeers('docker build (classic builder) and docker commit against the 
     expect(dockgate.run.stdout).toBe(reference.run.stdout);
   });
 
+  otherUsers('a RUN that leaves a 0700 directory of uid 1000 builds, and a container holding one commits and diffs (rootless: read inside the user namespace, where the server\'s user may not)', async () => {
+    const env = (await engines()).dockgate;
+    const dir = context({ 'Dockerfile': 'FROM busybox\nRUN mkdir /d && echo secret > /d/f && chmod 600 /d/f && chown -R 1000:1000 /d && chmod 700 /d\n' });
+    const ref = tag('private');
+    made.push(ref);
+    const build = await run(CLI, ['build', '-q', '-t', ref, '.'], env, dir);
+    expect(build).toMatchObject({ code: 0 });
+    expect(await run(CLI, ['run', '--rm', '-u', '1000', ref, 'sh', '-c', 'stat -c "%a %u:%g" /d /d/f; cat /d/f'], env)).toMatchObject({ code: 0, stdout: '700 1000:1000\n600 1000:1000\nsecret\n' });
+    const id = (await run(CLI, ['run', '-d', 'busybox', 'sh', '-c', 'mkdir /p && echo mine > /p/f && chown -R 1000:1000 /p && chmod 700 /p && sleep 60'], env)).stdout.trim();
+    try {
+      let diff: Result = { code: 1, stdout: '', stderr: '' };
+      for (let i = 0; i < 50 && !diff.stdout.includes('A /p/f'); i++) diff = await run(CLI, ['diff', id], env);
+      expect(diff).toMatchObject({ code: 0, stdout: 'A /p\nA /p/f\n' });
+      const committed = tag('private-commit');
+      made.push(committed);
+      expect(await run(CLI, ['commit', id, committed], env)).toMatchObject({ code: 0 });
+      expect(await run(CLI, ['run', '--rm', '-u', '1000', committed, 'cat', '/p/f'], env)).toMatchObject({ code: 0, stdout: 'mine\n' });
+    } finally {
+      await run(CLI, ['rm', '-f', id], env);
+    }
+  });
+
   test('docker build -f ../Dockerfile . (the CLI adds it to the context under a generated name, the archive left unclosed) and -f a/nested/file build as on dockerd', async () => {
     const out: Record<string, string[]> = {};
     for (const [name, env] of Object.entries(await engines())) {

@@ -16,8 +16,11 @@
  * Not held: a socket, FIFO or device (`-v /var/run/docker.sock:…`, an administrator's), which
  * cannot or should not be opened. The walk still refuses a link at its name or on its path, but
  * the launcher binds it by path: a swap between the walk and the mount is not detected for these.
- * Without the runtime's user namespace there is no staging mount: bwrap binds the walked path,
- * with the same small window.
+ * Rootless with a subordinate range, the launcher runs inside the server's user namespace, where
+ * the kernel refuses to follow the server's descriptor links: it mounts the walked path and checks
+ * the mount against the held object's device and inode ({@link HeldBinds.identities}).
+ * Without the runtime's user namespace (root with `userns: false`, rootless with one id) there is
+ * no staging mount: bwrap binds the walked path, with the same small window.
  */
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
@@ -29,7 +32,13 @@ const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = constants;
 /** One bind of a container: its host source and where it shows in the container. */
 export interface BindSource { source: string; target: string }
 
+/** A held source as a launcher inside a user namespace mounts it: by its walked path, then checked to be the held object (`dev:ino`). */
+export interface CheckedSource { path: string; id: string }
+
 export class HeldBinds {
+  /** Each held descriptor's object (`dev:ino`), by its procfs name, read once (fstat) when first asked. */
+  private readonly ids = new Map<string, CheckedSource>();
+
   private constructor(private readonly held: ReadonlyMap<string, FileHandle | undefined>) {}
 
   /** Nothing held: for a body without binds, or where nothing needs holding. */
@@ -66,6 +75,21 @@ export class HeldBinds {
     if (!this.held.has(source)) throw new Error(`bind source ${source} was not walked at start (held-binds.ts)`);
     const handle = this.held.get(source);
     return handle ? `/proc/${process.pid}/fd/${handle.fd}` : source;
+  }
+
+  /**
+   * The held objects' identities (device and inode, from their descriptors), for a launcher that
+   * cannot reach `/proc/<server pid>/fd/<n>`: from inside a user namespace the kernel refuses to
+   * follow another process's descriptor links (no CAP_SYS_PTRACE over the server's namespace).
+   * It mounts the walked path and checks that what it mounted is this object (userns/enter.ts).
+   */
+  async identities(): Promise<(held: string) => CheckedSource | undefined> {
+    for (const [source, handle] of this.held) {
+      if (!handle) continue;
+      const st = await handle.stat({ bigint: true });
+      this.ids.set(`/proc/${process.pid}/fd/${handle.fd}`, { path: source, id: `${st.dev}:${st.ino}` });
+    }
+    return (held) => this.ids.get(held);
   }
 
   /** Closes every held descriptor. */

@@ -6,6 +6,26 @@ import type { Cgroups } from '../../linux/cgroups.js';
 import { EngineError } from '../../../engine-api/engine-error.js';
 import type { ContainerSpec } from '../../../engine-api/container-spec.js';
 import { portRequests } from './network/port-bindings.js';
+import { detectV2, v2DelegationCommand, v2Summary, type V2Delegation } from '../../linux/cgroup-v2.js';
+
+/** A cgroup v2 host's delegation to this server's user, read once (cgroup-v2.ts); undefined on cgroup v1. */
+let v2Read: { uid: number; d: V2Delegation | undefined } | undefined;
+function v2Of(user: Rootless): V2Delegation | undefined {
+  if (v2Read?.uid !== user.uid) v2Read = { uid: user.uid, d: detectV2(user.uid) };
+  return v2Read.d;
+}
+
+/**
+ * On a cgroup v2 host, what is delegated and the command that delegates the rest; the sandbox
+ * runtime sets its limits through cgroup v1 groups only, so on v2 each limit stays refused and
+ * this says so, rather than claim one.
+ */
+function v2Words(user: Rootless): string | undefined {
+  const d = v2Of(user);
+  if (!d) return undefined;
+  const command = v2DelegationCommand(d, user.uid);
+  return `${v2Summary(d)}${command ? `; delegate the controllers once with: ${command}` : ''}; the sandbox runtime sets limits through cgroup v1 groups only, so on this cgroup v2 host they are refused`;
+}
 
 /** The server's own user when it does not run as root (rootless), read once at construction. */
 export interface Rootless {
@@ -59,6 +79,8 @@ export function delegationCommand(cgroups: Cgroups | undefined, user: Rootless):
 /** Why a limit needing `controller` is refused on a rootless server: what to delegate, and how. */
 export function undelegatedReason(cgroups: Cgroups | undefined, controller: CgroupController, user: Rootless): string {
   const dir = cgroups?.undelegated(controller);
+  const v2 = dir === undefined ? v2Words(user) : undefined;
+  if (v2) return `the server runs rootless (as ${user.name}) and the ${controller} cgroup is not available to it (${v2})`;
   if (!dir) return `the server runs rootless (as ${user.name}) and the ${controller} cgroup is not available to it`;
   return `the server runs rootless (as ${user.name}) and the ${controller} cgroup ${dir} is not delegated to it; `
     + `delegate it once with: ${delegationCommand(cgroups, user)!}`;
@@ -74,7 +96,7 @@ export function rootlessNotice(cgroups: Cgroups | undefined, user: Rootless, ran
     ? `container ids 0-${range.size - 1} mapped (root is ${user.name}, the others its subordinate range from host uid ${range.uid}, ${range.count} ids${range.blocks > 1 ? `, cut into ${range.blocks} owners' ranges` : ': containers without an owner only'})`
     : `one container id mapped (root is ${user.name}; users other than root need a /etc/subuid and /etc/subgid range for ${user.name} and newuidmap)`;
   return `[dockgate] sandbox runtime rootless as ${user.name} (uid ${user.uid}): limits enforced: ${enforced.length > 0 ? enforced.join(', ') : 'none'}`
-    + (refused.length > 0 ? `; refused by name: ${refused.join(', ')}${command ? ` (delegate the cgroups with: ${command})` : ' (no cgroup v1 controller mounted for them)'}` : '')
+    + (refused.length > 0 ? `; refused by name: ${refused.join(', ')}${command ? ` (delegate the cgroups with: ${command})` : ` (${v2Words(user) ?? 'no cgroup v1 controller mounted for them'})`}` : '')
     + `; ${ids}`;
 }
 

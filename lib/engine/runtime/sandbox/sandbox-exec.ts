@@ -35,7 +35,7 @@ export interface SandboxExecContext {
   enter?: (bwrap: string, args: string[], argv: string[], user: { uid: number; gid: number; groups?: readonly number[] | undefined }) => [string, string[]];
   /** Rootless with Tmpfs mounts: the mount namespace holding them (rootless-tmpfs.ts), entered before bwrap. */
   tmpfsNs?: TmpfsNamespace;
-  /** Rootless, a container running as a non-root user in its nested user namespace: how an exec goes in (userns/exec-mapped.ts). */
+  /** Rootless with a mapped range: how an exec goes in (userns/exec-mapped.ts), a non-root user's into its nested user namespace, held binds staged. */
   mappedExec?: MappedExec;
 }
 
@@ -99,7 +99,7 @@ export async function sandboxExec(run: LocalExecRun, ctx: SandboxExecContext): P
   const cwd = run.workingDir !== '' ? run.workingDir : (run.container.spec.workingDir || '/');
   if (!cwd.startsWith('/')) throw EngineError.invalidParameter(`WorkingDir "${cwd}" must be an absolute path`);
   const init = await containerInit(run, ctx.bwrap);
-  // Rootless, a non-root container user: its start's way in, then its namespaces joined (as its uid and gid only, checked above).
+  // Rootless with a mapped range: as its start went in, then its namespaces joined (as its uid and gid only, checked above).
   const nested = ctx.mappedExec;
   const switchUser = !ctx.enter && !nested && (uid !== 0 || ownUserns);
   if (switchUser && ctx.busybox === undefined) {

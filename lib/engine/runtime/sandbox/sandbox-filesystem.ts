@@ -15,6 +15,7 @@ import { runOnRootfs } from './sandbox-offline.js';
 import type { SandboxState } from './sandbox-state.js';
 import { prepareSeccomp } from './seccomp/container-seccomp.js';
 import type { Enter } from './userns/sandbox-userns.js';
+import { NamespaceReader, retryDenied } from './userns/ns-reader.js';
 
 /**
  * Each container's own root filesystem (its overlay or copy, sandbox-rootfs.ts): diff, commit,
@@ -22,7 +23,12 @@ import type { Enter } from './userns/sandbox-userns.js';
  * inside it, local-archive.ts) and a volume's first content.
  */
 export class SandboxFilesystem implements ExecutorFilesystem {
-  constructor(private readonly state: SandboxState) {}
+  /** Rootless with a mapped range: reads the server's user is refused, done again inside the namespace (userns/ns-reader.ts). */
+  private readonly nsReader: NamespaceReader | undefined;
+
+  constructor(private readonly state: SandboxState) {
+    this.nsReader = state.mapped ? NamespaceReader.of(state.mapped) : undefined;
+  }
 
   /** A volume's first content: what the container's root filesystem copy (made from the image, ids mapped) has there. */
   async copyImagePath(c: LocalContainer, path: string, into: string): Promise<void> {
@@ -36,7 +42,11 @@ export class SandboxFilesystem implements ExecutorFilesystem {
   async commitLayer(c: LocalContainer, changes: Parameters<ExecutorFilesystem['commitLayer']>[1], opened: Parameters<ExecutorFilesystem['commitLayer']>[2]): ReturnType<ExecutorFilesystem['commitLayer']> {
     if (!opened.storeLayer) throw EngineError.unsupported('making layers', 'sandbox');
     const { mapped, rootlessMap } = this.state;
-    return opened.storeLayer(changesLayer(await this.state.rootfs.ensure(c), changes, this.state.usernsOf(c.spec)?.map ?? mapped?.mappingOf(mapped.indexOf(c.spec.labels)) ?? rootlessMap));
+    const rootfs = await this.state.rootfs.ensure(c);
+    const { nsReader } = this;
+    // Rootless, a file the server's user may not read (a 0700 directory of a range id) is read again inside the namespace (userns/ns-reader.ts).
+    return retryDenied(() => opened.storeLayer!(changesLayer(rootfs, changes, this.state.usernsOf(c.spec)?.map ?? mapped?.mappingOf(mapped.indexOf(c.spec.labels)) ?? rootlessMap)),
+      nsReader && (() => opened.storeLayer!(nsReader.layer(rootfs, changes, mapped!.indexOf(c.spec.labels)))));
   }
 
   /** `docker diff`: an overlay's upper layer against the image's tree (overlay-changes.ts), a copy against the whole tree (diff-trees.ts). */
@@ -48,7 +58,9 @@ export class SandboxFilesystem implements ExecutorFilesystem {
     const map = this.state.usernsOf(c.spec)?.map;
     // A rootless owner's copy has its owners moved into the owner's block: compared as moved.
     const moved = mapped?.copyOwner(mapped.indexOf(c.spec.labels));
-    if (writable.copy) return existsSync(writable.path) ? diffTrees(await opened.imageRootfs(c.image.id, map), writable.path, moved) : [];
+    const image = writable.copy && existsSync(writable.path) ? await opened.imageRootfs(c.image.id, map) : undefined;
+    const { nsReader } = this;
+    if (writable.copy) return image ? retryDenied(() => diffTrees(image, writable.path, moved), nsReader && (() => nsReader.diff(image, writable.path, mapped!.indexOf(c.spec.labels)))) : [];
     if (!overlays || !(await overlays.exists(c.id))) return [];
     const merged = await rootfs.ensure(c);
     // Against the plain tree (the lowest layer) with owners moved by the range: what the range's layer holds.

@@ -15,8 +15,11 @@ export const bwrap: Stage<StartContext> = {
     const joinsUserns = joined !== undefined && ctx.host.network.userns !== undefined;
     ctx.plan = {
       rootfs, user, tty: ctx.run.tty === true, tmpfs, ...(seccompFile ? { seccompFile } : {}), ...(group ? { cgroupDirs: group.dirs } : {}),
-      // Rootless with a mapped range: the launcher enters the namespace too (binds by name, as a rootless server always did: its held descriptors cannot be reached from inside).
-      ...(userns ? { userns: true, bindSource: (source: string) => held.path(source) } : ctx.host.mapped ? { userns: true } : {}), ...(Object.keys(files).length > 0 ? { files } : {}),
+      // Rootless with a mapped range: the launcher enters the namespace too. Every bind source is
+      // its held descriptor (held-binds.ts): the launcher's staging mounts it, by its walked path
+      // there (the descriptor's link cannot be followed from inside), checked to be the held object.
+      ...(userns || ctx.host.mapped ? { bindSource: (source: string) => held.path(source) } : {}),
+      ...(userns || ctx.host.mapped ? { userns: true } : {}), ...(Object.keys(files).length > 0 ? { files } : {}),
       ...(hostname ? { hostname } : {}), ...(joinsUserns ? { userns: true } : {}),
     };
     ctx.args = [...bwrapArgs(spec, ctx.plan), ...(net ? ['--unshare-net', ...net.gate.bwrapArgs()] : [])];

@@ -36,9 +36,11 @@ export const userns: Stage<StartContext> = {
     const { mapped } = ctx.host;
     if (mapped) {
       mapped.checkUser(ctx.user, ctx.run.spec.user);
-      ctx.enter = await mapped.enter(ctx.user, mapped.indexOf(ctx.run.spec.labels));
-      // A non-root user runs in bwrap's nested namespace: its execs go in as its start did (userns/exec-mapped.ts).
-      if (ctx.user.uid !== 0) ctx.mappedExec = await mapped.execEnter(mapped.indexOf(ctx.run.spec.labels));
+      // Its held bind sources are mounted by their walked paths and checked to be the held objects (held-binds.ts identities).
+      const held = await ctx.held.identities();
+      ctx.enter = await mapped.enter(ctx.user, mapped.indexOf(ctx.run.spec.labels), held);
+      // Its execs go in as its start did (userns/exec-mapped.ts): a non-root user's into bwrap's nested namespace, held binds staged.
+      ctx.mappedExec = await mapped.execEnter(mapped.indexOf(ctx.run.spec.labels), held);
       return;
     }
     if (!ctx.userns) return;

@@ -1,5 +1,5 @@
 import { viaShell } from '../sandbox-process.js';
-import { options, STAGE, stageArguments, stageSources, withoutCapabilities } from './enter.js';
+import { bindsHeld, options, STAGE, stageArguments, stageSources, withoutCapabilities } from './enter.js';
 
 /** Options that mount something at a path, and the value that is it. */
 const MOUNTS: Readonly<Record<string, 'bind' | 'dir'>> = {
@@ -43,6 +43,8 @@ export interface MappedTools {
   file: string;
   /** The directory the staging tmpfs covers (one every id may traverse). */
   stageDir: string;
+  /** The held bind sources' walked paths and identities (held-binds.ts `identities`), by their procfs names. */
+  held?: (held: string) => { path: string; id: string } | undefined;
 }
 
 /**
@@ -61,15 +63,21 @@ export interface MappedTools {
  *   Other ids show as nobody inside, as in any single-id namespace.
  */
 export function inMappedNamespace(tools: MappedTools, bwrap: string, args: readonly string[], argv: readonly string[], user: { uid: number; gid: number }): [string, string[]] {
-  if (user.uid === 0) {
+  if (user.uid === 0 && !bindsHeld(args)) {
     // nsenter clears the supplementary groups: setpriv gives back the container's gid, as root's only group.
     return [tools.nsenter, [`--user=${tools.file}`, '--setuid=0', `--setgid=${user.gid}`, '--', tools.setpriv, `--groups=${user.gid}`, '--', bwrap, ...args, '--', ...argv]];
   }
   const staged = stageSources(args, tools.stageDir);
+  if (user.uid === 0) {
+    // Root with held bind sources: staged (and checked to be the held objects) in a mount namespace of its own first.
+    const [shell, shellArgs] = viaShell(STAGE, [...stageArguments(tools.stageDir, staged.sources, '', undefined, tools.held),
+      tools.setpriv, `--groups=${user.gid}`, '--', bwrap, ...staged.args, '--', ...argv]);
+    return [tools.nsenter, [`--user=${tools.file}`, '--setuid=0', `--setgid=${user.gid}`, '--', tools.unshare, '--mount', '--', shell, ...shellArgs]];
+  }
   const command = [tools.setpriv, `--reuid=${user.uid}`, `--regid=${user.gid}`, `--groups=${user.gid}`, '--',
     bwrap, '--unshare-user', '--uid', String(user.uid), '--gid', String(user.gid), ...withoutCapabilities(staged.args), '--', ...argv];
   const points = mountPointArgs(staged.args);
   const [pointsShell, pointsArgs] = viaShell(MOUNT_POINTS, [bwrap, String(points.length), ...points, ...command]);
-  const [shell, shellArgs] = viaShell(STAGE, [...stageArguments(tools.stageDir, staged.sources, ''), pointsShell, ...pointsArgs]);
+  const [shell, shellArgs] = viaShell(STAGE, [...stageArguments(tools.stageDir, staged.sources, '', undefined, tools.held), pointsShell, ...pointsArgs]);
   return [tools.nsenter, [`--user=${tools.file}`, '--setuid=0', '--setgid=0', '--', tools.unshare, '--mount', '--', shell, ...shellArgs]];
 }

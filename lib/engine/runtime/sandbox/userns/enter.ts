@@ -100,11 +100,16 @@ const IDMAP = '[ -z "$im" ] || [ "${s##*:}" = "$ru" ] || "$im" "$2" "$uf" || :';
  * has now and mounts that name (`mount -a` does not resolve it, and fails). A link planted there
  * meanwhile would be followed, and is caught here: the mount must be the held object itself
  * (same device and inode), or the launch stops (125), as bubblewrap's `--bind-fd` checks its own.
- * Its arguments are pairs (held source, staged path); one `stat` per pair prints both (held
- * first), one line each, with the owner's uid last. Then {@link IDMAP}. No held source: no process.
+ * Its arguments are triples (held source, staged path, identity): one `stat` per triple prints both
+ * (held first), one line each, with the owner's uid last; then {@link IDMAP}. A launcher inside a
+ * user namespace cannot follow the server's descriptor links: its triples carry the walked path
+ * and the held object's `dev:ino` (held-binds.ts `identities`), checked against the mount. No
+ * held source: no process.
  */
-const MOUNT_HELD = 'while [ "$k" -gt 0 ]; do mount --rbind -o X-mount.mkdir "$1" "$2" || exit 125; s=$(stat -L -c %d:%i:%u "$1" "$2") && [ "${s%%[!0-9:]*}" = "${s##*[!0-9:]}" ] '
-  + '|| { echo "bind source $1 changed while it was mounted" >&2; exit 125; }; ' + IDMAP + '; shift 2; k=$((k-1)); done';
+const MOUNT_HELD = 'while [ "$k" -gt 0 ]; do mount --rbind -o X-mount.mkdir "$1" "$2" || exit 125; '
+  + 'if [ -n "$3" ]; then [ "$(stat -L -c %d:%i "$2")" = "$3" ] || { echo "bind source $1 changed while it was mounted" >&2; exit 125; }; '
+  + 'else s=$(stat -L -c %d:%i:%u "$1" "$2") && [ "${s%%[!0-9:]*}" = "${s##*[!0-9:]}" ] '
+  + '|| { echo "bind source $1 changed while it was mounted" >&2; exit 125; }; ' + IDMAP + '; fi; shift 3; k=$((k-1)); done';
 
 /**
  * The staging shell: a tmpfs over {@link STAGE_DIR}, then each source bound (recursively, as
@@ -181,12 +186,23 @@ export function inUserNamespace(tools: UsernsTools, bwrap: string, args: readonl
 }
 
 /** {@link STAGE}'s arguments for `sources` staged in `dir`: the table, the held pairs, and the idmap of host binds (none: helper ''). */
-export function stageArguments(dir: string, sources: readonly string[], namespaceFile: string, idmap: { helper: string; file: string; rootUid: number } = { helper: '', file: '', rootUid: 0 }): string[] {
-  const held = sources.flatMap((source, i) => (HELD.test(source) ? [source, `${dir}/${i}`] : []));
+export function stageArguments(dir: string, sources: readonly string[], namespaceFile: string, idmap: { helper: string; file: string; rootUid: number } = { helper: '', file: '', rootUid: 0 },
+  checked?: (held: string) => { path: string; id: string } | undefined): string[] {
+  const held = sources.flatMap((source, i) => {
+    if (!HELD.test(source)) return [];
+    // Inside a user namespace (rootless): the walked path, checked against the held object's identity.
+    const check = checked?.(source);
+    return check ? [check.path, `${dir}/${i}`, check.id] : [source, `${dir}/${i}`, ''];
+  });
   return [
     dir, stagingTable(dir, sources), namespaceFile, idmap.helper, idmap.file, String(idmap.rootUid),
-    String(sources.length), ...sources, String(held.length / 2), ...held,
+    String(sources.length), ...sources.map((source) => checked?.(source)?.path ?? source), String(held.length / 3), ...held,
   ];
+}
+
+/** Whether any of bwrap's arguments binds a held source (held-binds.ts). */
+export function bindsHeld(args: readonly string[]): boolean {
+  return options(args).some(([option, source]) => BINDS.has(option!) && HELD.test(source ?? ''));
 }
 
 /** bwrap's arguments with the capability set replaced by none. */

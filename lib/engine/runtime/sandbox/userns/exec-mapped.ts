@@ -1,5 +1,5 @@
 import { viaShell } from '../sandbox-process.js';
-import { options, STAGE, stageArguments, stageSources, withoutCapabilities } from './enter.js';
+import { bindsHeld, options, STAGE, stageArguments, stageSources, withoutCapabilities } from './enter.js';
 import type { MappedTools } from './enter-mapped.js';
 
 /**
@@ -45,12 +45,27 @@ function joinedArgs(args: readonly string[]): string[] {
  */
 export function execInMappedNamespace(tools: MappedTools, init: number, bwrap: string, args: readonly string[], argv: readonly string[], user: { uid: number; gid: number }): [string, string[]] {
   const staged = stageSources(args, tools.stageDir);
+  if (user.uid === 0) return rootExec(tools, init, bwrap, args, staged, argv);
   const uid = String(user.uid);
   const gid = String(user.gid);
   const command = [tools.setpriv, `--groups=${gid}`, '--',
     tools.nsenter, '--target', '1', '--user', '--net', '--ipc', '--uts', '--cgroup', '--preserve-credentials', '-S', uid, '-G', gid, '--',
     bwrap, '--unshare-user', '--uid', uid, '--gid', gid, ...withoutCapabilities(joinedArgs(staged.args)), '--', ...argv];
   const [joinShell, joinArgs] = viaShell(JOIN_PID, [tools.nsenter, String(init), ...command]);
-  const [shell, shellArgs] = viaShell(STAGE, [...stageArguments(tools.stageDir, staged.sources, ''), joinShell, ...joinArgs]);
+  const [shell, shellArgs] = viaShell(STAGE, [...stageArguments(tools.stageDir, staged.sources, '', undefined, tools.held), joinShell, ...joinArgs]);
   return [tools.nsenter, [`--user=${tools.file}`, '--setuid=0', '--setgid=0', '--', tools.unshare, '--mount', '--', shell, ...shellArgs]];
+}
+
+/**
+ * An exec into a root container of a rootless server: nsenter joins its namespaces (its user
+ * namespace is the mapped one, whose root the server's user is), and bwrap joins its PID
+ * namespace as on any exec (sandbox-exec.ts). With held bind sources, a private mount namespace
+ * first stages them by their walked paths, checked to be the held objects (userns/enter.ts STAGE),
+ * since bwrap there cannot follow the server's descriptor links; without, bwrap binds as it is given.
+ */
+function rootExec(tools: MappedTools, init: number, bwrap: string, args: readonly string[], staged: { args: string[]; sources: string[] }, argv: readonly string[]): [string, string[]] {
+  const join = [tools.nsenter, '--target', String(init), '--user', '--preserve-credentials', '--net', '--ipc', '--uts', '--cgroup', '--'];
+  if (!bindsHeld(args)) return [join[0]!, [...join.slice(1), bwrap, ...args, '--', ...argv]];
+  const [shell, shellArgs] = viaShell(STAGE, [...stageArguments(tools.stageDir, staged.sources, '', undefined, tools.held), bwrap, ...staged.args, '--', ...argv]);
+  return [join[0]!, [...join.slice(1), tools.unshare, '--mount', '--', shell, ...shellArgs]];
 }

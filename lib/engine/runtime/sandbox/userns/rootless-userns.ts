@@ -4,7 +4,7 @@ import { EngineError } from '../../../../engine-api/engine-error.js';
 import { runOffLoop, type CommandResult } from '../../../linux/off-loop-command.js';
 import { subordinateEntry, type Rootless } from '../rootless.js';
 import { ownerOf } from '../../../policy/owner-label.js';
-import { inMappedNamespace } from './enter-mapped.js';
+import { inMappedNamespace, type MappedTools } from './enter-mapped.js';
 import { execInMappedNamespace } from './exec-mapped.js';
 import { OwnerRanges } from './owner-ranges.js';
 import { holdUserNamespace } from './held-namespace.js';
@@ -114,6 +114,11 @@ export class RootlessUserns {
     return index * (this.size - 1);
   }
 
+  /** {@link offset}, for a reader in the full namespace (ns-reader.ts). */
+  offsetOf(index: number): number {
+    return this.offset(index);
+  }
+
   /** Block `index` as host ids: those of its container id 1, and its size (a container's copy records it, sandbox-userns.ts checkRootfs). */
   blockOf(index: number): { uid: number; gid: number; size: number } {
     return { uid: this.range.uid + this.offset(index), gid: this.range.gid + this.offset(index), size: this.size };
@@ -159,15 +164,15 @@ export class RootlessUserns {
   }
 
   /** The launcher transform for a container user of block `index` (userns/enter-mapped.ts); the namespace is made on first use. */
-  async enter(user: { uid: number; gid: number }, index: number): Promise<(bwrap: string, args: string[], argv: string[]) => [string, string[]]> {
+  async enter(user: { uid: number; gid: number }, index: number, held?: MappedTools['held']): Promise<(bwrap: string, args: string[], argv: string[]) => [string, string[]]> {
     const file = await this.blockFile(index);
-    return (bwrap, args, argv) => inMappedNamespace({ ...this.tools, file, stageDir: this.stageDir }, bwrap, args, argv, user);
+    return (bwrap, args, argv) => inMappedNamespace({ ...this.tools, file, stageDir: this.stageDir, ...(held ? { held } : {}) }, bwrap, args, argv, user);
   }
 
   /** How an exec goes into a container of block `index` running as a non-root user (userns/exec-mapped.ts). */
-  async execEnter(index: number): Promise<MappedExec> {
+  async execEnter(index: number, held?: MappedTools['held']): Promise<MappedExec> {
     const file = await this.blockFile(index);
-    return (init, bwrap, args, argv, user) => execInMappedNamespace({ ...this.tools, file, stageDir: this.stageDir }, init, bwrap, args, argv, user);
+    return (init, bwrap, args, argv, user) => execInMappedNamespace({ ...this.tools, file, stageDir: this.stageDir, ...(held ? { held } : {}) }, init, bwrap, args, argv, user);
   }
 
   /** Runs `argv` as the namespace's root (copies and removals of trees holding files of its other ids), off the event loop. */
