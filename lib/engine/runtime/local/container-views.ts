@@ -78,7 +78,7 @@ export function inspectView(c: LocalContainer, stoppedNetworks?: Record<string, 
       OpenStdin: c.openStdin,
       StdinOnce: c.body.StdinOnce ?? false,
       Env: c.env,
-      Cmd: c.body.Cmd ?? c.image.cmd ?? null,
+      Cmd: configCmd(c.body, c.image.cmd),
       Image: c.body.Image,
       Volumes: c.body.Volumes ?? null,
       WorkingDir: c.body.WorkingDir ?? '',
@@ -190,4 +190,14 @@ function sameKeys(made: readonly string[], sent: unknown): boolean {
 function keyed(made: readonly string[], sent: unknown): Record<string, unknown> {
   const own = entries(sent);
   return Object.fromEntries(made.map((k) => [k, Object.hasOwn(own, k) ? own[k] : {}]));
+}
+
+/**
+ * `Config.Cmd` as dockerd merges it (image-config.ts): a create that sends an Entrypoint keeps its
+ * own Cmd (null when it sent none); otherwise an empty Cmd is the image's.
+ */
+function configCmd(body: { Cmd?: unknown; Entrypoint?: unknown }, imageCmd: readonly string[] | undefined): unknown {
+  if (body.Entrypoint !== undefined && body.Entrypoint !== null) return body.Cmd ?? null;
+  const empty = body.Cmd === undefined || body.Cmd === null || (Array.isArray(body.Cmd) && body.Cmd.length === 0);
+  return empty ? imageCmd ?? null : body.Cmd;
 }
