@@ -27,6 +27,14 @@ describe('a container belongs to the subject that created it, recorded in its do
     expect(res.body).toEqual({ message: `Labels: the ${OWNER_LABEL} label is set by the engine` });
   });
 
+  test('a legacy link of another\'s container cannot be removed: 404 as if the container did not exist; its owner reaches the runtime (501 here: no links)', async () => {
+    const id = await containerOf(app, 'alice');
+    const res = await as(app, 'bob').delete(`/v1.41/containers/${id}/x?link=true`);
+    expect(res.status).toBe(404);
+    expect(res.body.message).toMatch(/^No such container/);
+    expect((await as(app, 'alice').delete(`/v1.41/containers/${id}/x?link=true`)).status).toBe(501);
+  });
+
   test('a caller may not give the volume a mount makes someone else\'s owner label (403 naming VolumeOptions.Labels)', async () => {
     const res = await as(app, 'bob').post('/v1.41/containers/create').send({ Image: 'busybox', HostConfig: { Mounts: [{ Type: 'volume', Target: '/v', VolumeOptions: { Labels: { [OWNER_LABEL]: 'alice' } } }] } });
     expect(res.status).toBe(403);

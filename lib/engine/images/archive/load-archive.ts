@@ -11,6 +11,7 @@ import { normalizeRef } from '../store/references.js';
 import { parseManifest, selectManifest } from '../registry/manifests.js';
 import { parsePlatform } from '../store/platform.js';
 import { SpooledArchive } from './spool-archive.js';
+import { loadLegacyArchive } from './legacy-archive.js';
 import { decompressedLayer } from '../store/decompress.js';
 import { byteCap } from '../store/byte-cap.js';
 
@@ -111,7 +112,9 @@ export async function loadArchive(store: ImageStoreCore, archive: Readable, opti
     const capped = decompressed.pipe(byteCap(store.options.maxLoadBytes, 'the image archive', 'maxLoadBytes'));
     decompressed.on('error', (err) => capped.destroy(err));
     const spool = await SpooledArchive.from(capped, dir);
-    const images = spool.has('manifest.json') ? await dockerArchiveImages(spool) : spool.has('index.json') ? await ociLayoutImages(spool, store.options.platform) : undefined;
+    // The format `docker save` wrote before Docker 1.10 (`repositories` and v1 layer folders), as dockerd still loads it.
+    if (!spool.has('manifest.json') && !spool.has('index.json') && spool.has('repositories')) lines.push(...(await loadLegacyArchive(store, spool, checkNames)));
+    const images = spool.has('manifest.json') ? await dockerArchiveImages(spool) : spool.has('index.json') ? await ociLayoutImages(spool, store.options.platform) : spool.has('repositories') ? [] : undefined;
     if (!images) throw bad('neither manifest.json nor index.json found');
     const tagged = images.map((image) => ({
       image,

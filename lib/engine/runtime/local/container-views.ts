@@ -78,11 +78,12 @@ export function inspectView(c: LocalContainer, stoppedNetworks?: Record<string, 
       OpenStdin: c.openStdin,
       StdinOnce: c.body.StdinOnce ?? false,
       Env: c.env,
-      Cmd: c.body.Cmd ?? c.image.cmd ?? null,
+      // The kept body holds the merged Cmd and Entrypoint (keptBody): the image's are in it already, or were not taken.
+      Cmd: c.body.Cmd ?? null,
       Image: c.body.Image,
       Volumes: c.body.Volumes ?? null,
       WorkingDir: c.body.WorkingDir ?? '',
-      Entrypoint: c.body.Entrypoint ?? c.image.entrypoint ?? null,
+      Entrypoint: c.body.Entrypoint ?? null,
       OnBuild: null,
       Labels: c.labels,
       // dockerd sends these two only when set (omitempty); docker-py reads StopTimeout back.
@@ -163,7 +164,8 @@ export function keptBody(sent: ContainerSpec, made: ContainerSpec): ContainerCre
   const host = body.HostConfig;
   return {
     ...body,
-    Cmd: made.cmd && made.cmd.length > 0 ? [...made.cmd] : null,
+    // An Entrypoint sent with an empty Cmd list keeps that list (dockerd echoes it); otherwise no Cmd is null.
+    Cmd: made.cmd && made.cmd.length > 0 ? [...made.cmd] : isSent(body.Entrypoint) && Array.isArray(body.Cmd) ? [] : null,
     Entrypoint: made.entrypoint && made.entrypoint.length > 0 ? [...made.entrypoint] : null,
     Env: [...made.env],
     Labels: { ...made.labels },
@@ -175,6 +177,10 @@ export function keptBody(sent: ContainerSpec, made: ContainerSpec): ContainerCre
     ...(made.healthcheck !== undefined && made.healthcheck !== null ? { Healthcheck: made.healthcheck } : {}),
     ...(made.host.networkMode !== sent.host.networkMode ? { HostConfig: { ...host, NetworkMode: made.host.networkMode } } : {}),
   };
+}
+
+function isSent(value: unknown): boolean {
+  return value !== undefined && value !== null;
 }
 
 function entries(sent: unknown): Record<string, unknown> {
@@ -191,3 +197,4 @@ function keyed(made: readonly string[], sent: unknown): Record<string, unknown> 
   const own = entries(sent);
   return Object.fromEntries(made.map((k) => [k, Object.hasOwn(own, k) ? own[k] : {}]));
 }
+
