@@ -33,7 +33,8 @@ const REMOVE_INTERVAL_MS = 20;
  * `dockgate` group made under the server's own group of that controller (so limits nest inside
  * whatever limits the server itself runs under). Containers get one group each below it.
  *
- * cgroup v2 (a unified hierarchy with the controllers) is not handled: its "no internal
+ * cgroup v2 (a unified hierarchy with the controllers) sets no limit here (a rootless server
+ * reports what systemd delegates there, cgroup-v2.ts): its "no internal
  * processes" rule means delegating a subtree to a server that itself lives in the group, which
  * belongs to the service manager's set-up; on such a host the limits are refused, naming the field.
  */

@@ -253,6 +253,20 @@ describeWithPeers(`the sandbox runtime runs rootless: the demo as ${USER}, drive
         await docker(['rm', '-f', id]);
       }
     });
+    test('docker exec -u 1000 into a root container runs as uid 1000 with no capability, and what it writes belongs to 1000', async () => {
+      const id = (await docker(['run', '-d', '--tmpfs', '/scratch:mode=1777', 'busybox', 'sh', '-c', 'echo from-root > /scratch/f; sleep 30'])).stdout.trim();
+      try {
+        let r = { code: 1, stdout: '', stderr: '' };
+        for (let i = 0; i < 50 && r.code !== 0; i++) {
+          r = await docker(['exec', '-u', '1000', id, 'sh', '-c', 'id; cat /scratch/f; echo u > /scratch/by-u; stat -c %u /scratch/by-u; touch /etc/x 2>/dev/null || echo denied; grep CapEff /proc/self/status']);
+          if (r.code !== 0) await new Promise((res) => setTimeout(res, 100));
+        }
+        expect(r).toMatchObject({ code: 0, stdout: 'uid=1000(user) gid=1000(user) groups=1000(user)\nfrom-root\n1000\ndenied\nCapEff:\t0000000000000000\n' });
+        expect(await docker(['exec', id, 'stat', '-c', '%u', '/scratch/by-u'])).toMatchObject({ code: 0, stdout: '1000\n' });
+      } finally {
+        await docker(['rm', '-f', id]);
+      }
+    });
     test('a removed container\'s copy is gone from the state directory, files of the range\'s ids too', async () => {
       const id = (await docker(['create', '-u', '1000', 'busybox', 'sh', '-c', 'echo x > /tmp/by-1000'])).stdout.trim();
       expect((await docker(['start', '-a', id])).code).toBe(0);

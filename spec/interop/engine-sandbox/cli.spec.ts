@@ -1,6 +1,6 @@
 import { test, expect, afterAll } from '@jest/globals';
-import { execFile, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { execFile, spawn, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeWithPeers, program, type PeerCheck } from '../../support/peers.js';
@@ -107,6 +107,28 @@ describeWithPeers('Docker CLI 28 against the sandbox runtime: each container is 
       expect(r.stderr).toContain(field);
     });
   }
+  test('a bind source swapped back and forth with a link to a host folder while the container starts is never followed (held at start, rootless too)', async () => {
+    const { socket } = (await listening)!;
+    const base = mkdtempSync(join(tmpdir(), 'dockgate-swap-'));
+    const secret = mkdtempSync(join(tmpdir(), 'dockgate-swap-secret-'));
+    mkdirSync(join(base, 'src'));
+    writeFileSync(join(base, 'src', 'mine'), 'x');
+    writeFileSync(join(secret, 'host-marker'), 'host only\n');
+    for (const path of [base, secret, join(base, 'src')]) chmodSync(path, 0o755);
+    const id = (await docker(socket, ['create', '-v', `${join(base, 'src')}:/x`, 'busybox', 'ls', '/x'])).stdout.trim();
+    spawnSync('ln', ['-s', secret, join(base, 'src.link')]);
+    const swapper = spawn('sh', ['-c', `cd ${base} && while :; do mv src src.dir; mv src.link src; sleep 0.02; mv src src.link; mv src.dir src; sleep 0.02; done`], { stdio: 'ignore' });
+    try {
+      let marker = 0;
+      for (let i = 0; i < 80; i++) if ((await docker(socket, ['start', '-a', id])).stdout.includes('host-marker')) marker++;
+      expect(marker).toBe(0);
+    } finally {
+      swapper.kill('SIGKILL');
+      await docker(socket, ['rm', '-f', id]);
+      rmSync(base, { recursive: true, force: true });
+      rmSync(secret, { recursive: true, force: true });
+    }
+  }, 120_000);
   test('rm -f of sh -c "sleep & sleep & wait" leaves no process behind', async () => {
     const { socket } = (await listening)!;
     const name = `dg-tree-${Date.now()}`;

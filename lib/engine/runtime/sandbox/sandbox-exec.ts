@@ -87,7 +87,9 @@ export async function sandboxExec(run: LocalExecRun, ctx: SandboxExecContext): P
   const given = numeric && run.env.some((e) => e.startsWith('HOME=')) && Number(numeric[1]) <= 0xfffffffe && Number(numeric[2]) <= 0xfffffffe;
   const { uid, gid, home } = given ? { uid: Number(numeric[1]), gid: Number(numeric[2]), home: '' } : await ctx.resolveUser(wanted);
   const owner = ctx.plan.user;
-  if (!ctx.enter && hasUserNamespace(owner) && (uid !== owner.uid || gid !== owner.gid)) {
+  // Rootless with a mapped range, a root container's execs may run as any user of the range (userns/exec-mapped.ts).
+  const anyUser = ctx.mappedExec !== undefined && owner.uid === 0;
+  if (!ctx.enter && !anyUser && hasUserNamespace(owner) && (uid !== owner.uid || gid !== owner.gid)) {
     throw EngineError.invalidParameter(`User "${spec}": the container runs in a user namespace that maps only uid ${owner.uid} and gid ${owner.gid} (its User); the sandbox runtime runs its execs as that user only`);
   }
   // Rootless, the launcher's nsenter already joined the container's user namespace (root only, checked above).

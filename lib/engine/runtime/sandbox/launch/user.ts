@@ -40,7 +40,7 @@ export const userns: Stage<StartContext> = {
       const held = await ctx.held.identities();
       ctx.enter = await mapped.enter(ctx.user, mapped.indexOf(ctx.run.spec.labels), held);
       // Its execs go in as its start did (userns/exec-mapped.ts): a non-root user's into bwrap's nested namespace, held binds staged.
-      ctx.mappedExec = await mapped.execEnter(mapped.indexOf(ctx.run.spec.labels), held);
+      ctx.mappedExec = await mapped.execEnter(mapped.indexOf(ctx.run.spec.labels), held, ctx.user.uid === 0);
       return;
     }
     if (!ctx.userns) return;

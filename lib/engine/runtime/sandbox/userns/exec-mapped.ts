@@ -28,7 +28,9 @@ function joinedArgs(args: readonly string[]): string[] {
 }
 
 /**
- * `docker exec` into a container of a rootless server that runs as a non-root user, in bwrap's
+ * `docker exec` as a non-root user into a container of a rootless server (`containerRoot`: one
+ * running as root, whose namespaces are the mapped namespace's own) or into one that runs as a
+ * non-root user, in bwrap's
  * nested single-id user namespace (enter-mapped.ts inMappedNamespace): the same way in as its
  * start, then its namespaces joined.
  *
@@ -43,13 +45,17 @@ function joinedArgs(args: readonly string[]): string[] {
  * none in effect). Only the container's own uid and gid are mapped there: another user is
  * refused before this (sandbox-exec.ts).
  */
-export function execInMappedNamespace(tools: MappedTools, init: number, bwrap: string, args: readonly string[], argv: readonly string[], user: { uid: number; gid: number }): [string, string[]] {
+export function execInMappedNamespace(tools: MappedTools, init: number, bwrap: string, args: readonly string[], argv: readonly string[], user: { uid: number; gid: number }, containerRoot = false): [string, string[]] {
   const staged = stageSources(args, tools.stageDir);
   if (user.uid === 0) return rootExec(tools, init, bwrap, args, staged, argv);
   const uid = String(user.uid);
   const gid = String(user.gid);
-  const command = [tools.setpriv, `--groups=${gid}`, '--',
-    tools.nsenter, '--target', '1', '--user', '--net', '--ipc', '--uts', '--cgroup', '--preserve-credentials', '-S', uid, '-G', gid, '--',
+  // A root container's namespaces belong to the mapped namespace itself, which the launcher is in:
+  // joined without --user, then setpriv becomes the user (with the capability to, as its root).
+  const join = containerRoot
+    ? [tools.nsenter, '--target', '1', '--net', '--ipc', '--uts', '--cgroup', '--', tools.setpriv, `--reuid=${uid}`, `--regid=${gid}`, `--groups=${gid}`, '--']
+    : [tools.setpriv, `--groups=${gid}`, '--', tools.nsenter, '--target', '1', '--user', '--net', '--ipc', '--uts', '--cgroup', '--preserve-credentials', '-S', uid, '-G', gid, '--'];
+  const command = [...join,
     bwrap, '--unshare-user', '--uid', uid, '--gid', gid, ...withoutCapabilities(joinedArgs(staged.args)), '--', ...argv];
   const [joinShell, joinArgs] = viaShell(JOIN_PID, [tools.nsenter, String(init), ...command]);
   const [shell, shellArgs] = viaShell(STAGE, [...stageArguments(tools.stageDir, staged.sources, '', undefined, tools.held), joinShell, ...joinArgs]);

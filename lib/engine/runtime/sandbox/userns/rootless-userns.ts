@@ -170,9 +170,12 @@ export class RootlessUserns {
   }
 
   /** How an exec goes into a container of block `index` running as a non-root user (userns/exec-mapped.ts). */
-  async execEnter(index: number, held?: MappedTools['held']): Promise<MappedExec> {
+  async execEnter(index: number, held?: MappedTools['held'], containerRoot = false): Promise<MappedExec> {
     const file = await this.blockFile(index);
-    return (init, bwrap, args, argv, user) => execInMappedNamespace({ ...this.tools, file, stageDir: this.stageDir, ...(held ? { held } : {}) }, init, bwrap, args, argv, user);
+    return (init, bwrap, args, argv, user) => {
+      this.checkUser(user, `${user.uid}:${user.gid}`);
+      return execInMappedNamespace({ ...this.tools, file, stageDir: this.stageDir, ...(held ? { held } : {}) }, init, bwrap, args, argv, user, containerRoot);
+    };
   }
 
   /** Runs `argv` as the namespace's root (copies and removals of trees holding files of its other ids), off the event loop. */
