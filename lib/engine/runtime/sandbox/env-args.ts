@@ -1,5 +1,5 @@
-import { existsSync, mkdtempSync, readlinkSync, rmSync } from 'node:fs';
-import { rm, writeFile } from 'node:fs/promises';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { access, readlink, rm, writeFile } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,6 +50,8 @@ export function discardEnvArgs(file: string): void {
 const OPEN_POLLS = 400;
 
 /**
+ * For launchers the server spawns itself (a terminal's, an exec's); the command helper opens the
+ * file for the launchers it spawns (off-loop-command.ts `argsFile`), with no polling.
  * Removes the environment file as soon as the launcher `pid` holds it open as
  * {@link ENV_ARGS_FD} (or has exited, or after two seconds): from then on only the descriptor
  * gives it, and bwrap closes that before the command runs.
@@ -58,9 +60,9 @@ export async function removeOnceOpened(file: string, pid: number | undefined): P
   for (let i = 0; pid !== undefined && i < OPEN_POLLS; i++) {
     let target: string | undefined;
     try {
-      target = readlinkSync(`/proc/${pid}/fd/${ENV_ARGS_FD}`);
+      target = await readlink(`/proc/${pid}/fd/${ENV_ARGS_FD}`);
     } catch {
-      if (!existsSync(`/proc/${pid}`)) break;
+      if (!(await access(`/proc/${pid}`).then(() => true, () => false))) break;
     }
     if (target !== undefined && target.startsWith(file)) break;
     await delay(5);
