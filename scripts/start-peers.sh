@@ -7,7 +7,8 @@ set -euo pipefail
 
 if ! curl -sf --unix-socket /var/run/docker.sock http://localhost/_ping >/dev/null 2>&1; then
   echo "starting dockerd"
-  nohup dockerd --iptables=false --bridge=none >/tmp/dockerd.log 2>&1 &
+  # In a session of its own: a caller's shell that ends takes its process group with it.
+  setsid -f dockerd --iptables=false --bridge=none >/tmp/dockerd.log 2>&1 </dev/null
   for _ in $(seq 1 60); do
     curl -sf --unix-socket /var/run/docker.sock http://localhost/_ping >/dev/null 2>&1 && break
     sleep 1

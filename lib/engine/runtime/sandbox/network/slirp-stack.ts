@@ -1,6 +1,7 @@
 import { createConnection } from 'node:net';
 import { OffLoopChild } from '../../../linux/off-loop-command.js';
 import type { PortProto } from './port-bindings.js';
+import { slirpCommand } from './slirp-command.js';
 
 /** The addresses slirp4netns gives the namespace (its defaults for 10.0.2.0/24). */
 export const SLIRP_NET = { ipAddress: '10.0.2.100', prefixLen: 24, gateway: '10.0.2.2', dns: '10.0.2.3', subnet: '10.0.2.0/24' } as const;
@@ -19,7 +20,9 @@ const READY_TIMEOUT_MS = 10_000;
  * - `--disable-host-loopback`: 10.0.2.2 would otherwise reach the host's 127.0.0.1, and with it
  *   Redis, the token service and every other loopback-only service.
  * - `--enable-sandbox` and `--enable-seccomp`: it parses the container's packets as root, so it
- *   pivots into an empty root, keeps only CAP_NET_BIND_SERVICE and loads its syscall filter.
+ *   pivots into an empty root, keeps only CAP_NET_BIND_SERVICE and loads its syscall filter
+ *   (started under `unshare --mount --propagation slave`, so its pivot unmounts nothing of the
+ *   host's: slirp-command.ts).
  * - `--exit-fd`: one end of a socket pair the server holds; slirp4netns exits when it closes,
  *   so a server that dies (even by SIGKILL) leaves no stack behind.
  * - `--api-socket` (only when ports are published): `add_hostfwd` opens each published port.
@@ -44,7 +47,9 @@ export class SlirpStack {
     // A path: the namespace to join (a rootless server's mapped one, above the container's own).
     if (joinUserns) args.push(`--userns-path=${typeof joinUserns === 'string' ? joinUserns : `/proc/${pid}/ns/user`}`);
     args.push('--netns-type=path', `/proc/${pid}/ns/net`, 'eth0');
-    const child = OffLoopChild.start(binary, args, { extraFds: 2, readyFd: 3 });
+    // Its sandbox's mount namespace is made below one of slave mounts (slirp-command.ts).
+    const [file, argv] = slirpCommand(binary, args);
+    const child = OffLoopChild.start(file, argv, { extraFds: 2, readyFd: 3 });
     const stack = new SlirpStack(child, apiSocket);
     let timer: NodeJS.Timeout | undefined;
     try {
