@@ -386,7 +386,7 @@ class Build {
     const dest = posix.isAbsolute(destWord) ? destWord : `${posix.join(workdir, destWord)}${destWord.endsWith('/') || destWord === '.' ? '/' : ''}`;
     // The unpacked parent is needed only to write the layer (and to resolve --chown names), not for a cache hit.
     const parentRoot = async () => (state.imageId === '' ? undefined : this.backend.store.imageRootfs(await this.#ensureImage(state)));
-    let source: CopySource = { root: this.context.root, ignored: this.context.ignored, context: true };
+    let source: CopySource = { root: this.context.root, ignored: this.context.ignored, walkIgnored: this.context.walkIgnored, context: true };
     const from = flags.get('from');
     if (from !== undefined) {
       const stageImage = this.#stages.get(processWord(from, this.#meta, this.escape).toLowerCase());

@@ -9,7 +9,7 @@ import { extractContext } from './extract-context.js';
 import { Beneath, BeneathError } from '../../linux/beneath.js';
 import { byteCap } from '../../images/store/byte-cap.js';
 import { decompressedLayer } from '../../images/store/decompress.js';
-import { dockerignore } from './dockerignore.js';
+import { dockerignore, reincludes } from './dockerignore.js';
 
 /**
  * A build's context: the client's tar (plain or gzip) unpacked into a private temporary directory
@@ -17,7 +17,8 @@ import { dockerignore } from './dockerignore.js';
  * `.dockerignore` filter. Paths are resolved inside it as a chroot would (no link leads out).
  */
 export class BuildContext {
-  private constructor(readonly root: string, readonly ignored: (rel: string) => boolean) {}
+  /** @param walkIgnored the `.dockerignore` re-includes (`!`): walks go on into excluded directories. */
+  private constructor(readonly root: string, readonly ignored: (rel: string) => boolean, readonly walkIgnored = false) {}
 
   /** Spools the context into a new directory under `tempDir`; a broken or too large tar is a 400. */
   static async spool(tar: Readable, tempDir: string, maxBytes: number): Promise<BuildContext> {
@@ -37,7 +38,7 @@ export class BuildContext {
       ])).flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
       if (failures.length > 0) throw failures.find((e) => (e as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE') ?? failures[0];
       const text = (await readContextFile(root, '.dockerignore'))?.toString('utf8') ?? '';
-      return new BuildContext(root, dockerignore(text));
+      return new BuildContext(root, dockerignore(text), reincludes(text));
     } catch (error) {
       await rm(dir, { recursive: true, force: true });
       if (error instanceof EngineError) throw EngineError.invalidParameter(`invalid build context: ${error.message.replace(/^invalid layer: /, '')}`);

@@ -23,3 +23,13 @@ export function dockerignore(text: string): (rel: string) => boolean {
     return clean !== '' && matcher.ignores(clean);
   };
 }
+
+/**
+ * Whether a `.dockerignore` has `!` lines: something below an excluded directory may be
+ * re-included (docker-py's test_build_with_dockerignore: `ignored` then
+ * `!ignored/subdir/excepted-file`), so a walk goes on into excluded directories and judges each
+ * entry below them, as moby's PatternMatcher walk does.
+ */
+export function reincludes(text: string): boolean {
+  return text.split(/\r?\n/).some((l) => l.trim().startsWith('!'));
+}

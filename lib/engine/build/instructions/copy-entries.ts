@@ -11,6 +11,8 @@ import type { LayerEntry } from '../../images/store/layer-writer.js';
 export interface CopySource {
   root: string;
   ignored: (rel: string) => boolean;
+  /** Go on into an excluded directory to judge what is below it (a `!` line may re-include it). */
+  walkIgnored?: boolean;
   /** Files of the context are written as root's; an image's keep their owners. */
   context: boolean;
 }
@@ -79,22 +81,25 @@ export async function copyEntries(options: {
   };
   // `known`: the host path when the caller already resolved it (a child of a real directory, read
   // with lstat and never followed, needs no second resolution).
-  const one = async (root: string, rel: string, target: string, known?: string): Promise<void> => {
+  // `excluded`: a directory .dockerignore excludes, walked only for what a `!` line re-includes below it.
+  const one = async (root: string, rel: string, target: string, known?: string, excluded = false): Promise<void> => {
     const host = known ?? (await resolveInRoot(root, rel || '.'));
     const info = await lstat(host);
+    if (excluded && !info.isDirectory()) return;
     const { uid, gid } = owner(info.uid, info.gid);
     const name = target.replace(/^\/+/, '');
     const base = { mode: info.mode & 0o7777, uid, gid, mtime: info.mtime };
     if (info.isDirectory()) {
-      if (name !== '') {
+      if (name !== '' && !excluded) {
         await parents(name);
         made.add(name);
         await add({ header: { ...base, name: `${name}/`, type: 'directory' } });
       }
       for (const child of (await readdir(host)).sort()) {
         const childRel = rel === '' ? child : `${rel}/${child}`;
-        if (root === source.root && source.ignored(childRel)) continue;
-        await one(root, childRel, posix.join(target, child), posix.join(host, child));
+        const skip = root === source.root && source.ignored(childRel);
+        if (skip && !source.walkIgnored) continue;
+        await one(root, childRel, posix.join(target, child), posix.join(host, child), skip);
       }
       return;
     }
