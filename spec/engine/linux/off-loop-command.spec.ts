@@ -150,6 +150,8 @@ const ON_THE_LOOP: Record<string, string> = {
   'userns/user-namespace.ts': "the holder of an owner's user namespace, made once per owner range (not per start)",
   'userns/rootless-userns.ts': "the holder of a rootless server's mapped user namespace (and of each owner's), made once (not per start)",
   'network/network-userns.ts': "the holder of a rootless server's own user namespace, made once per server (not per start), its stdin the server's",
+  'rootless-tmpfs.ts': "the holder of a rootless server's tmpfs mount namespace, made once per server (not per start), its stdin the server's",
+  'userns/ns-reader.ts': 'a read of a rootless container\'s files inside its namespace, whose output the server streams (commit and diff, when the server\'s user may not read a directory; not per start)',
 };
 
 describe('a container start spawns on the event loop only the children whose pipes the server keeps: run-to-completion commands and slirp4netns go through off-loop-command.ts', () => {
