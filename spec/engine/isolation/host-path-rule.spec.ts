@@ -54,7 +54,6 @@ const BLOCKING: Record<string, string> = {
   'engine/runtime/sandbox/sandbox-state.ts': "the server's state directories and host tools, made and checked once at construction",
   'engine/runtime/sandbox/sandbox-teardown.ts': "existence of a removed container's root copy in the server's state directory",
   'engine/runtime/sandbox/seccomp/container-seccomp.ts': "the compiled filter in the container's state directory",
-  'engine/runtime/sandbox/shared-tmpfs.ts': 'the tmpfs mount points the server makes (mount, umount, then the emptied directories removed)',
   'engine/runtime/sandbox/userns/id-map.ts': "the host's /etc/subuid and /etc/subgid",
   'engine/runtime/sandbox/userns/owner-ranges.ts': 'stateDir/owner-ranges.json, the per-owner range assignment the server writes',
   'engine/runtime/sandbox/userns/owner-userns.ts': "the user namespaces' staging directory the server makes",

@@ -1,7 +1,7 @@
-import { spawnSync } from 'node:child_process';
-import { lstatSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { lstat, mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LAUNCHER_ENV } from '../../linux/launcher-env.js';
+import { runOffLoop } from '../../linux/off-loop-command.js';
 import type { TmpfsMount } from './tmpfs-options.js';
 
 /**
@@ -12,7 +12,9 @@ import type { TmpfsMount } from './tmpfs-options.js';
  * Each is a tmpfs of its own, mounted on the host with its size cap (`size=`, else the
  * server's tmpfsSize), so the mount is `tmpfs` in the container's /proc/mounts and its files
  * live in memory. They are made empty when the container starts and unmounted when it exits or
- * is removed, as a tmpfs goes with its mount.
+ * is removed, as a tmpfs goes with its mount. mount(8) and umount(8) run off the event loop
+ * (off-loop-command.ts), and the directories are made and removed with asynchronous calls: a
+ * start or removal never holds the server through a fork.
  */
 export class SharedTmpfs {
   private checked = false;
@@ -29,49 +31,49 @@ export class SharedTmpfs {
    * (so a container cannot fill the host's memory through one) and root mode, nosuid and nodev.
    * Mounted on the host (the server runs as root) and bound into the container and its execs.
    */
-  prepare(id: string, mounts: readonly TmpfsMount[]): Record<string, string> {
-    this.remove(id);
+  async prepare(id: string, mounts: readonly TmpfsMount[]): Promise<Record<string, string>> {
+    await this.remove(id);
     if (mounts.length === 0) return {};
-    this.ensureBase();
+    await this.ensureBase();
     const sources = this.sources(id, mounts.map((m) => m.path));
     try {
       for (const mount of mounts) {
         const source = sources[mount.path]!;
-        mkdirSync(source, { recursive: true, mode: 0o700 });
+        await mkdir(source, { recursive: true, mode: 0o700 });
         const flags = ['nosuid', 'nodev', ...(mount.noexec ? ['noexec'] : []), `size=${mount.size}`, `mode=${mount.mode.toString(8).padStart(4, '0')}`];
-        const done = spawnSync('mount', ['-t', 'tmpfs', '-o', flags.join(','), 'tmpfs', source], { env: { ...LAUNCHER_ENV }, encoding: 'utf8' });
-        if (done.status !== 0) throw new Error(`cannot mount a ${mount.size}-byte tmpfs for ${mount.path}: ${(done.stderr || done.error?.message || '').trim()}`);
+        const done = await runOffLoop('mount', ['-t', 'tmpfs', '-o', flags.join(','), 'tmpfs', source], { env: { ...LAUNCHER_ENV } });
+        if (done.code !== 0) throw new Error(`cannot mount a ${mount.size}-byte tmpfs for ${mount.path}: ${done.stderr.trim() || `status ${String(done.code ?? done.signal)}`}`);
       }
     } catch (error) {
-      this.remove(id);
+      await this.remove(id);
       throw error;
     }
     return sources;
   }
 
   /** Unmounts and removes a container's tmpfs mounts and everything written in them. */
-  remove(id: string): void {
+  async remove(id: string): Promise<void> {
     if (!/^[0-9a-f]+$/.test(id)) return;
     const dir = join(this.dir, id);
     let names: string[];
     try {
-      names = readdirSync(dir);
+      names = await readdir(dir);
     } catch {
       return;
     }
     // Lazily (-l): a process of the exiting container may still hold one for a moment.
-    for (const name of names) spawnSync('umount', ['-l', join(dir, name)], { env: { ...LAUNCHER_ENV }, stdio: 'ignore' });
-    rmSync(dir, { recursive: true, force: true });
+    if (names.length > 0) await runOffLoop('umount', ['-l', ...names.map((name) => join(dir, name))], { env: { ...LAUNCHER_ENV } }).catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
   }
 
   /**
    * The base directory is made private (0700) to the server's user: under a world-writable
    * /dev/shm another user could otherwise have made it first, or a symlink in its place.
    */
-  private ensureBase(): void {
+  private async ensureBase(): Promise<void> {
     if (this.checked) return;
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    const st = lstatSync(this.dir);
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    const st = await lstat(this.dir);
     const uid = process.getuid?.();
     if (!st.isDirectory() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o077) !== 0) {
       throw new Error(`${this.dir} (the tmpfsDir) must be a directory owned by this user with mode 0700`);
