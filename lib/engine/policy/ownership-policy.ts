@@ -4,6 +4,7 @@ import { isCollectionAction } from './engine-actions.js';
 import { CONTAINER_REFERENCES } from './container-references.js';
 import { OWNER_LABEL } from './owner-label.js';
 import { imageVisible } from './image-visibility.js';
+import { JOINS_NETWORKS, foreignJoinedNetwork } from './joined-networks.js';
 import { allow, hide, refuse, type EnginePolicy, type ImageShown, type ImageTarget, type NetworkTarget, type PolicyDecision, type PolicyRequest } from './policy-types.js';
 
 /** Options of {@link ownershipPolicy}. */
@@ -113,6 +114,8 @@ async function ownershipDecision(request: PolicyRequest, subject: string | undef
     // A reference naming nothing is left to the route, which answers its own 404.
     if (target.id === undefined) return allow();
     if (subject === undefined || target.owner !== subject) return hide();
+    // A network made after the create by another tenant, of a name the container joins: absent for it.
+    if (JOINS_NETWORKS.has(action)) return (await foreignJoinedNetwork(request, subject)) ?? allow();
     // Narrowed: a name another owner's container holds is "in use", without its id.
     return action === 'container.rename' ? allow(subject) : allow();
   }

@@ -26,6 +26,11 @@ export interface ContainerTarget {
   readonly id?: string;
   /** The subject that created it (its `dockgate.owner` label), undefined when none recorded. */
   readonly owner?: string;
+  /**
+   * The networks its start joins by name, as its record says (a user network's `NetworkMode` and
+   * its endpoints' keys); a network of that name may have been made after the create.
+   */
+  readonly networks?: readonly string[];
 }
 
 /** The exec a request acts on, with the container it belongs to. */
@@ -185,7 +190,12 @@ export type PolicyDecision =
        */
       readonly showImage?: ImageShown;
     }
-  | { readonly allow: false; readonly message: string }
+  | {
+      readonly allow: false;
+      readonly message: string;
+      /** Answer 404 with the message (something the request names reads as absent) instead of 403. */
+      readonly notFound?: true;
+    }
   | { readonly allow: false; readonly hidden: true };
 
 /**
@@ -211,6 +221,11 @@ export function allowWithout(capabilities: readonly string[], onlyOwner?: string
 /** Refuses with a 403 `{"message"}`. */
 export function refuse(message: string): PolicyDecision {
   return { allow: false, message };
+}
+
+/** Answers 404 `{"message"}`: something the request uses (not its target) reads as one that does not exist. */
+export function notFound(message: string): PolicyDecision {
+  return { allow: false, message, notFound: true };
 }
 
 /** Answers as if the target did not exist (404 in dockerd's words). */

@@ -16,7 +16,8 @@ import { ANONYMOUS_CALLER, callerFromBearer } from '../../policy/engine-caller.j
 import { inNamespace } from '../../policy/image-namespace.js';
 import { OWNER_LABEL, ownerOf } from '../../policy/owner-label.js';
 import { pinContainerReferences } from '../../policy/container-references.js';
-import type { ContainerTarget, EngineCaller, ImageShown, ImageTarget, ImportSource, NetworkTarget, PolicyLookup, PolicyTarget, VolumeTarget } from '../../policy/policy-types.js';
+import { networksJoined } from '../../policy/joined-networks.js';
+import type { ContainerTarget, EngineCaller, ImageShown, ImageTarget, ImportSource, NetworkTarget, PolicyDecision, PolicyLookup, PolicyTarget, VolumeTarget } from '../../policy/policy-types.js';
 import type { EngineContext } from './engine-context.js';
 import { importSource } from './import-source.js';
 import { readJsonBody } from './read-json-body.js';
@@ -82,7 +83,7 @@ export async function checkpoint(ctx: EngineContext, action: EngineAction, req: 
       action, caller, lookup, runtime: ctx.runtime.name ?? 'custom',
       ...(target ? { target } : {}), ...(body ? { body } : {}), ...(spec ? { spec } : {}), ...(execSpec ? { exec: execSpec } : {}), ...(written ? { images: written } : {}), ...(source ? { source } : {}),
     });
-    if (!decision.allow) throw 'hidden' in decision ? hiddenError(action, target, spec) : new EngineError('Forbidden', decision.message);
+    if (!decision.allow) throw refusalError(decision, action, target, spec);
     if (decision.onlyOwner !== undefined) result.onlyOwner = decision.onlyOwner;
     if (decision.withoutCapabilities !== undefined) result.withoutCapabilities = decision.withoutCapabilities;
     if (decision.connectCheck !== undefined) result.connectCheck = decision.connectCheck;
@@ -131,6 +132,11 @@ export async function shownImages<T extends Record<string, unknown>>(images: T[]
   if (!showImage) return images;
   const shown = await Promise.all(images.map((i) => showImage(i)));
   return images.filter((_, i) => shown[i]);
+}
+
+function refusalError(decision: PolicyDecision & { allow: false }, action: EngineAction, target: PolicyTarget | undefined, spec: ContainerSpec | undefined): EngineError {
+  if ('hidden' in decision) return hiddenError(action, target, spec);
+  return decision.notFound ? EngineError.notFound(decision.message) : new EngineError('Forbidden', decision.message);
 }
 
 function hiddenError(action: EngineAction, target: PolicyTarget | undefined, spec: ContainerSpec | undefined): EngineError {
@@ -247,7 +253,7 @@ function policyLookup(ctx: EngineContext, version: string, containerIds: Map<str
       if (!found || typeof found.Id !== 'string') return undefined;
       if (!containerIds.has(ref)) containerIds.set(ref, found.Id);
       const owner = ownerOf((found.Config as { Labels?: unknown } | undefined)?.Labels);
-      return { kind: 'container', ref, id: found.Id, ...(owner !== undefined ? { owner } : {}) };
+      return { kind: 'container', ref, id: found.Id, ...(owner !== undefined ? { owner } : {}), networks: networksJoined(found) };
     },
     async volume(name: string): Promise<VolumeTarget | undefined | null> {
       if (!runtime.inspectVolume) return null;
