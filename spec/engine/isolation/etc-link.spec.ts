@@ -46,6 +46,9 @@ describe('a link at a container\'s /etc never points the server at a host folder
     if (ownStart.status !== 204) {
       expect([ownStart.status, ownStart.json.message]).toEqual([400, expect.stringContaining('/etc')]);
       expect(ownStart.json.message).toContain('/etc');
+      // Refused before anything ran: the container is left as it was, exit code 128 and the error (as dockerd's 400 start refusals).
+      const state = (await call('bob', 'GET', `/containers/${own.json.Id}/json`)).json.State;
+      expect([state.Status, state.ExitCode, state.Error]).toEqual(['created', 128, ownStart.json.message]);
     }
 
     // Joining a running container's network: that container's files are bound over /etc too.

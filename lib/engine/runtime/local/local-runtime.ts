@@ -1,5 +1,4 @@
 import type { ContainerSpec } from '../../../engine-api/container-spec.js';
-import { runSpec } from './run-spec.js';
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { EngineError } from '../../../engine-api/engine-error.js';
@@ -31,7 +30,7 @@ import type { ImageOperations } from '../../../engine-api/image-operations.js';
 import { ContainerLifecycle } from './container-lifecycle.js';
 import { LocalVolumes } from './local-volumes.js';
 import { executionSpec, mountView, volumeNamesOf, type MountPoint } from './container-mounts.js';
-import { copyUp, mountsFor, removeAnonymous } from './volume-mounts.js';
+import { mountsFor, removeAnonymous } from './volume-mounts.js';
 import { attachTo, logsOf, newOutputLog } from './container-output.js';
 import { listContainers } from './container-list.js';
 import { storeImageOperations, userNetworkOperations, volumeOperations } from './optional-operations.js';
@@ -41,7 +40,8 @@ import type { BuildOperations } from '../../../engine-api/build-operations.js';
 import { localBuildOperations } from './local-build.js';
 import { scheduleAutoRemove } from './auto-remove.js';
 import { startFailed } from './start-failure.js';
-import { checkJoinedRuns, withJoinedContainerId } from './joined-container.js';
+import { withJoinedContainerId } from './joined-container.js';
+import { launchContainer } from './start-launch.js';
 import type { NetworkManagementOperations } from '../../../engine-api/network-operations.js';
 
 /**
@@ -301,34 +301,12 @@ export class LocalRuntime implements ContainerRuntime {
     c.error = '';
     c.oomKilled = false;
     c.log.beginRun();
+    // The whole start, copy-up included, is `c.startup` from here: rm -f, stop and kill wait for it.
+    const startup = launchContainer(c, { executor: this.executor, volumes: this.volumes, table: this.table, save: (x) => void this.records?.save(x) });
+    c.startup = startup;
     let proc;
-    let startup: Promise<unknown> | undefined;
     try {
-      if (this.executor.userNetworks) checkJoinedRuns(c.spec, this.table);
-      // A record kept by a server that did not resolve sources at create: resolved now, once.
-      if (c.mounts) await resolveMountSources(c.mounts);
-      // Each empty volume filled with what the image has at its path, once (dockerd's copy-up).
-      if (await copyUp(c, this.volumes, this.executor.filesystem && ((c2, path, into) => this.executor.filesystem!.copyImagePath(c2, path, into)))) void this.records?.save(c);
-      const launching = this.executor.start({
-        argv: c.argv,
-        env: c.env,
-        image: c.image,
-        openStdin: c.openStdin,
-        id: c.id,
-        name: c.name,
-        spec: runSpec(c),
-        tty: c.tty,
-        output: (stream, data) => {
-          c.log.append(c.tty ? 1 : stream, data);
-          if (c.log.full) c.process?.pause();
-        },
-      });
-      // `running` from here on, but without a process until the executor answers (the sandbox's
-      // network gate takes a while): a stop or kill meanwhile waits for it, as dockerd's does
-      // for its container lock, instead of answering "already stopped".
-      startup = launching;
-      c.startup = launching;
-      proc = await launching;
+      proc = await startup;
     } catch (error) {
       if (c.startup === startup) c.startup = undefined;
       const failure = startFailed(c, before, error);

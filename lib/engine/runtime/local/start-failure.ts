@@ -10,10 +10,12 @@ export interface BeforeStart {
 
 /**
  * Records a start that failed on the container and answers the error the start rejects with.
- * Something the container names is gone (its network) or does not run (the container whose
- * network it joins): nothing ran. dockerd answers that 404 or 409 as it is and leaves the
- * container as it was, with exit code 128 and the error. Any other failure leaves it exited
- * (127), answered as a 500 naming the container.
+ * Refused before anything ran: something the container names is gone (its network, 404), does
+ * not run (the container whose network it joins, 409), or the start refuses what the container
+ * holds or names (a link at its /etc, a bind source that changed, 400). dockerd answers those as
+ * they are (its start refusals of a container's config are 400s, `startInvalidConfigError`) and
+ * leaves the container as it was, with exit code 128 and the error. Any other failure leaves it
+ * exited (127), answered as a 500 naming the container.
  */
 export function startFailed(c: LocalContainer, before: BeforeStart, error: unknown): unknown {
   const missing = error instanceof EngineError && (error.kind === 'NotFound' || error.kind === 'Conflict' || error.kind === 'InvalidParameter');
@@ -26,7 +28,5 @@ export function startFailed(c: LocalContainer, before: BeforeStart, error: unkno
   } else c.finishedAt = new Date();
   c.log.endRun();
   if (missing) return error;
-  // A refusal of what the container itself holds (a link at its /etc) is the caller's to fix: a 400.
-  if (error instanceof EngineError && error.kind === 'InvalidParameter') return EngineError.invalidParameter(`failed to start container ${c.id}: ${error.message}`);
   return EngineError.system(`failed to start container ${c.id}: ${(error as Error).message}`, error);
 }
