@@ -6,6 +6,7 @@ import type { ImageStoreCore } from '../store-core.js';
 import type { StoredLayer } from '../image-store-types.js';
 import { normalizeRef } from '../store/references.js';
 import { goJson, v1Config } from './v1-config.js';
+import { legacyLayers } from './legacy-chain.js';
 import type { SpooledArchive } from './spool-archive.js';
 
 const bad = (why: string) => EngineError.invalidParameter(`invalid image archive: ${why}`);
@@ -60,26 +61,14 @@ async function repositories(spool: SpooledArchive): Promise<{ tag: string; v1: s
 export async function loadLegacyArchive(store: ImageStoreCore, spool: SpooledArchive, checkNames?: LoadNameCheck): Promise<string[]> {
   const wanted = await repositories(spool);
   await checkNames?.([...new Set(wanted.map((w) => w.tag))]);
+  const read = await legacyLayers(spool, wanted.map((w) => w.v1));
   const loaded = new Map<string, Loaded>();
-  const visiting = new Set<string>();
 
   const load = async (v1: string): Promise<Loaded> => {
     const done = loaded.get(v1);
     if (done) return done;
-    if (visiting.has(v1)) throw bad(`layer ${v1} is its own ancestor`);
-    visiting.add(v1);
-    const jsonFile = spool.file(`${v1}/json`);
-    if (!jsonFile) throw bad(`${v1}/json is missing`);
-    let image: Record<string, unknown>;
-    try {
-      image = JSON.parse(await readFile(jsonFile, 'utf8')) as Record<string, unknown>;
-    } catch {
-      throw bad(`${v1}/json is not JSON`);
-    }
-    if (typeof image !== 'object' || image === null || Array.isArray(image)) throw bad(`${v1}/json is not an object`);
-    const parentId = image.parent;
-    if (parentId !== undefined && parentId !== '' && (typeof parentId !== 'string' || !V1_ID.test(parentId))) throw bad(`${v1}/json names a parent that is not a layer id`);
-    const parent = typeof parentId === 'string' && parentId !== '' ? await load(parentId) : undefined;
+    const { image, parent: parentId } = read.get(v1)!;
+    const parent = parentId !== undefined ? await load(parentId) : undefined;
     const layerFile = spool.file(`${v1}/layer.tar`);
     if (!layerFile) throw bad(`${v1}/layer.tar is missing`);
     const layer = await store.files.importLayer(createReadStream(layerFile));
@@ -89,7 +78,6 @@ export async function loadLegacyArchive(store: ImageStoreCore, spool: SpooledArc
     const { id } = await store.commit({ config, layers, tags: [], ...(parent ? { parent: parent.id } : {}) });
     const made = { id, config, layers, history: v2.history, ...(parent ? { parent: parent.id } : {}) };
     loaded.set(v1, made);
-    visiting.delete(v1);
     return made;
   };
 

@@ -113,8 +113,8 @@ export async function loadArchive(store: ImageStoreCore, archive: Readable, opti
     decompressed.on('error', (err) => capped.destroy(err));
     const spool = await SpooledArchive.from(capped, dir);
     // The format `docker save` wrote before Docker 1.10 (`repositories` and v1 layer folders), as dockerd still loads it.
-    if (!spool.has('manifest.json') && !spool.has('index.json') && spool.has('repositories')) lines.push(...(await loadLegacyArchive(store, spool, checkNames)));
-    const images = spool.has('manifest.json') ? await dockerArchiveImages(spool) : spool.has('index.json') ? await ociLayoutImages(spool, store.options.platform) : spool.has('repositories') ? [] : undefined;
+    if (!spool.has('manifest.json') && !spool.has('index.json') && spool.has('repositories')) return answer(await loadLegacyArchive(store, spool, checkNames));
+    const images = spool.has('manifest.json') ? await dockerArchiveImages(spool) : spool.has('index.json') ? await ociLayoutImages(spool, store.options.platform) : undefined;
     if (!images) throw bad('neither manifest.json nor index.json found');
     const tagged = images.map((image) => ({
       image,
@@ -156,6 +156,10 @@ export async function loadArchive(store: ImageStoreCore, archive: Readable, opti
     signal?.removeEventListener('abort', abort);
     await rm(dir, { recursive: true, force: true });
   }
-  // dockerd's stream formatter ends each JSON message with CRLF.
+  return answer(lines);
+}
+
+/** dockerd's answer to a load: each line a JSON message; its stream formatter ends each with CRLF. */
+function answer(lines: string[]): Readable {
   return Readable.from([Buffer.from(lines.map((stream) => `${JSON.stringify({ stream })}\r\n`).join(''))]);
 }

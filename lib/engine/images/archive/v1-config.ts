@@ -49,6 +49,27 @@ function goTime(v: unknown, where: string): string {
 
 const isSet = (v: unknown) => v !== undefined && v !== null;
 
+/** Go's int64 (time.Duration, int) from JSON: a whole number; null or absent is zero. */
+function goInt(v: unknown, where: string): number {
+  if (v === undefined || v === null) return 0;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw bad(`${where} is not an integer`);
+  return v;
+}
+
+/** container.HealthConfig (API 1.41) as Go decodes and writes it: unknown keys dropped, each field omitempty. */
+function healthConfig(v: unknown, where: string): Record<string, unknown> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw bad(`${where} is not an object`);
+  const h = v as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  const test = strings(h.Test, `${where}.Test`);
+  if (test && test.length > 0) out.Test = test;
+  for (const key of ['Interval', 'Timeout', 'StartPeriod', 'Retries'] as const) {
+    const n = goInt(h[key], `${where}.${key}`);
+    if (n !== 0) out[key] = n;
+  }
+  return out;
+}
+
 /** container.Config (API 1.41) as Go writes it: every field in order, the omitempty ones only when set. */
 function containerConfig(v: unknown, where: string): Record<string, unknown> {
   if (v !== undefined && v !== null && (typeof v !== 'object' || Array.isArray(v))) throw bad(`${where} is not an object`);
@@ -61,7 +82,7 @@ function containerConfig(v: unknown, where: string): Record<string, unknown> {
   const ports = sortedMap(c.ExposedPorts, `${where}.ExposedPorts`, () => ({}));
   if (ports && Object.keys(ports).length > 0) out.ExposedPorts = ports;
   Object.assign(out, { Tty: bool('Tty'), OpenStdin: bool('OpenStdin'), StdinOnce: bool('StdinOnce'), Env: strings(c.Env, `${where}.Env`), Cmd: strslice(c.Cmd, `${where}.Cmd`) });
-  if (isSet(c.Healthcheck)) out.Healthcheck = c.Healthcheck;
+  if (isSet(c.Healthcheck)) out.Healthcheck = healthConfig(c.Healthcheck, `${where}.Healthcheck`);
   if (bool('ArgsEscaped')) out.ArgsEscaped = true;
   Object.assign(out, {
     Image: str(c.Image, `${where}.Image`),
