@@ -1,23 +1,5 @@
 import { notFound, type PolicyDecision, type PolicyRequest } from './policy-types.js';
 
-/** The modes that name no user network: the predefined ones and another container's stack. */
-const NOT_A_USER_NETWORK = new Set(['', 'default', 'bridge', 'host', 'none']);
-
-/**
- * The networks a container's start joins by name, from its inspect body: a user network's
- * `HostConfig.NetworkMode` and the keys of `NetworkSettings.Networks` (its endpoints).
- */
-export function networksJoined(inspect: Readonly<Record<string, unknown>>): string[] {
-  const out = new Set<string>();
-  const mode = (inspect.HostConfig as { NetworkMode?: unknown } | undefined)?.NetworkMode;
-  if (typeof mode === 'string' && !NOT_A_USER_NETWORK.has(mode) && !mode.startsWith('container:')) out.add(mode);
-  const networks = (inspect.NetworkSettings as { Networks?: unknown } | undefined)?.Networks;
-  if (networks && typeof networks === 'object') {
-    for (const name of Object.keys(networks)) if (!NOT_A_USER_NETWORK.has(name)) out.add(name);
-  }
-  return [...out];
-}
-
 /** The actions that make a container join the networks it names (dockerd joins them by name at each start). */
 export const JOINS_NETWORKS: ReadonlySet<string> = new Set(['container.start', 'container.restart']);
 

@@ -16,7 +16,7 @@ import { ANONYMOUS_CALLER, callerFromBearer } from '../../policy/engine-caller.j
 import { inNamespace } from '../../policy/image-namespace.js';
 import { OWNER_LABEL, ownerOf } from '../../policy/owner-label.js';
 import { pinContainerReferences } from '../../policy/container-references.js';
-import { networksJoined } from '../../policy/joined-networks.js';
+import { networksJoined } from './joined-networks-of.js';
 import type { ContainerTarget, EngineCaller, ImageShown, ImageTarget, ImportSource, NetworkTarget, PolicyDecision, PolicyLookup, PolicyTarget, VolumeTarget } from '../../policy/policy-types.js';
 import type { EngineContext } from './engine-context.js';
 import { importSource } from './import-source.js';
