@@ -1,10 +1,10 @@
 import { test, expect, afterAll } from '@jest/globals';
 import { execFile, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeWithPeers, program, type PeerCheck } from '../../support/peers.js';
-import { needsRange, sandboxServer } from '../support/engine-user.js';
+import { ENGINE_USER, needsRange, sandboxServer } from '../support/engine-user.js';
 
 const CLI = '/usr/local/bin/docker';
 const hasBwrap = spawnSync('bwrap', ['--version']).status === 0 && existsSync('/bin/busybox');
@@ -17,6 +17,22 @@ function docker(socket: string, args: string[]): Promise<{ code: number; stdout:
     execFile(CLI, args, { env, timeout: 20_000 }, (error, stdout, stderr) => {
       resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
+  });
+}
+
+/** What only a rootless server has (the rootless pass, engine-user.ts). */
+const rootless = ENGINE_USER ? test : test.skip;
+
+/** The pids of the children of `parent` whose command is `comm` (from /proc: the rootless server's helpers). */
+function childrenNamed(parent: number, comm: string): number[] {
+  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).flatMap((d) => {
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const [, name, rest] = /^\d+ \((.*)\) (.*)$/s.exec(stat) ?? [];
+      return name === comm && Number(rest!.split(' ')[1]) === parent ? [Number(d)] : [];
+    } catch {
+      return [];
+    }
   });
 }
 
@@ -96,6 +112,16 @@ describeWithPeers('Docker CLI 28 against the sandbox runtime: each container is 
     } finally {
       await docker(socket, ['rm', '-f', name]);
     }
+  });
+  rootless('rootless: when the holder of the tmpfs mount namespace ends, the next --tmpfs container makes a new one (never enters the old pid\'s /proc path)', async () => {
+    const { pid } = (await listening)!;
+    expect((await run('--tmpfs', '/scratch', 'busybox', 'true')).code).toBe(0);
+    const holders = childrenNamed(pid!, 'cat');
+    expect(holders).toHaveLength(1);
+    process.kill(holders[0]!, 'SIGKILL');
+    for (let i = 0; i < 50 && existsSync(`/proc/${holders[0]!}`); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await run('--tmpfs', '/scratch', 'busybox', 'sh', '-c', 'grep -c " /scratch tmpfs" /proc/mounts')).toMatchObject({ code: 0, stdout: '1\n' });
+    expect(childrenNamed(pid!, 'cat')).toHaveLength(1);
   });
   test('--cap-drop ALL leaves no effective capability', async () => {
     expect((await run('--cap-drop', 'ALL', 'busybox', 'grep', 'CapEff', '/proc/self/status')).stdout).toBe('CapEff:\t0000000000000000\n');

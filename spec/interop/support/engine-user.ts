@@ -77,6 +77,8 @@ export function asEngineUser(program: string, args: string[], paths: string[] = 
 /** A sandbox runtime listening on a socket: in-process, or in the rootless pass a process of {@link ENGINE_USER}. */
 export interface SandboxServer {
   socket: string;
+  /** The server's process in the rootless pass (the test's own process otherwise: none). */
+  pid?: number;
   close(): Promise<void>;
 }
 
@@ -119,6 +121,7 @@ export async function sandboxServer(options: SandboxRuntimeOptions = {}, range?:
   });
   return {
     socket,
+    ...(child.pid === undefined ? {} : { pid: child.pid }),
     close: async () => {
       if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((r) => child.once('exit', r));

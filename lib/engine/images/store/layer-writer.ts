@@ -1,7 +1,6 @@
-import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { pack, type Header as Headers } from 'tar-stream';
+import { pack } from 'tar-stream';
+import { packEntry } from './pack-entry.js';
 import type { LayerEntry, StoredLayer } from '../image-store-types.js';
 
 export type { LayerEntry } from '../image-store-types.js';
@@ -19,19 +18,7 @@ export async function writeLayer(files: LayerFiles, entries: AsyncIterable<Layer
   const archive = pack();
   const writing = (async () => {
     for await (const entry of entries) {
-      const header = { uname: '', gname: '', ...entry.header } as Headers;
-      await new Promise<void>((resolve, reject) => {
-        const done = (err?: Error | null) => (err ? reject(err) : resolve());
-        if (entry.body) archive.entry(header, entry.body, done);
-        else if (entry.content) {
-          const sink = archive.entry(header, done);
-          pipeline(Readable.from(entry.content), sink).catch(reject);
-        } else if (entry.source !== undefined) {
-          const sink = archive.entry(header, done);
-          pipeline(createReadStream(entry.source), sink).catch(reject);
-        } else if (header.type === 'file') archive.entry(header, Buffer.alloc(0), done);
-        else archive.entry(header, done);
-      });
+      await packEntry(archive, entry);
     }
     archive.finalize();
   })();

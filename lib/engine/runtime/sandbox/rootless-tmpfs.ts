@@ -39,6 +39,8 @@ export class RootlessTmpfs implements ContainerTmpfs {
   private holder: Promise<{ child: ChildProcess; mnt: string; owner: string }> | undefined;
   private made: { mnt: string; owner: string } | undefined;
   private checked = false;
+  /** The holder now in use (its exit forgets it, {@link forget}). */
+  private live: object | undefined;
 
   constructor(private readonly dir: string, private readonly userns: Promise<NetworkUserns>, private readonly tools: { unshare: string; nsenter: string; mount: string; umount: string }) {}
 
@@ -96,12 +98,23 @@ export class RootlessTmpfs implements ContainerTmpfs {
       unrefHolder(child);
       const held = { child, mnt: `/proc/${child.pid ?? 0}/ns/mnt`, owner: userns.file };
       this.made = { mnt: held.mnt, owner: held.owner };
+      this.live = held;
+      child.once('exit', () => this.forget(held)); // its pid may be reused: its /proc path must not be entered again
+      if (child.exitCode !== null || child.signalCode !== null) this.forget(held);
       return held;
     })().catch((error: unknown) => {
       this.holder = undefined;
       throw error;
     });
     return this.holder;
+  }
+
+  /** Drops a holder that ended: the next prepare makes a new one (its pid's /proc path may name another process by then). */
+  private forget(held: object): void {
+    if (this.live !== held) return;
+    this.live = undefined;
+    this.made = undefined;
+    this.holder = undefined;
   }
 
   /** The base directory: the server user's own, 0700 (under a world-writable /dev/shm another user could have made it first). */

@@ -10,13 +10,12 @@
  *   tar on stdout (changes-layer.ts), owners as the container sees them;
  * - `diff IMAGE CONTAINER OFFSET`: the container's changes against the image's tree, as JSON on stdout (diff-trees.ts).
  */
-import { pack, type Header as Headers } from 'tar-stream';
+import { pack } from 'tar-stream';
 import { pipeline } from 'node:stream/promises';
 import { changesLayer } from '../../../images/store/changes-layer.js';
 import { diffTrees } from '../../local/diff-trees.js';
-import { readFile } from 'node:fs/promises';
+import { packEntry } from '../../../images/store/pack-entry.js';
 import type { ContainerChange } from '../../../../engine-api/container-operations.js';
-import type { LayerEntry } from '../../../images/image-store-types.js';
 
 async function stdinText(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -33,28 +32,13 @@ function back(offset: number, size: number): (id: number) => number | undefined 
   };
 }
 
-/** An entry's bytes: in memory, from its descriptor's reads, or from its file. */
-async function bytesOf(entry: LayerEntry): Promise<Buffer | undefined> {
-  if (entry.body) return entry.body;
-  if (entry.content) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of entry.content) chunks.push(chunk);
-    return Buffer.concat(chunks);
-  }
-  return entry.source === undefined ? undefined : readFile(entry.source);
-}
-
 async function layer(rootfs: string, offset: number, size: number): Promise<void> {
   const changes = JSON.parse(await stdinText()) as ContainerChange[];
   const to = back(offset, size);
   const archive = pack();
   const out = pipeline(archive, process.stdout);
   for await (const entry of changesLayer(rootfs, changes, { containerUid: to, containerGid: to })) {
-    await new Promise<void>((resolve, reject) => {
-      const done = (err?: Error | null): void => (err ? reject(err) : resolve());
-      const header = { uname: '', gname: '', ...entry.header } as Headers;
-      void bytesOf(entry).then((body) => (body ? archive.entry(header, body, done) : archive.entry(header, done)), reject);
-    });
+    await packEntry(archive, entry);
   }
   archive.finalize();
   await out;

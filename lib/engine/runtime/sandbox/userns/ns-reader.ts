@@ -50,18 +50,28 @@ export class NamespaceReader {
     const child = spawn(this.ns.tools.nsenter, [`--user=${file}`, '--setuid=0', '--setgid=0', '--', this.node, CHILD, 'layer', rootfs, String(this.ns.offsetOf(index)), String(this.ns.size)], { stdio: ['pipe', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => { if (stderr.length < 4096) stderr += c.toString('utf8'); });
-    const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+    const exited = new Promise<number | null>((resolve, reject) => {
+      child.once('error', reject);
+      child.once('close', resolve);
+    });
+    exited.catch(() => undefined); // awaited below; a failed spawn must not be an unhandled rejection meanwhile
+    child.stdin.on('error', () => undefined); // a child that ended early: its status says why
     child.stdin.end(JSON.stringify(changes));
     const entries = extract();
+    child.once('error', (error) => entries.destroy(error)); // a failed spawn ends the entries (its stdout may never end)
     child.stdout.pipe(entries);
-    for await (const entry of entries) {
-      const chunks: Buffer[] = [];
-      for await (const chunk of entry) chunks.push(chunk as Buffer);
-      const { name, type, mode, uid, gid, mtime, linkname, size } = entry.header;
-      yield { header: { name, type, mode, uid, gid, mtime, size, ...(linkname ? { linkname } : {}) }, ...(type === 'file' ? { body: Buffer.concat(chunks) } : {}) };
+    try {
+      for await (const entry of entries) {
+        const { name, type, mode, uid, gid, mtime, linkname, size } = entry.header;
+        // A file's content is streamed through, not held: the consumer reads it before asking for the next entry.
+        yield { header: { name, type, mode, uid, gid, mtime, size, ...(linkname ? { linkname } : {}) }, ...(type === 'file' ? { content: entry as AsyncIterable<Buffer> } : {}) };
+        entry.resume();
+      }
+      const code = await exited;
+      if (code !== 0) throw EngineError.system(`reading the container's changes in the rootless user namespace failed: ${stderr.trim() || `status ${String(code)}`}`);
+    } finally {
+      child.kill('SIGKILL'); // a consumer that stopped early: the child would wait on its stdout forever
     }
-    const code = await exited;
-    if (code !== 0) throw EngineError.system(`reading the container's changes in the rootless user namespace failed: ${stderr.trim() || `status ${String(code)}`}`);
   }
 
   /** `docker diff` of the copy `container` against the image's tree `image`, for block `index`, read in the namespace. */
