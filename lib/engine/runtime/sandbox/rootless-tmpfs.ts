@@ -1,24 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { lstat, mkdir, readdir, readlink, rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import { runOffLoop } from '../../linux/off-loop-command.js';
+import { readlink } from 'node:fs/promises';
+import { runOffLoop, type CommandResult } from '../../linux/off-loop-command.js';
 import { holderReady, unrefHolder } from './network/namespace-holder.js';
 import type { NetworkUserns } from './network/network-userns.js';
-import type { TmpfsMount } from './tmpfs-options.js';
+import { SharedTmpfs, type ContainerTmpfs, type TmpfsNamespace } from './shared-tmpfs.js';
 
-/** Where the tmpfs mounts of a rootless server live: its user namespace (`owner`) and the mount namespace holding them (`mnt`). */
-export interface TmpfsNamespace {
-  owner: string;
-  mnt: string;
-}
-
-/** What a start and an exec need of the containers' Tmpfs mounts (shared-tmpfs.ts as root, {@link RootlessTmpfs} rootless). */
-export interface ContainerTmpfs {
-  prepare(id: string, mounts: readonly TmpfsMount[]): Record<string, string> | Promise<Record<string, string>>;
-  remove(id: string): void | Promise<void>;
-  /** Rootless: the namespaces a launcher or exec enters to see them; none: they are on the host. */
-  namespace?(): TmpfsNamespace | undefined;
-}
+export type { ContainerTmpfs, TmpfsNamespace };
 
 /** The holder: says it runs, then waits for its stdin (the server's) to close. */
 const HOLD = 'echo ready; exec cat >/dev/null';
@@ -35,51 +22,29 @@ const HOLD = 'echo ready; exec cat >/dev/null';
  * root (the server's user), off the event loop. The paths are the server's own (its 0700
  * tmpfsDir), never a container's.
  */
-export class RootlessTmpfs implements ContainerTmpfs {
+export class RootlessTmpfs extends SharedTmpfs {
+  protected override readonly where = " in the server's mount namespace";
   private holder: Promise<{ child: ChildProcess; mnt: string; owner: string }> | undefined;
   private made: { mnt: string; owner: string } | undefined;
-  private checked = false;
   /** The holder now in use (its exit forgets it, {@link forget}). */
   private live: object | undefined;
 
-  constructor(private readonly dir: string, private readonly userns: Promise<NetworkUserns>, private readonly tools: { unshare: string; nsenter: string; mount: string; umount: string }) {}
+  constructor(dir: string, private readonly userns: Promise<NetworkUserns>, private readonly tools: { unshare: string; nsenter: string; mount: string; umount: string }) {
+    super(dir);
+  }
 
   namespace(): TmpfsNamespace | undefined {
     return this.made;
   }
 
-  async prepare(id: string, mounts: readonly TmpfsMount[]): Promise<Record<string, string>> {
-    await this.remove(id);
-    if (mounts.length === 0) return {};
-    await this.ensureBase();
-    const { mnt, owner } = await this.hold();
-    const sources = Object.fromEntries(mounts.map((m, n) => [m.path, join(this.dir, id, String(n))]));
-    try {
-      for (const mount of mounts) {
-        const source = sources[mount.path]!;
-        await mkdir(source, { recursive: true, mode: 0o700 });
-        const flags = ['nosuid', 'nodev', ...(mount.noexec ? ['noexec'] : []), `size=${mount.size}`, `mode=${mount.mode.toString(8).padStart(4, '0')}`];
-        const done = await runOffLoop(this.tools.nsenter, ['--preserve-credentials', `--user=${owner}`, `--mount=${mnt}`, '--', this.tools.mount, '-t', 'tmpfs', '-o', flags.join(','), 'tmpfs', source]);
-        if (done.code !== 0) throw new Error(`cannot mount a ${mount.size}-byte tmpfs for ${mount.path} in the server's mount namespace: ${done.stderr.trim()}`);
-      }
-    } catch (error) {
-      await this.remove(id);
-      throw error;
-    }
-    return sources;
-  }
-
-  /** Unmounts a container's tmpfs mounts in the namespace (what they held goes with them) and removes their directories. */
-  async remove(id: string): Promise<void> {
-    if (!/^[0-9a-f]+$/.test(id)) return;
-    const dir = join(this.dir, id);
-    const names = await readdir(dir).catch(() => undefined);
-    if (!names) return;
-    const made = this.made;
-    if (made && names.length > 0) {
-      await runOffLoop(this.tools.nsenter, ['--preserve-credentials', `--user=${made.owner}`, `--mount=${made.mnt}`, '--', this.tools.umount, '-l', ...names.map((n) => join(dir, n))]);
-    }
-    await rm(dir, { recursive: true, force: true });
+  /**
+   * mount(8)/umount(8) as the namespace's root, inside the mount namespace the holder keeps (made
+   * on the first mount); an unmount before any holder has nothing to unmount.
+   */
+  protected override async runMount(tool: 'mount' | 'umount', args: readonly string[]): Promise<CommandResult | undefined> {
+    const ns = tool === 'mount' ? await this.hold() : this.made;
+    if (!ns) return undefined;
+    return runOffLoop(this.tools.nsenter, ['--preserve-credentials', `--user=${ns.owner}`, `--mount=${ns.mnt}`, '--', this.tools[tool], ...args]);
   }
 
   /** The holder of the mount namespace, made once (unshare --mount in the server's user namespace). */
@@ -115,17 +80,6 @@ export class RootlessTmpfs implements ContainerTmpfs {
     this.live = undefined;
     this.made = undefined;
     this.holder = undefined;
-  }
-
-  /** The base directory: the server user's own, 0700 (under a world-writable /dev/shm another user could have made it first). */
-  private async ensureBase(): Promise<void> {
-    if (this.checked) return;
-    await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    const st = await lstat(this.dir);
-    if (!st.isDirectory() || st.uid !== process.getuid?.() || (st.mode & 0o077) !== 0) {
-      throw new Error(`${this.dir} (the tmpfsDir) must be a directory owned by this user with mode 0700`);
-    }
-    this.checked = true;
   }
 
   /** Ends the holder (the mount namespace lives on while a container launched in it does). */

@@ -1,8 +1,23 @@
-import { lstat, mkdir, readdir, rm } from 'node:fs/promises';
+import { lstat, mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Beneath } from '../../linux/beneath.js';
 import { LAUNCHER_ENV } from '../../linux/launcher-env.js';
-import { runOffLoop } from '../../linux/off-loop-command.js';
+import { runOffLoop, type CommandResult } from '../../linux/off-loop-command.js';
 import type { TmpfsMount } from './tmpfs-options.js';
+
+/** Where the tmpfs mounts of a rootless server live: its user namespace (`owner`) and the mount namespace holding them (`mnt`). */
+export interface TmpfsNamespace {
+  owner: string;
+  mnt: string;
+}
+
+/** What a start and an exec need of the containers' Tmpfs mounts ({@link SharedTmpfs} as root, rootless-tmpfs.ts rootless). */
+export interface ContainerTmpfs {
+  prepare(id: string, mounts: readonly TmpfsMount[]): Record<string, string> | Promise<Record<string, string>>;
+  remove(id: string): void | Promise<void>;
+  /** Rootless: the namespaces a launcher or exec enters to see them; none: they are on the host. */
+  namespace?(): TmpfsNamespace | undefined;
+}
 
 /**
  * Host directories backing the containers' `HostConfig.Tmpfs` mounts: `<dir>/<id>/<n>` for the
@@ -14,12 +29,15 @@ import type { TmpfsMount } from './tmpfs-options.js';
  * live in memory. They are made empty when the container starts and unmounted when it exits or
  * is removed, as a tmpfs goes with its mount. mount(8) and umount(8) run off the event loop
  * (off-loop-command.ts), and the directories are made and removed with asynchronous calls: a
- * start or removal never holds the server through a fork.
+ * start or removal never holds the server through a fork. Where the mounts are made is the one
+ * thing a subclass changes ({@link runMount}: rootless-tmpfs.ts makes them in a namespace).
  */
-export class SharedTmpfs {
+export class SharedTmpfs implements ContainerTmpfs {
   private checked = false;
+  /** Said after "cannot mount a tmpfs for PATH" when a mount fails: where it was made. */
+  protected readonly where: string = '';
 
-  constructor(private readonly dir: string) {}
+  constructor(protected readonly dir: string) {}
 
   /** The host directory of each Tmpfs path of a container (as made by {@link prepare}). */
   sources(id: string, paths: readonly string[]): Record<string, string> {
@@ -41,8 +59,8 @@ export class SharedTmpfs {
         const source = sources[mount.path]!;
         await mkdir(source, { recursive: true, mode: 0o700 });
         const flags = ['nosuid', 'nodev', ...(mount.noexec ? ['noexec'] : []), `size=${mount.size}`, `mode=${mount.mode.toString(8).padStart(4, '0')}`];
-        const done = await runOffLoop('mount', ['-t', 'tmpfs', '-o', flags.join(','), 'tmpfs', source], { env: { ...LAUNCHER_ENV } });
-        if (done.code !== 0) throw new Error(`cannot mount a ${mount.size}-byte tmpfs for ${mount.path}: ${done.stderr.trim() || `status ${String(done.code ?? done.signal)}`}`);
+        const done = await this.runMount('mount', ['-t', 'tmpfs', '-o', flags.join(','), 'tmpfs', source]);
+        if (done?.code !== 0) throw new Error(`cannot mount a ${mount.size}-byte tmpfs for ${mount.path}${this.where}: ${done?.stderr.trim() || `status ${String(done?.code ?? done?.signal)}`}`);
       }
     } catch (error) {
       await this.remove(id);
@@ -62,8 +80,18 @@ export class SharedTmpfs {
       return;
     }
     // Lazily (-l): a process of the exiting container may still hold one for a moment.
-    if (names.length > 0) await runOffLoop('umount', ['-l', ...names.map((name) => join(dir, name))], { env: { ...LAUNCHER_ENV } }).catch(() => undefined);
-    await rm(dir, { recursive: true, force: true });
+    if (names.length > 0) await this.runMount('umount', ['-l', ...names.map((name) => join(dir, name))]).catch(() => undefined);
+    // What is left is the emptied mount points (or, where an unmount failed, what the container
+    // wrote): removed through the no-follow walker.
+    await Beneath.removeIn(this.dir, id);
+  }
+
+  /**
+   * mount(8) or umount(8) with `args` where the mounts live: here on the host, as root, off the
+   * event loop. Undefined when there is nowhere to run it yet (a subclass's namespace not made).
+   */
+  protected runMount(tool: 'mount' | 'umount', args: readonly string[]): Promise<CommandResult | undefined> {
+    return runOffLoop(tool, args, { env: { ...LAUNCHER_ENV } });
   }
 
   /**
