@@ -45,17 +45,22 @@ async function ranEcho(tty: boolean, via: 'dockgate' | 'dockerd'): Promise<strin
   return id;
 }
 
+/** `GET /containers/{id}/logs?stdout=1` through dockgate, its body as the raw bytes sent. */
+function stdoutLogs(id: string) {
+  return request(app).get(`/v1.41/containers/${id}/logs?stdout=1`).buffer(true).parse((res, cb) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (c: Buffer) => chunks.push(c));
+    res.on('end', () => cb(null, Buffer.concat(chunks)));
+  });
+}
+
 describeWithPeers('the Docker runtime knows the TTY of a container it created: its logs cost dockerd one request, no inspect', [dockerd(), dockerImage(IMAGE)], () => {
   test('created through dockgate, with and without a TTY: one GET logs each, framed as dockerd frames it', async () => {
     for (const tty of [false, true]) {
       const id = await ranEcho(tty, 'dockgate');
       try {
         seen.length = 0;
-        const logs = await request(app).get(`/v1.41/containers/${id}/logs?stdout=1`).buffer(true).parse((res, cb) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => cb(null, Buffer.concat(chunks)));
-        });
+        const logs = await stdoutLogs(id);
         expect(logs.status).toBe(200);
         expect(seen.filter((l) => !l.includes('/_ping'))).toEqual([`GET /v1.41/containers/${id}/logs?stdout=1`]);
         const out = logs.body as Buffer;
@@ -70,11 +75,7 @@ describeWithPeers('the Docker runtime knows the TTY of a container it created: i
     const id = await ranEcho(true, 'dockerd');
     try {
       seen.length = 0;
-      const logs = await request(app).get(`/v1.41/containers/${id}/logs?stdout=1`).buffer(true).parse((res, cb) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => cb(null, Buffer.concat(chunks)));
-      });
+      const logs = await stdoutLogs(id);
       expect((logs.body as Buffer).toString()).toBe('hi\r\n');
       expect(seen).toContain(`GET /v1.41/containers/${id}/json`);
     } finally {
