@@ -63,3 +63,19 @@ export function socketRequest(
     req.end(payload);
   });
 }
+
+/**
+ * A runtime made by `make` and served on a socket on first use (`socket()`), so a describe whose
+ * peer is absent never makes one; `close()` (for afterAll) closes what was made.
+ */
+export function lazySocket(make: () => ContainerRuntime): { socket: () => Promise<string>; close: () => Promise<void> } {
+  let runtime: ContainerRuntime | undefined;
+  let listening: ReturnType<typeof listenOnSocket> | undefined;
+  return {
+    socket: async () => (await (listening ??= listenOnSocket((runtime = make())))).socket,
+    close: async () => {
+      await (await listening)?.close();
+      await runtime?.close?.();
+    },
+  };
+}

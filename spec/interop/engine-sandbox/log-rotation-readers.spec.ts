@@ -4,10 +4,10 @@ import { existsSync, readdirSync } from 'node:fs';
 import { request, type IncomingMessage } from 'node:http';
 import { dirname } from 'node:path';
 import { describeWithPeers, type PeerCheck } from '../../support/peers.js';
-import { FrameDecoder, type ContainerRuntime } from '../../../lib/engine/index.js';
+import { FrameDecoder } from '../../../lib/engine/index.js';
 import { sandboxRuntime } from '../../../lib/engine/runtime/sandbox/index.js';
 import { lostLine } from '../../../lib/engine/runtime/local/log-reader.js';
-import { listenOnSocket, socketRequest } from '../../engine/helpers.js';
+import { lazySocket, socketRequest } from '../../engine/helpers.js';
 
 const hasBwrap = spawnSync('bwrap', ['--version']).status === 0 && existsSync('/bin/busybox');
 const bwrap: PeerCheck = { name: 'bwrap (Debian bubblewrap) and /bin/busybox (busybox-static)', available: () => hasBwrap };
@@ -26,13 +26,9 @@ function pausedFollower(socket: string, id: string): Promise<IncomingMessage> {
 }
 
 describeWithPeers('log rotation never waits for a reader: a follower that stops reading neither slows the container nor holds a file back', [bwrap], () => {
-  let runtime: ContainerRuntime | undefined;
-  let listening: ReturnType<typeof listenOnSocket> | undefined;
-  afterAll(async () => {
-    await (await listening)?.close();
-    await runtime?.close?.();
-  });
-  const socket = async (): Promise<string> => (await (listening ??= listenOnSocket((runtime = sandboxRuntime())))).socket;
+  const served = lazySocket(() => sandboxRuntime());
+  afterAll(() => served.close());
+  const socket = served.socket;
 
   test('8 MB of lines through 256 KiB × 2 files past a paused follower: the container exits on its own, 2 files stay; resumed, the follower is told what rotation deleted, then reads to the last line', async () => {
     const s = await socket();

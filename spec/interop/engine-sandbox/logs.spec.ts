@@ -4,9 +4,9 @@ import { existsSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describeWithPeers, dockerd, dockerImage, program, type PeerCheck } from '../../support/peers.js';
-import { FrameDecoder, type ContainerRuntime } from '../../../lib/engine/index.js';
+import { FrameDecoder } from '../../../lib/engine/index.js';
 import { sandboxRuntime } from '../../../lib/engine/runtime/sandbox/index.js';
-import { listenOnSocket, socketRequest } from '../../engine/helpers.js';
+import { lazySocket, listenOnSocket, socketRequest } from '../../engine/helpers.js';
 
 const CLI = '/usr/local/bin/docker';
 const DOCKERD_IMAGE = 'busybox:local';
@@ -177,13 +177,9 @@ for (const [label, open] of engines) {
 }
 
 describeWithPeers('the sandbox keeps logs in rotated files; LogConfig local is an alias, other drivers are refused by name', [program(CLI), bwrap], () => {
-  let runtime: ContainerRuntime | undefined;
-  let listening: ReturnType<typeof listenOnSocket> | undefined;
-  afterAll(async () => {
-    await (await listening)?.close();
-    await runtime?.close?.();
-  });
-  const socket = async (): Promise<string> => (await (listening ??= listenOnSocket((runtime = sandboxRuntime())))).socket;
+  const served = lazySocket(() => sandboxRuntime());
+  afterAll(() => served.close());
+  const socket = served.socket;
 
   test('max-file=2, max-size=1k: at most 2 files of about 1 KiB in the LogPath directory', async () => {
     const s = await socket();
