@@ -3,7 +3,7 @@ import type { ContainerSpec } from '../../../engine-api/container-spec.js';
 import type { LocalImage } from '../local/local-container.js';
 import { createFieldsExcept, UNHONORED_HOST_FIELDS } from '../../../engine-api/create-fields.js';
 import { bindSpecs } from './bwrap-args.js';
-import { resolveUserAtCreate, resolveUserIn } from './passwd.js';
+import { resolveUserAtCreate, resolveUserIn, type ResolvedUser } from './passwd.js';
 import type { Cgroups } from '../../linux/cgroups.js';
 import { ownsNetwork } from './network/container-network.js';
 import { exposedPortKeys, portRequests } from './network/port-bindings.js';
@@ -32,11 +32,13 @@ export const SANDBOX_CREATE_FIELDS = createFieldsExcept(UNHONORED_HOST_FIELDS.fi
 /**
  * Refuses, with a 400 naming the field, every create field the sandbox cannot honor, and
  * checks the honored ones (binds exist, capabilities are names, User names exist in the image).
+ * Answers the User as the image's passwd resolves it (undefined: none asked, or no image root to
+ * look in), so the create's later checks do not read those files again.
  */
 export async function refuseUnsupported(
   spec: ContainerSpec, image?: LocalImage, cgroups?: Cgroups, cpus = 1,
   tmpfs: { size: number; total: number } = { size: SANDBOX_DEFAULTS.tmpfsSize, total: SANDBOX_DEFAULTS.maxTmpfsBytes }, userNetworks = false,
-): Promise<void> {
+): Promise<ResolvedUser | undefined> {
   const { host } = spec;
   namespaceModes(spec);
   await groupsAndDevices(spec, image);
@@ -76,14 +78,16 @@ export async function refuseUnsupported(
     throw EngineError.invalidParameter(`HostConfig.PortBindings: ports cannot be published with NetworkMode "${mode}" (the container has no network of its own)`);
   }
   const { user } = spec;
+  let resolved: ResolvedUser | undefined;
   if (user !== '') {
     if (!/^[^:\s]+(:[^:\s]+)?$/.test(user)) throw EngineError.invalidParameter(`User "${user}" must be user[:group]`);
-    if (image?.rootfs) await resolveUserAtCreate(image.rootfs, user);
+    if (image?.rootfs) resolved = await resolveUserAtCreate(image.rootfs, user);
     else if (!/^\d+(:\d+)?$/.test(user)) throw EngineError.invalidParameter(`User "${user}": the image has no /etc/passwd to look the name up in`);
   }
   if (spec.workingDir !== '' && !spec.workingDir.startsWith('/')) {
     throw EngineError.invalidParameter('WorkingDir must be an absolute path');
   }
+  return resolved;
 }
 
 /**

@@ -1,6 +1,5 @@
 import type { ContainerSpec } from '../../../engine-api/container-spec.js';
 import type { LocalImage } from '../local/local-container.js';
-import { resolveUserAtCreate } from './passwd.js';
 import { numericUser, refuseOtherUsers, refusePrivilegedPorts } from './rootless.js';
 import { refuseUnsupported } from './sandbox-fields.js';
 import type { SandboxState } from './sandbox-state.js';
@@ -16,12 +15,12 @@ export async function validateSandboxCreate(state: SandboxState, spec: Container
   if (rootless) refusePrivilegedPorts(spec, state.firstPort, rootless);
   // Rootless with a mapped range, the owner's block is assigned here, at its first create: an owner beyond the range is refused before anything is made.
   mapped?.indexOf(spec.labels);
-  await refuseUnsupported(spec, image, state.cgroups, state.cpus, { size: settings.defaults.tmpfsSize, total: settings.defaults.maxTmpfsBytes }, userNets !== undefined);
+  const fromImage = await refuseUnsupported(spec, image, state.cgroups, state.cpus, { size: settings.defaults.tmpfsSize, total: settings.defaults.maxTmpfsBytes }, userNets !== undefined);
   userNets?.validate(spec);
   const userns = state.usernsOf(spec);
   const { user } = spec;
   // A name the image lacks is checked at the start (passwd.ts).
-  const resolved = user === '' ? undefined : image?.rootfs ? await resolveUserAtCreate(image.rootfs, user) : rootless ? numericUser(user) : undefined;
+  const resolved = user === '' ? undefined : image?.rootfs ? fromImage : rootless ? numericUser(user) : undefined;
   if (userns && resolved && image?.rootfs) userns.checkUser(resolved, user);
   if (rootless && resolved) {
     if (mapped) mapped.checkUser(resolved, user);
